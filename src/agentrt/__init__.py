@@ -1,0 +1,75 @@
+"""agentrt: run LLM agent work the way distributed systems are run.
+
+The runtime never imports the application (``fixbugs``); it offers model
+clients over every backend, a provider simulator, token math, and per-call
+metrics, all on an injectable clock.
+"""
+
+from agentrt.clock import Clock, FakeClock, ScaledClock, SystemClock
+from agentrt.config import EndpointConfig, Settings, load_settings
+from agentrt.errors import (
+    AgentrtError,
+    ConfigError,
+    EndpointUnreachable,
+    ProviderError,
+    StructuredOutputError,
+    UnknownModel,
+    UnknownProfile,
+    UserError,
+)
+from agentrt.llm import (
+    CallTiming,
+    ChatRequest,
+    ChatResult,
+    Completed,
+    FakeModel,
+    Message,
+    ModelClient,
+    OpenAIModel,
+    StreamEvent,
+    TextDelta,
+    Usage,
+    client_for_role,
+    make_client,
+)
+from agentrt.metrics import CallRecord, MetricsRecorder, StageStats, stage
+from agentrt.tokens import LatencyModel, calibrate, estimate_tokens, make_plan
+
+__all__ = [
+    "AgentrtError",
+    "CallRecord",
+    "CallTiming",
+    "ChatRequest",
+    "ChatResult",
+    "Clock",
+    "Completed",
+    "ConfigError",
+    "EndpointConfig",
+    "EndpointUnreachable",
+    "FakeClock",
+    "FakeModel",
+    "LatencyModel",
+    "Message",
+    "MetricsRecorder",
+    "ModelClient",
+    "OpenAIModel",
+    "ProviderError",
+    "ScaledClock",
+    "Settings",
+    "StageStats",
+    "StreamEvent",
+    "StructuredOutputError",
+    "SystemClock",
+    "TextDelta",
+    "UnknownModel",
+    "UnknownProfile",
+    "Usage",
+    "UserError",
+    "calibrate",
+    "client_for_role",
+    "estimate_tokens",
+    "load_settings",
+    "make_client",
+    "make_plan",
+    "stage",
+]

@@ -1,0 +1,3 @@
+from agentrt.cli import main
+
+main()

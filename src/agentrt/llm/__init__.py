@@ -1,0 +1,36 @@
+"""Model clients: one async interface over every backend."""
+
+from agentrt.llm.client import ModelClient, RawResult, check_structured
+from agentrt.llm.factory import client_for_role, make_client
+from agentrt.llm.fake import FakeModel, provider_error
+from agentrt.llm.openai_backend import OpenAIModel, parse_retry_after
+from agentrt.llm.types import (
+    CallTiming,
+    ChatRequest,
+    ChatResult,
+    Completed,
+    Message,
+    StreamEvent,
+    TextDelta,
+    Usage,
+)
+
+__all__ = [
+    "CallTiming",
+    "ChatRequest",
+    "ChatResult",
+    "Completed",
+    "FakeModel",
+    "Message",
+    "ModelClient",
+    "OpenAIModel",
+    "RawResult",
+    "StreamEvent",
+    "TextDelta",
+    "Usage",
+    "check_structured",
+    "client_for_role",
+    "make_client",
+    "parse_retry_after",
+    "provider_error",
+]

@@ -1,0 +1,74 @@
+"""Build the model client for a configured endpoint or role."""
+
+from __future__ import annotations
+
+import os
+
+from agentrt.clock import Clock
+from agentrt.config import DEFAULT_ROLE, EndpointConfig, Settings
+from agentrt.llm.client import ModelClient
+from agentrt.metrics.recorder import MetricsRecorder
+
+__all__ = ["client_for_role", "make_client"]
+
+
+def make_client(
+    cfg: EndpointConfig,
+    *,
+    name: str | None = None,
+    clock: Clock | None = None,
+    recorder: MetricsRecorder | None = None,
+) -> ModelClient:
+    """A client for one endpoint; backends are imported only when used."""
+    key = cfg.resolved_api_key(os.environ)
+    if cfg.kind == "llama":
+        from agentrt.llm.llama_backend import LlamaModel
+
+        kwargs: dict[str, object] = {}
+        if cfg.model_path:
+            kwargs["model_path"] = cfg.model_path
+        if cfg.n_ctx:
+            kwargs["n_ctx"] = cfg.n_ctx
+        return LlamaModel(
+            model=cfg.model,
+            max_concurrency=cfg.max_concurrency or 1,
+            clock=clock,
+            recorder=recorder,
+            **kwargs,  # type: ignore[arg-type]
+        )
+    if cfg.kind == "anthropic":
+        from agentrt.llm.anthropic_backend import AnthropicModel
+
+        return AnthropicModel(
+            model=cfg.model,
+            api_key=key,
+            base_url=cfg.base_url,
+            name=name,
+            timeout_s=cfg.timeout_s,
+            max_concurrency=cfg.max_concurrency,
+            clock=clock,
+            recorder=recorder,
+        )
+    from agentrt.llm.openai_backend import OpenAIModel
+
+    return OpenAIModel(
+        model=cfg.model,
+        base_url=cfg.base_url,
+        api_key=key,
+        name=name,
+        timeout_s=cfg.timeout_s,
+        max_concurrency=cfg.max_concurrency,
+        clock=clock,
+        recorder=recorder,
+    )
+
+
+def client_for_role(
+    settings: Settings,
+    role: str = DEFAULT_ROLE,
+    *,
+    clock: Clock | None = None,
+    recorder: MetricsRecorder | None = None,
+) -> ModelClient:
+    name, cfg = settings.endpoint_for(role)
+    return make_client(cfg, name=name, clock=clock, recorder=recorder)

@@ -1,0 +1,110 @@
+"""Data that crosses the model-client boundary: requests, results, events.
+
+All frozen: a request is a value that a retry layer may send again, and a
+result is a record that metrics and reports keep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "CallTiming",
+    "ChatRequest",
+    "ChatResult",
+    "Completed",
+    "Message",
+    "StreamEvent",
+    "TextDelta",
+    "Usage",
+]
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """One chat completion call.
+
+    ``json_schema`` asks for structured output: the backend constrains or
+    instructs the model, and the client checks that the answer parses as
+    JSON. ``stage`` names the pipeline stage the call belongs to, for metrics;
+    when ``None`` the stage of the surrounding :func:`agentrt.metrics.stage`
+    block is used.
+    """
+
+    messages: tuple[Message, ...]
+    model: str | None = None
+    max_tokens: int = 256
+    temperature: float = 0.0
+    json_schema: dict[str, Any] | None = None
+    stage: str | None = None
+    seed: int | None = None
+
+    @classmethod
+    def of(cls, prompt: str, *, system: str | None = None, **kw: Any) -> ChatRequest:
+        msgs: list[Message] = []
+        if system:
+            msgs.append(Message("system", system))
+        msgs.append(Message("user", prompt))
+        return cls(messages=tuple(msgs), **kw)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CallTiming:
+    """Where one call's time went, in seconds of the client's clock.
+
+    ``queue_wait_s``: waiting for the client's own concurrency permit before
+    the request was sent. ``ttft_s``: from sending to the first output token
+    (``None`` when the backend gave no way to see it, e.g. a non-streaming
+    HTTP call). ``decode_tps``: output tokens per second after the first
+    token (or over the whole call when TTFT is unknown). ``wall_s``: from
+    the call's start, queue wait included, to its end.
+    """
+
+    queue_wait_s: float = 0.0
+    ttft_s: float | None = None
+    decode_tps: float | None = None
+    wall_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResult:
+    text: str
+    model: str
+    usage: Usage
+    timing: CallTiming
+    finish_reason: str | None = None
+    parsed: Any = None  # the decoded JSON when the request had a schema
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of streamed output text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    """The last event of a stream: the whole result with usage and timing."""
+
+    result: ChatResult
+
+
+StreamEvent = TextDelta | Completed

@@ -1,0 +1,393 @@
+"""The capacity model of the simulated provider, independent of HTTP.
+
+:class:`SimEngine` decides what happens to one request and when: rate
+limits and injected faults at arrival, a slot (FIFO queue behind ``slots``),
+prefill until TTFT, then decode in token batches at the shared per-stream
+rate. It reports what happens as events to a sink, so the HTTP layer only
+translates events into bytes, and benchmarks can read :meth:`SimEngine.stats`.
+Time comes from an injected :class:`~agentrt.clock.Clock`; every random
+decision comes from one RNG seeded by the profile, drawn a fixed number of
+times per request, so the same seed and request sequence give the same run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentrt.clock import Clock, SystemClock
+from agentrt.sim.limits import RateLimiter
+from agentrt.sim.profile import FAULT_KINDS, SimProfile
+from agentrt.sim.responder import DefaultResponder, Responder, ResponderInput
+from agentrt.tokens.counting import EstimateCounter, estimate_tokens
+
+__all__ = [
+    "Abort",
+    "Begin",
+    "Event",
+    "Finish",
+    "Reject",
+    "SimEngine",
+    "SimRequest",
+    "Sink",
+    "Tokens",
+    "error_body",
+    "split_tokens",
+]
+
+_CREATED_EPOCH = 1_700_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class SimRequest:
+    """One chat completion request, already parsed from its wire form."""
+
+    model: str
+    messages: tuple[tuple[str, str], ...]  # (role, content text)
+    max_tokens: int
+    stream: bool = False
+    json_schema: dict[str, Any] | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """Answer with an error status and body, before any token."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class Begin:
+    """The response starts (at TTFT): status 200 with these headers."""
+
+    request_id: str
+    created: int
+    headers: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """A batch of output tokens, ready now."""
+
+    text: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """Decoding ended normally."""
+
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Abort:
+    """The response breaks: ``reset`` drops the connection, ``cut`` ends the body early."""
+
+    kind: Literal["reset", "cut"]
+
+
+Event = Reject | Begin | Tokens | Finish | Abort
+Sink = Callable[[Event], Awaitable[None]]
+
+
+def error_body(message: str, type_: str, code: str | None, **extra: Any) -> dict[str, Any]:
+    """The OpenAI error shape ``{"error": {"message", "type", "param", "code"}}``."""
+    return {**extra, "error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+def split_tokens(text: str) -> list[str]:
+    """Cut ``text`` into as many non-empty pieces as its estimated token count."""
+    n = estimate_tokens(text)
+    size = len(text)
+    return [text[i * size // n : (i + 1) * size // n] for i in range(n)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Ctx:
+    input_tokens: int
+    headers: dict[str, str]
+    queued_at: float
+
+
+@dataclass(slots=True)
+class _Stats:
+    requests: int = 0
+    completed: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    peak_active: int = 0
+    peak_queued: int = 0
+    rejected: collections.Counter[str] = field(default_factory=collections.Counter)
+    faults: collections.Counter[str] = field(default_factory=collections.Counter)
+    cancelled: int = 0
+
+
+class SimEngine:
+    """Admission, latency and faults of one simulated provider.
+
+    ``run(request, sink)`` serves one request to its end, awaiting ``sink``
+    for each event; cancelling it (client gone) frees the slot. Requests
+    wait for a slot in arrival order; the per-stream decode rate is
+    recomputed at every token batch from the streams decoding right then.
+    """
+
+    def __init__(
+        self,
+        profile: SimProfile,
+        *,
+        clock: Clock | None = None,
+        responder: Responder | None = None,
+    ) -> None:
+        self.profile = profile
+        self.clock: Clock = clock or SystemClock()
+        self.responder: Responder = responder or DefaultResponder()
+        self.limiter = RateLimiter(profile.rpm, profile.tpm, self.clock)
+        self._rng = random.Random(profile.seed)
+        self._counter = EstimateCounter()
+        self._t0 = self.clock.now()
+        self._ids = itertools.count(1)
+        self._active = 0  # requests holding a slot
+        self._decoding = 0  # of those, the ones past TTFT
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._stats = _Stats()
+
+    # -- introspection ----------------------------------------------------
+    @property
+    def active(self) -> int:
+        return self._active
+
+    @property
+    def queued(self) -> int:
+        return sum(1 for w in self._waiters if not w.done())
+
+    def elapsed(self) -> float:
+        """Simulator seconds since the engine was created (the fault-window axis)."""
+        return self.clock.now() - self._t0
+
+    def stats(self) -> dict[str, Any]:
+        """A JSON-able snapshot of counters, for benchmarks and ``/sim/stats``."""
+        s = self._stats
+        return {
+            "profile": self.profile.name,
+            "elapsed_s": self.elapsed(),
+            "active": self._active,
+            "decoding": self._decoding,
+            "queued": self.queued,
+            "requests": s.requests,
+            "completed": s.completed,
+            "cancelled": s.cancelled,
+            "rejected": dict(s.rejected),
+            "rejected_total": sum(s.rejected.values()),
+            "faults": dict(s.faults),
+            "faults_total": sum(s.faults.values()),
+            "tokens_in": s.tokens_in,
+            "tokens_out": s.tokens_out,
+            "peak_active": s.peak_active,
+            "peak_queued": s.peak_queued,
+        }
+
+    # -- the model --------------------------------------------------------
+    def input_tokens(self, req: SimRequest) -> int:
+        return self._counter.count_messages(content for _, content in req.messages)
+
+    def contention_factor(self) -> float:
+        p = self.profile
+        return 1.0 + p.contention * max(0, self._active - p.contention_onset)
+
+    def ttft(self, input_tokens: int) -> float:
+        p = self.profile
+        return (p.ttft_base_s + input_tokens * p.prefill_s_per_token) * self.contention_factor()
+
+    def stream_rate(self, streaming: bool) -> float:
+        """Tokens per second one stream decodes at, given the current load."""
+        p = self.profile
+        rate = p.decode_tps
+        if p.aggregate_tps is not None:
+            rate = min(rate, p.aggregate_tps / max(1, self._decoding))
+        rate /= self.contention_factor()
+        if streaming:
+            rate /= 1.0 + p.stream_overhead
+        return rate
+
+    def _draw_fault(self, req: SimRequest) -> tuple[str | None, float]:
+        """Two draws per request, always, so later requests see the same RNG state."""
+        u, v = self._rng.random(), self._rng.random()
+        window = self.profile.fault_window
+        if window is not None and not window[0] <= self.elapsed() < window[1]:
+            return None, v
+        acc = 0.0
+        for kind in FAULT_KINDS:
+            acc += self.profile.faults.rate(kind)
+            if u < acc:
+                if kind == "malformed_json" and req.json_schema is None:
+                    return None, v
+                if kind == "stream_cut" and not req.stream:
+                    return "reset", v
+                return kind, v
+        return None, v
+
+    # -- serving ----------------------------------------------------------
+    async def run(self, req: SimRequest, sink: Sink) -> None:
+        """Serve ``req``, reporting each step to ``sink``."""
+        self._stats.requests += 1
+        seq = next(self._ids)
+        if req.model not in self.profile.models:
+            self._stats.rejected["model_not_found"] += 1
+            msg = f"The model `{req.model}` does not exist or you do not have access to it."
+            body = error_body(msg, "invalid_request_error", "model_not_found")
+            await sink(Reject(404, body, {}, "model_not_found"))
+            return
+        input_tokens = self.input_tokens(req)
+        fault, where = self._draw_fault(req)
+        early = self._early_fault(fault)
+        if early is not None:
+            self._stats.faults[early.kind] += 1
+            await sink(early)
+            return
+        decision = self.limiter.check(input_tokens + req.max_tokens)
+        if decision.limited is not None:
+            self._stats.rejected["rate_limited"] += 1
+            body = error_body(decision.message, decision.limited, "rate_limit_exceeded")
+            headers = {**decision.headers, **decision.extra}
+            await sink(Reject(429, body, headers, "rate_limited"))
+            return
+        if self.profile.max_queue is not None and self._active >= self.profile.slots:
+            if self.queued >= self.profile.max_queue:
+                self._stats.rejected["queue_full"] += 1
+                await sink(_overloaded("queue_full", decision.headers))
+                return
+        ctx = _Ctx(input_tokens, decision.headers, self.clock.now())
+        await self._acquire()
+        self._stats.tokens_in += input_tokens
+        try:
+            await self._serve(req, seq, fault, where, ctx, sink)
+        except asyncio.CancelledError:
+            self._stats.cancelled += 1
+            raise
+        finally:
+            self._release()
+
+    def _early_fault(self, fault: str | None) -> Reject | None:
+        if fault == "quota_exhausted":
+            msg = (
+                "You exceeded your current quota, please check your plan and billing details."
+            )
+            body = error_body(msg, "insufficient_quota", "insufficient_quota")
+            return Reject(429, body, {}, fault)
+        if fault == "error_500":
+            body = error_body("The server had an error while processing your request.",
+                              "server_error", "internal_error")
+            return Reject(500, body, {}, fault)
+        if fault == "error_503":
+            body = error_body("The engine is currently overloaded, please try again later.",
+                              "service_unavailable", "service_unavailable")
+            return Reject(503, body, {}, fault)
+        if fault == "overloaded_529":
+            return _overloaded(fault, {})
+        return None
+
+    async def _serve(
+        self, req: SimRequest, seq: int, fault: str | None, where: float, ctx: _Ctx, sink: Sink
+    ) -> None:
+        started = self.clock.now()
+        ttft = self.ttft(ctx.input_tokens)
+        if fault == "stall":
+            ttft += self.profile.faults.stall_s
+        await self.clock.sleep(ttft)
+        if fault in ("stall", "reset"):
+            self._stats.faults[fault] += 1
+        if fault == "reset":
+            await sink(Abort("reset"))
+            return
+        pieces, finish = self._answer(req, fault)
+        meta = {
+            **ctx.headers,
+            "x-request-id": f"req_sim{seq:08d}",
+            "x-sim-queue-s": f"{started - ctx.queued_at:.6f}",
+            "x-sim-ttft-s": f"{self.clock.now() - started:.6f}",
+        }
+        created = _CREATED_EPOCH + int(self.elapsed())
+        await sink(Begin(f"chatcmpl-sim{seq:08d}", created, meta))
+        # the first token arrives at exactly TTFT; the others at the decode rate
+        cut_at = 1 + int(where * (len(pieces) - 1)) if fault == "stream_cut" else None
+        interval = self.profile.min_event_interval_s * self.profile.time_scale
+        self._decoding += 1
+        try:
+            sent = 0
+            while sent < len(pieces):
+                if sent:
+                    rate = self.stream_rate(req.stream)
+                    k = min(len(pieces) - sent, max(1, int(interval * rate)))
+                    await self.clock.sleep(k / rate)
+                else:
+                    k = 1 if pieces else 0
+                batch = pieces[sent : sent + k]
+                sent += k
+                self._stats.tokens_out += k
+                await sink(Tokens("".join(batch), k))
+                if cut_at is not None and sent >= cut_at:
+                    self._stats.faults["stream_cut"] += 1
+                    await sink(Abort("cut"))
+                    return
+        finally:
+            self._decoding -= 1
+        self._stats.completed += 1
+        await sink(Finish(finish, ctx.input_tokens, len(pieces)))
+
+    def _answer(self, req: SimRequest, fault: str | None) -> tuple[list[str], str]:
+        seed = req.seed if req.seed is not None else self.profile.seed
+        text = self.responder(ResponderInput(req.messages, req.max_tokens, req.json_schema, seed))
+        if fault == "malformed_json":
+            self._stats.faults["malformed_json"] += 1
+            text = text[: max(1, len(text) // 2)] + " ..."
+        pieces = split_tokens(text)
+        if len(pieces) > req.max_tokens:
+            return pieces[: req.max_tokens], "length"
+        return pieces, "stop"
+
+    async def _acquire(self) -> None:
+        if self._active < self.profile.slots and not self.queued:
+            self._take()
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        self._stats.peak_queued = max(self._stats.peak_queued, self.queued)
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self._release()  # the slot was handed to us as we were cancelled
+            raise
+
+    def _take(self) -> None:
+        self._active += 1
+        self._stats.peak_active = max(self._stats.peak_active, self._active)
+
+    def _release(self) -> None:
+        self._active -= 1
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                self._take()
+                fut.set_result(None)
+                break
+
+
+def _overloaded(kind: str, headers: dict[str, str]) -> Reject:
+    """529 with a body both OpenAI- and Anthropic-shaped clients can read."""
+    body = error_body("Overloaded", "overloaded_error", "overloaded", type="error")
+    return Reject(529, body, headers, kind)
+
+

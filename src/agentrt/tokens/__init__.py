@@ -1,0 +1,24 @@
+"""Token counting and the latency model (token math)."""
+
+from agentrt.tokens.counting import (
+    MESSAGE_OVERHEAD_TOKENS,
+    EstimateCounter,
+    ExactCounter,
+    TokenCounter,
+    estimate_tokens,
+)
+from agentrt.tokens.latency import FanoutEstimate, LatencyModel, calibrate
+from agentrt.tokens.plan import Plan, make_plan
+
+__all__ = [
+    "MESSAGE_OVERHEAD_TOKENS",
+    "EstimateCounter",
+    "ExactCounter",
+    "FanoutEstimate",
+    "LatencyModel",
+    "Plan",
+    "TokenCounter",
+    "calibrate",
+    "estimate_tokens",
+    "make_plan",
+]

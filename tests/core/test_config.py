@@ -1,0 +1,68 @@
+import pytest
+
+from agentrt.config import load_settings
+from agentrt.errors import ConfigError
+
+
+def test_defaults_put_every_role_on_the_embedded_model(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(env={})
+    name, ep = s.endpoint_for("judge")
+    assert name == "local" and ep.kind == "llama"
+
+
+def test_toml_file_routes_roles_and_env_overrides(tmp_path):
+    f = tmp_path / "agentrt.toml"
+    f.write_text(
+        """
+[endpoints.vllm]
+kind = "openai"
+base_url = "http://gpu:8000/v1"
+model = "big"
+api_key_env = "VLLM_KEY"
+
+[roles]
+judge = "vllm"
+"""
+    )
+    s = load_settings(f, env={"VLLM_KEY": "k"})
+    assert s.endpoint_for("judge")[0] == "vllm"
+    assert s.endpoint_for("map")[0] == "local"
+    assert s.endpoints["vllm"].resolved_api_key({"VLLM_KEY": "k"}) == "k"
+    s2 = load_settings(
+        f, env={"AGENTRT_ENDPOINT_VLLM_MODEL": "small", "AGENTRT_ROLE_MAP": "vllm"}
+    )
+    assert s2.endpoints["vllm"].model == "small"
+    assert s2.endpoint_for("map")[0] == "vllm"
+
+
+def test_env_shorthand_points_every_role_at_one_endpoint(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(env={"AGENTRT_BASE_URL": "http://x/v1", "AGENTRT_MODEL": "m"})
+    name, ep = s.endpoint_for("anything")
+    assert name == "env" and ep.base_url == "http://x/v1" and ep.model == "m"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[endpoints.a\nkind=1", "not valid TOML"),
+        ('[endpoints.a]\nkind = "carrier-pigeon"', "endpoints.a.kind"),
+        ('[endpoints.a]\nflavour = "x"', "endpoints.a.flavour"),
+        ('[roles]\njudge = "nowhere"', "unknown endpoint 'nowhere'"),
+        ('endpoints = 3', "[endpoints.NAME] tables expected"),
+    ],
+)
+def test_bad_config_gives_one_line_error(tmp_path, text, message):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(ConfigError) as ei:
+        load_settings(f, env={})
+    assert message in str(ei.value) and "\n" not in str(ei.value)
+
+
+def test_missing_config_file_and_bad_env_field(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(tmp_path / "nope.toml", env={})
+    with pytest.raises(ConfigError, match="unknown endpoint field"):
+        load_settings(None, env={"AGENTRT_ENDPOINT_X_COLOUR": "red"})

@@ -1,0 +1,118 @@
+"""The shared client behaviour, exercised through the shipped FakeModel."""
+
+import asyncio
+
+import pytest
+
+from agentrt.clock import FakeClock
+from agentrt.errors import ProviderError, StructuredOutputError
+from agentrt.llm import ChatRequest, Completed, FakeModel, TextDelta, provider_error
+from agentrt.llm.client import check_structured
+from agentrt.metrics import MetricsRecorder, stage
+from agentrt.tokens import LatencyModel
+
+LAT = LatencyModel(ttft_base_s=0.5, prefill_s_per_token=0.001, decode_tps=50)
+
+
+def _req(max_tokens: int = 101, **kw) -> ChatRequest:
+    return ChatRequest.of("x" * 396, max_tokens=max_tokens, **kw)  # 99 tokens + 4 framing
+
+
+async def test_complete_reports_usage_and_timing_on_the_fake_clock():
+    clock = FakeClock()
+    rec = MetricsRecorder(clock)
+    model = FakeModel(latency=LAT, clock=clock, recorder=rec)
+    async with clock.autojumping():
+        res = await model.complete(_req(stage="map"))
+    assert res.usage.input_tokens == 103 and res.usage.output_tokens == 101
+    assert res.timing.ttft_s == pytest.approx(0.5 + 0.103)
+    assert res.timing.decode_tps == pytest.approx(50)
+    assert res.timing.wall_s == pytest.approx(0.603 + 100 / 50)
+    (r,) = rec.records
+    assert (r.stage, r.kind, r.output_tokens, r.streamed) == ("map", "model", 101, False)
+
+
+async def test_stream_yields_deltas_then_the_result():
+    clock = FakeClock()
+    model = FakeModel(latency=LAT, clock=clock)
+    rec = MetricsRecorder(clock)
+    texts: list[str] = []
+    final = None
+    async with clock.autojumping():
+        with rec.activate(), stage("judge"):
+            async for ev in model.stream(_req()):
+                if isinstance(ev, TextDelta):
+                    texts.append(ev.text)
+                else:
+                    assert isinstance(ev, Completed)
+                    final = ev.result
+    assert final is not None and "".join(texts) == final.text
+    assert final.timing.ttft_s == pytest.approx(0.603)
+    assert final.timing.decode_tps == pytest.approx(50)
+    assert rec.records[0].stage == "judge" and rec.records[0].streamed
+
+
+async def test_concurrency_permit_makes_calls_queue_and_reports_the_wait():
+    clock = FakeClock()
+    rec = MetricsRecorder(clock)
+    model = FakeModel(latency=LAT, clock=clock, recorder=rec, max_concurrency=1)
+    async with clock.autojumping():
+        a, b = await asyncio.gather(model.complete(_req()), model.complete(_req()))
+    assert model.max_in_flight == 1
+    first, second = sorted([a, b], key=lambda r: r.timing.queue_wait_s)
+    assert first.timing.queue_wait_s == 0
+    # the second call waited exactly as long as the first one ran
+    assert second.timing.queue_wait_s == pytest.approx(first.timing.wall_s)
+    assert second.timing.wall_s == pytest.approx(2 * first.timing.wall_s)
+
+
+async def test_failures_are_recorded_and_raised_without_retrying():
+    clock = FakeClock()
+    rec = MetricsRecorder(clock)
+    model = FakeModel(latency=LAT, clock=clock, recorder=rec, failures=[provider_error(503)])
+    async with clock.autojumping():
+        with pytest.raises(ProviderError) as ei:
+            await model.complete(_req())
+        ok = await model.complete(_req())
+    assert ei.value.status == 503 and ei.value.retryable
+    assert len(model.requests) == 2  # one request per call: the client never retries
+    assert [r.outcome for r in rec.records] == ["error", "ok"]
+    assert ok.text
+
+
+async def test_structured_output_is_parsed_and_checked():
+    schema = {
+        "type": "object",
+        "properties": {"file": {"type": "string"}, "score": {"type": "number"}},
+        "required": ["file", "score"],
+    }
+    model = FakeModel()
+    res = await model.complete(_req(json_schema=schema))
+    assert set(res.parsed) == {"file", "score"}
+    bad = FakeModel(responder=lambda _: "not json at all")
+    with pytest.raises(StructuredOutputError, match="not the requested JSON"):
+        await bad.complete(_req(json_schema=schema))
+    with pytest.raises(StructuredOutputError, match="required field"):
+        check_structured('{"file": "a.py"}', schema, "m")
+    with pytest.raises(StructuredOutputError, match="not the requested object"):
+        check_structured("[1]", schema, "m")
+
+
+async def test_cancelled_call_is_recorded_as_cancelled():
+    clock = FakeClock()
+    rec = MetricsRecorder(clock)
+    model = FakeModel(latency=LAT, clock=clock, recorder=rec)
+    task = asyncio.create_task(model.complete(_req()))
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert rec.records[0].outcome == "cancelled"
+
+
+def test_quota_exhaustion_is_not_retryable_but_rate_limits_are():
+    assert ProviderError("x", status=429).retryable
+    assert not ProviderError("x", status=429, code="insufficient_quota").retryable
+    assert not ProviderError("x", status=400).retryable
+    assert ProviderError("x", status=529).retryable
+    assert ProviderError("x", status=None).retryable
