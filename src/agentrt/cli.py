@@ -18,7 +18,7 @@ from rich.table import Table
 
 from agentrt.errors import UserError
 
-__all__ = ["app", "main"]
+__all__ = ["app", "first_user_error", "main"]
 
 app = typer.Typer(
     name="agentrt",
@@ -104,11 +104,10 @@ def bench(
     list_all: Annotated[bool, typer.Option("--list", help="List the benchmarks.")] = False,
 ) -> None:
     """Run a named benchmark; prints ratios measured side by side in one run."""
-    from agentrt.bench.harness import BENCHMARKS, get_benchmark
+    from agentrt.bench.harness import get_benchmark, list_benchmarks
 
     if list_all or name is None:
-        get_benchmark("calibration")  # loads the built-in benchmarks
-        for b in sorted(BENCHMARKS.values(), key=lambda b: b.name):
+        for b in list_benchmarks():
             console.print(f"[bold]{b.name:14}[/] {b.description}")
         return
     b = get_benchmark(name)
@@ -178,12 +177,31 @@ def version() -> None:
     console.print(v("fixbugs"))
 
 
+def first_user_error(exc: BaseException) -> UserError | None:
+    """The user error inside ``exc``, looking through task-group exception groups.
+
+    A task group wraps a failed child's error; the user still needs only
+    the one line that names what to fix.
+    """
+    if isinstance(exc, UserError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for sub in exc.exceptions:
+            found = first_user_error(sub)
+            if found is not None:
+                return found
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning user errors into one-line messages."""
     try:
         app(args=argv, standalone_mode=True)
-    except UserError as exc:
-        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    except (UserError, BaseExceptionGroup) as exc:
+        user = first_user_error(exc)
+        if user is None:
+            raise
+        err_console.print(f"[red]error:[/] {user}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("interrupted")

@@ -9,6 +9,7 @@ the wall clock, and the simulator can run a 600 s scenario in seconds on a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import time
@@ -140,10 +141,8 @@ class _AutoJump:
     async def __aexit__(self, *exc: object) -> None:
         assert self._task is not None
         self._task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await self._task
-        except asyncio.CancelledError:
-            pass
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()

@@ -147,9 +147,7 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     return dict(data) | {"endpoints": endpoints, "roles": roles}
 
 
-def load_settings(
-    path: str | Path | None = None, env: Mapping[str, str] | None = None
-) -> Settings:
+def load_settings(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
     """Read settings; raise :class:`ConfigError` with a one-line message if invalid."""
     env = os.environ if env is None else env
     source = "built-in defaults"

@@ -69,9 +69,7 @@ class ProviderError(AgentrtError):
         self.retry_after = retry_after
         self.headers: dict[str, str] = dict(headers or {})
         if retryable is None:
-            retryable = status is None or (
-                status in self.RETRYABLE_STATUSES or status >= 500
-            )
+            retryable = status is None or (status in self.RETRYABLE_STATUSES or status >= 500)
             if status == 429 and code == "insufficient_quota":
                 retryable = False
         self.retryable = retryable

@@ -29,9 +29,7 @@ judge = "vllm"
     assert s.endpoint_for("judge")[0] == "vllm"
     assert s.endpoint_for("map")[0] == "local"
     assert s.endpoints["vllm"].resolved_api_key({"VLLM_KEY": "k"}) == "k"
-    s2 = load_settings(
-        f, env={"AGENTRT_ENDPOINT_VLLM_MODEL": "small", "AGENTRT_ROLE_MAP": "vllm"}
-    )
+    s2 = load_settings(f, env={"AGENTRT_ENDPOINT_VLLM_MODEL": "small", "AGENTRT_ROLE_MAP": "vllm"})
     assert s2.endpoints["vllm"].model == "small"
     assert s2.endpoint_for("map")[0] == "vllm"
 
@@ -50,7 +48,7 @@ def test_env_shorthand_points_every_role_at_one_endpoint(tmp_path, monkeypatch):
         ('[endpoints.a]\nkind = "carrier-pigeon"', "endpoints.a.kind"),
         ('[endpoints.a]\nflavour = "x"', "endpoints.a.flavour"),
         ('[roles]\njudge = "nowhere"', "unknown endpoint 'nowhere'"),
-        ('endpoints = 3', "[endpoints.NAME] tables expected"),
+        ("endpoints = 3", "[endpoints.NAME] tables expected"),
     ],
 )
 def test_bad_config_gives_one_line_error(tmp_path, text, message):

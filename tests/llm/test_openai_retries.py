@@ -46,7 +46,8 @@ async def test_connection_failure_is_one_attempt_and_a_clear_error():
 async def test_unknown_model_and_quota_errors():
     model, _ = _client(
         lambda r: httpx.Response(
-            404, json={"error": {"message": "The model `m` does not exist", "code": "model_not_found"}}
+            404,
+            json={"error": {"message": "The model `m` does not exist", "code": "model_not_found"}},
         )
     )
     with pytest.raises(UnknownModel, match="does not serve model 'm'"):

@@ -8,14 +8,14 @@ their ratio, plus every figure as JSON for later comparison.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentrt.errors import UserError
 
-__all__ = ["BENCHMARKS", "Benchmark", "BenchResult", "benchmark", "get_benchmark"]
+__all__ = ["BENCHMARKS", "BenchResult", "Benchmark", "benchmark", "get_benchmark"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ class BenchResult:
         Path(path).write_text(json.dumps(self.to_json_obj(), indent=2) + "\n")
 
 
-BenchFn = Callable[[dict[str, Any]], Awaitable[BenchResult]]
+BenchFn = Callable[[dict[str, Any]], Coroutine[Any, Any, BenchResult]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +55,7 @@ class Benchmark:
 BENCHMARKS: dict[str, Benchmark] = {}
 
 
-def benchmark(
-    name: str, description: str, **defaults: Any
-) -> Callable[[BenchFn], BenchFn]:
+def benchmark(name: str, description: str, **defaults: Any) -> Callable[[BenchFn], BenchFn]:
     """Register a benchmark function under ``name``."""
 
     def deco(fn: BenchFn) -> BenchFn:
@@ -77,5 +75,17 @@ def get_benchmark(name: str) -> Benchmark:
 
 
 def _load_builtin() -> None:
-    # Importing the modules registers their benchmarks.
-    from agentrt.bench import calibration  # noqa: F401
+    """Import every module of this package: each registers its benchmarks."""
+    import importlib
+    import pkgutil
+
+    import agentrt.bench as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name not in {"harness", "simproc"}:
+            importlib.import_module(f"agentrt.bench.{info.name}")
+
+
+def list_benchmarks() -> list[Benchmark]:
+    _load_builtin()
+    return sorted(BENCHMARKS.values(), key=lambda b: b.name)

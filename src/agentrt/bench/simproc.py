@@ -80,9 +80,8 @@ async def _wait_ready(
     async with httpx.AsyncClient() as http:
         while loop.time() < deadline:
             if proc.returncode is not None:
-                last = errlog.read_text(errors="replace").strip().splitlines()[-1:] or [
-                    "no output"
-                ]
+                text = await asyncio.to_thread(errlog.read_text, errors="replace")
+                last = text.strip().splitlines()[-1:] or ["no output"]
                 raise UserError(f"simulator exited at start: {last[0]}")
             try:
                 r = await http.get(base + "/models", timeout=1.0)

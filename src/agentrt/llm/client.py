@@ -165,7 +165,9 @@ class ModelClient(abc.ABC):
                     )
             end = self.clock.now()
             if not raw.text:
-                raw = RawResult("".join(pieces), raw.model, raw.usage, raw.finish_reason, raw.headers)
+                raw = RawResult(
+                    "".join(pieces), raw.model, raw.usage, raw.finish_reason, raw.headers
+                )
             ttft = (first - sent) if first is not None else None
             result = self._finish(request, raw, start, sent, end, ttft)
         except BaseException as exc:
@@ -212,7 +214,9 @@ class ModelClient(abc.ABC):
         parsed = None
         if request.json_schema is not None:
             parsed = check_structured(raw.text, request.json_schema, raw.model)
-        timing = CallTiming(queue_wait_s=sent - start, ttft_s=ttft, decode_tps=tps, wall_s=end - start)
+        timing = CallTiming(
+            queue_wait_s=sent - start, ttft_s=ttft, decode_tps=tps, wall_s=end - start
+        )
         return ChatResult(
             text=raw.text,
             model=raw.model,
@@ -226,7 +230,9 @@ class ModelClient(abc.ABC):
     def _recorder_now(self) -> MetricsRecorder | None:
         return self._recorder or current_recorder()
 
-    def _record(self, request: ChatRequest, result: ChatResult, start: float, *, streamed: bool) -> None:
+    def _record(
+        self, request: ChatRequest, result: ChatResult, start: float, *, streamed: bool
+    ) -> None:
         rec = self._recorder_now()
         if rec is None:
             return

@@ -22,19 +22,16 @@ def make_client(
     """A client for one endpoint; backends are imported only when used."""
     key = cfg.resolved_api_key(os.environ)
     if cfg.kind == "llama":
-        from agentrt.llm.llama_backend import LlamaModel
+        from agentrt.llm.llama_backend import DEFAULT_N_CTX, LlamaModel
 
-        kwargs: dict[str, object] = {}
-        if cfg.model_path:
-            kwargs["model_path"] = cfg.model_path
-        if cfg.n_ctx:
-            kwargs["n_ctx"] = cfg.n_ctx
         return LlamaModel(
+            cfg.model_path,
             model=cfg.model,
+            name=name,
+            n_ctx=cfg.n_ctx or DEFAULT_N_CTX,
             max_concurrency=cfg.max_concurrency or 1,
             clock=clock,
             recorder=recorder,
-            **kwargs,  # type: ignore[arg-type]
         )
     if cfg.kind == "anthropic":
         from agentrt.llm.anthropic_backend import AnthropicModel

@@ -41,7 +41,12 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 class OpenAIModel(ModelClient):
-    """A model behind an OpenAI-compatible ``/v1/chat/completions``."""
+    """A model behind an OpenAI-compatible ``/v1/chat/completions``.
+
+    ``http_client`` is handed to the SDK as is: an ``httpx.AsyncClient`` (the
+    SDK duck-types it) or the SDK's own ``httpx2`` client; tests pass one
+    whose transport is the in-process simulator.
+    """
 
     def __init__(
         self,
@@ -51,7 +56,7 @@ class OpenAIModel(ModelClient):
         api_key: str | None = None,
         name: str | None = None,
         timeout_s: float = 600.0,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: Any = None,
         max_concurrency: int | None = None,
         clock: Clock | None = None,
         recorder: MetricsRecorder | None = None,
@@ -149,8 +154,8 @@ class OpenAIModel(ModelClient):
             return ProviderError(f"{self.name} timed out", status=None, code="timeout")
         if isinstance(exc, openai.APIConnectionError):
             return EndpointUnreachable(
-                f"cannot reach model endpoint {self.base_url or 'api.openai'}: {exc.__cause__ or exc}"
-                "; start it or fix base_url in the config"
+                f"cannot reach model endpoint {self.base_url or 'the default'}: "
+                f"{exc.__cause__ or exc}; start it or fix base_url in the config"
             )
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code

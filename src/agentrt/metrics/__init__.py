@@ -1,7 +1,6 @@
 """Per-call records, per-stage aggregates, JSON export."""
 
 from agentrt.metrics.record import CallKind, CallRecord, Outcome
-from agentrt.metrics.table import calls_table, stages_table
 from agentrt.metrics.recorder import (
     MetricsRecorder,
     StageStats,
@@ -11,6 +10,7 @@ from agentrt.metrics.recorder import (
     stage,
     summarize,
 )
+from agentrt.metrics.table import calls_table, stages_table
 
 __all__ = [
     "CallKind",
@@ -18,9 +18,9 @@ __all__ = [
     "MetricsRecorder",
     "Outcome",
     "StageStats",
+    "calls_table",
     "current_recorder",
     "current_stage",
-    "calls_table",
     "percentile",
     "stage",
     "stages_table",

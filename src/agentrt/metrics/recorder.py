@@ -154,7 +154,11 @@ class MetricsRecorder:
         try:
             yield
         except BaseException as exc:
-            outcome = "cancelled" if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt) else "error"
+            outcome = (
+                "cancelled"
+                if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
+                else "error"
+            )
             error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
@@ -182,9 +186,7 @@ class MetricsRecorder:
         return list(seen)
 
     def by_stage(self) -> dict[str, StageStats]:
-        return {
-            s: summarize(s, [r for r in self._records if r.stage == s]) for s in self.stages()
-        }
+        return {s: summarize(s, [r for r in self._records if r.stage == s]) for s in self.stages()}
 
     def to_json_obj(self) -> dict[str, Any]:
         return {
@@ -205,4 +207,3 @@ class MetricsRecorder:
         for c in obj.get("calls", []):
             rec.add(CallRecord.from_dict(c))
         return rec
-

@@ -18,8 +18,18 @@ def _s(v: float | None, fmt: str = "{:.2f}") -> str:
 
 def calls_table(records: Iterable[CallRecord], title: str = "calls") -> Table:
     t = Table(title=title)
-    for col in ("stage", "call", "start s", "queue s", "TTFT s", "in tok", "out tok", "tok/s",
-                "wall s", "outcome"):
+    for col in (
+        "stage",
+        "call",
+        "start s",
+        "queue s",
+        "TTFT s",
+        "in tok",
+        "out tok",
+        "tok/s",
+        "wall s",
+        "outcome",
+    ):
         t.add_column(col, justify="left" if col in {"stage", "call", "outcome"} else "right")
     for r in records:
         t.add_row(
@@ -39,8 +49,19 @@ def calls_table(records: Iterable[CallRecord], title: str = "calls") -> Table:
 
 def stages_table(stats: Mapping[str, StageStats], title: str = "per stage") -> Table:
     t = Table(title=title)
-    for col in ("stage", "calls", "span s", "wall p50", "wall p95", "TTFT p50", "TTFT p95",
-                "out tok", "out tok/s", "fail %", "retry %"):
+    for col in (
+        "stage",
+        "calls",
+        "span s",
+        "wall p50",
+        "wall p95",
+        "TTFT p50",
+        "TTFT p95",
+        "out tok",
+        "out tok/s",
+        "fail %",
+        "retry %",
+    ):
         t.add_column(col, justify="left" if col == "stage" else "right")
     for s in stats.values():
         t.add_row(

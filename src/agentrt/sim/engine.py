@@ -263,11 +263,12 @@ class SimEngine:
             headers = {**decision.headers, **decision.extra}
             await sink(Reject(429, body, headers, "rate_limited"))
             return
-        if self.profile.max_queue is not None and self._active >= self.profile.slots:
-            if self.queued >= self.profile.max_queue:
-                self._stats.rejected["queue_full"] += 1
-                await sink(_overloaded("queue_full", decision.headers))
-                return
+        max_queue = self.profile.max_queue
+        full = self._active >= self.profile.slots
+        if max_queue is not None and full and self.queued >= max_queue:
+            self._stats.rejected["queue_full"] += 1
+            await sink(_overloaded("queue_full", decision.headers))
+            return
         ctx = _Ctx(input_tokens, decision.headers, self.clock.now())
         await self._acquire()
         self._stats.tokens_in += input_tokens
@@ -281,18 +282,22 @@ class SimEngine:
 
     def _early_fault(self, fault: str | None) -> Reject | None:
         if fault == "quota_exhausted":
-            msg = (
-                "You exceeded your current quota, please check your plan and billing details."
-            )
+            msg = "You exceeded your current quota, please check your plan and billing details."
             body = error_body(msg, "insufficient_quota", "insufficient_quota")
             return Reject(429, body, {}, fault)
         if fault == "error_500":
-            body = error_body("The server had an error while processing your request.",
-                              "server_error", "internal_error")
+            body = error_body(
+                "The server had an error while processing your request.",
+                "server_error",
+                "internal_error",
+            )
             return Reject(500, body, {}, fault)
         if fault == "error_503":
-            body = error_body("The engine is currently overloaded, please try again later.",
-                              "service_unavailable", "service_unavailable")
+            body = error_body(
+                "The engine is currently overloaded, please try again later.",
+                "service_unavailable",
+                "service_unavailable",
+            )
             return Reject(503, body, {}, fault)
         if fault == "overloaded_529":
             return _overloaded(fault, {})
@@ -304,11 +309,11 @@ class SimEngine:
         started = self.clock.now()
         ttft = self.ttft(ctx.input_tokens)
         if fault == "stall":
+            self._stats.faults["stall"] += 1
             ttft += self.profile.faults.stall_s
         await self.clock.sleep(ttft)
-        if fault in ("stall", "reset"):
-            self._stats.faults[fault] += 1
         if fault == "reset":
+            self._stats.faults["reset"] += 1
             await sink(Abort("reset"))
             return
         pieces, finish = self._answer(req, fault)
@@ -324,13 +329,21 @@ class SimEngine:
         cut_at = 1 + int(where * (len(pieces) - 1)) if fault == "stream_cut" else None
         interval = self.profile.min_event_interval_s * self.profile.time_scale
         self._decoding += 1
+        # Token batches are scheduled against absolute due times, so late
+        # wake-ups of a busy event loop do not accumulate into a slower rate.
+        due = self.clock.now()
         try:
             sent = 0
             while sent < len(pieces):
+                if sent == 1:
+                    # let streams that reached TTFT at this same instant register
+                    # before the shared rate is first computed
+                    await asyncio.sleep(0)
                 if sent:
                     rate = self.stream_rate(req.stream)
                     k = min(len(pieces) - sent, max(1, int(interval * rate)))
-                    await self.clock.sleep(k / rate)
+                    due += k / rate
+                    await self.clock.sleep(due - self.clock.now())
                 else:
                     k = 1 if pieces else 0
                 batch = pieces[sent : sent + k]
@@ -389,5 +402,3 @@ def _overloaded(kind: str, headers: dict[str, str]) -> Reject:
     """529 with a body both OpenAI- and Anthropic-shaped clients can read."""
     body = error_body("Overloaded", "overloaded_error", "overloaded", type="error")
     return Reject(529, body, headers, kind)
-
-

@@ -49,7 +49,8 @@ class Bucket:
         """Seconds until ``amount`` is available (inf if it never fits)."""
         if amount > self.capacity:
             return math.inf
-        return max(0.0, (amount - self.level) / self.per_s)
+        missing = amount - self.level
+        return 0.0 if missing <= 1e-9 * self.capacity else missing / self.per_s
 
     def until_full(self) -> float:
         return (self.capacity - self.level) / self.per_s
@@ -89,7 +90,7 @@ class RateLimiter:
         short = [w for w in waits if w[0] > 0]
         if not short:
             for _, _, amount, bucket in waits:
-                bucket.level -= amount
+                bucket.level = max(0.0, bucket.level - amount)
             return LimitDecision(self.headers())
         wait, kind, amount, bucket = max(short, key=lambda w: w[0])
         if math.isinf(wait):

@@ -19,11 +19,68 @@ from typing import Any
 
 __all__ = ["DefaultResponder", "Responder", "ResponderInput", "filler_text", "value_for_schema"]
 
-_WORDS = (
-    "the and for are but not you all any can had her was one our out day get has him his how "
-    "man new now old see two way who boy did its let put say she too use map log bug fix run "
-    "set key row col sum max min end top cap api sql ram cpu net job"
-).split()
+_WORDS = [
+    "the",
+    "and",
+    "for",
+    "are",
+    "but",
+    "not",
+    "you",
+    "all",
+    "any",
+    "can",
+    "had",
+    "her",
+    "was",
+    "one",
+    "our",
+    "out",
+    "day",
+    "get",
+    "has",
+    "him",
+    "his",
+    "how",
+    "man",
+    "new",
+    "now",
+    "old",
+    "see",
+    "two",
+    "way",
+    "who",
+    "boy",
+    "did",
+    "its",
+    "let",
+    "put",
+    "say",
+    "she",
+    "too",
+    "use",
+    "map",
+    "log",
+    "bug",
+    "fix",
+    "run",
+    "set",
+    "key",
+    "row",
+    "col",
+    "sum",
+    "max",
+    "min",
+    "end",
+    "top",
+    "cap",
+    "api",
+    "sql",
+    "ram",
+    "cpu",
+    "net",
+    "job",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +115,7 @@ def value_for_schema(schema: dict[str, Any], rng: random.Random, depth: int = 0)
     if "const" in schema:
         return schema["const"]
     for key in ("anyOf", "oneOf"):
-        if key in schema and schema[key]:
+        if schema.get(key):
             return value_for_schema(schema[key][0], rng, depth + 1)
     kind = schema.get("type", "object")
     if isinstance(kind, list):

@@ -76,7 +76,9 @@ class LatencyModel:
         return FanoutEstimate(calls, waves, share, per_stream, waves * wave_s)
 
 
-def calibrate(records: Sequence[CallRecord], *, default: LatencyModel | None = None) -> LatencyModel:
+def calibrate(
+    records: Sequence[CallRecord], *, default: LatencyModel | None = None
+) -> LatencyModel:
     """Fit a latency model to measured calls.
 
     TTFT is fitted by least squares against input tokens (base and prefill
@@ -85,7 +87,9 @@ def calibrate(records: Sequence[CallRecord], *, default: LatencyModel | None = N
     left out; parameters with no data keep ``default``'s values.
     """
     base = default or LatencyModel()
-    pts = [(r.input_tokens, r.ttft_s) for r in records if r.ttft_s is not None and r.outcome == "ok"]
+    pts = [
+        (r.input_tokens, r.ttft_s) for r in records if r.ttft_s is not None and r.outcome == "ok"
+    ]
     ttft_base, prefill = base.ttft_base_s, base.prefill_s_per_token
     if pts:
         xs = [float(x) for x, _ in pts]

@@ -1,0 +1,99 @@
+"""Where the limits live: in this process, or shared (Redis) by many.
+
+The driver (:class:`~agentrt.flow.resilient.ResilientModel`) talks to rate
+buckets and the retry budget through these two small async protocols, so
+the same driver runs with in-process state (:class:`LocalRateGate`,
+:class:`LocalRetryBudget`) or with state that N worker processes on many
+machines share (:mod:`agentrt.flow.redis_store`). Times cross this
+boundary as *durations* (seconds to wait, age of a header), never as
+instants, because each process has its own clock origin.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from agentrt.clock import Clock
+from agentrt.flow.ratelimit import HeaderView, RateBuckets, Reservation
+from agentrt.flow.retry import RetryBudget
+
+__all__ = ["LocalRateGate", "LocalRetryBudget", "RateGate", "SharedBudget"]
+
+
+class RateGate(Protocol):
+    """Per-endpoint RPM/TPM buckets, wherever they are kept."""
+
+    async def reserve(self, tokens: float) -> Reservation | float:
+        """Take one request and ``tokens``, or return seconds until they would fit."""
+        ...
+
+    async def settle(self, reservation: Reservation, charged_tokens: float) -> None: ...
+
+    async def observe(self, view: HeaderView, age_s: float) -> None:
+        """The provider's remaining counts, as of ``age_s`` seconds ago."""
+        ...
+
+    async def block_for(self, seconds: float) -> None:
+        """Reserve nothing for ``seconds`` (``Retry-After``)."""
+        ...
+
+
+class SharedBudget(Protocol):
+    """The retry budget, wherever it is kept (see :class:`RetryBudget`)."""
+
+    async def call_started(self) -> None: ...
+
+    async def call_finished(self) -> None: ...
+
+    async def try_retry(self) -> bool: ...
+
+    async def retry_finished(self) -> None: ...
+
+
+class LocalRateGate:
+    """:class:`RateBuckets` of this process, on ``clock``."""
+
+    def __init__(
+        self,
+        rpm: int | None,
+        tpm: int | None,
+        *,
+        clock: Clock,
+        refund_unused_output: bool = False,
+    ) -> None:
+        self.clock = clock
+        self.buckets = RateBuckets(
+            rpm, tpm, now=clock.now(), refund_unused_output=refund_unused_output
+        )
+
+    async def reserve(self, tokens: float) -> Reservation | float:
+        return self.buckets.try_reserve(self.clock.now(), tokens)
+
+    async def settle(self, reservation: Reservation, charged_tokens: float) -> None:
+        self.buckets.settle(self.clock.now(), reservation, charged_tokens)
+
+    async def observe(self, view: HeaderView, age_s: float) -> None:
+        now = self.clock.now()
+        self.buckets.observe(now, view, as_of=now - age_s)
+
+    async def block_for(self, seconds: float) -> None:
+        self.buckets.block_until(self.clock.now() + seconds)
+
+
+class LocalRetryBudget:
+    """A :class:`RetryBudget` of this process behind the async protocol."""
+
+    def __init__(self, budget: RetryBudget | None = None) -> None:
+        self.budget = budget or RetryBudget()
+
+    async def call_started(self) -> None:
+        self.budget.call_started()
+
+    async def call_finished(self) -> None:
+        self.budget.call_finished()
+
+    async def try_retry(self) -> bool:
+        return self.budget.try_retry()
+
+    async def retry_finished(self) -> None:
+        self.budget.retry_finished()

