@@ -39,6 +39,15 @@ def _attach_sim() -> None:
 
 _attach_sim()
 
+
+def _attach_worker() -> None:
+    from agentrt.pipeline.cli import worker
+
+    app.command("worker")(worker)
+
+
+_attach_worker()
+
 JsonOpt = Annotated[
     Path | None, typer.Option("--json", help="Also write the figures as JSON to this path.")
 ]

@@ -1,8 +1,23 @@
-"""The `fixbugs` command line."""
+"""The `fixbugs` command line.
+
+User errors print one line and exit 2 (the same rule as `agentrt`).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import importlib.resources
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from agentrt.cli import first_user_error
+from rich.console import Console
+from rich.markdown import Markdown
+
+from fixbugs.errors import InputError
+from fixbugs.progress import ProgressEvent
 
 app = typer.Typer(
     name="fixbugs",
@@ -11,6 +26,107 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+console = Console()
+err_console = Console(stderr=True)
+
+EXAMPLES = ("invoice",)
+
+
+def example_dir(name: str) -> Path:
+    if name not in EXAMPLES:
+        raise InputError(f"unknown example {name!r}; known: {', '.join(EXAMPLES)}")
+    return Path(str(importlib.resources.files("fixbugs") / "examples" / name))
+
+
+def render_event(ev: ProgressEvent) -> None:
+    """One line per event, as it happens."""
+    head = f"[dim]{ev.at_s:7.2f}s[/] [cyan]{ev.stage:<12}[/]"
+    if ev.kind == "hypothesis":
+        console.print(f"{head} [bold yellow]first hypothesis:[/] {ev.message}")
+    elif ev.kind == "ranked_files":
+        console.print(f"{head} {ev.message}")
+        for i, f in enumerate(ev.data.get("files", [])[:5], 1):
+            reasons = "; ".join(f["reasons"][:2])
+            console.print(f"{'':22}{i}. {f['path']}  [dim]{f['score']:.3f}  {reasons}[/]")
+    elif ev.kind == "validated":
+        console.print(f"{head} [bold green]{ev.message}[/]")
+    elif ev.kind in {"stage_started", "candidate"}:
+        console.print(f"{head} [dim]{ev.message}[/]", highlight=False)
+    else:
+        console.print(f"{head} {ev.message}", highlight=False)
+
+
+@app.command()
+def run(
+    report: Annotated[
+        Path | None, typer.Option(help="Bug report: markdown, text or GitHub issue JSON.")
+    ] = None,
+    repo: Annotated[
+        Path | None, typer.Option(help="The repository (a path or a git work tree).")
+    ] = None,
+    logs: Annotated[
+        list[Path] | None, typer.Option(help="Log files (text, JSON lines, logfmt).")
+    ] = None,
+    traces: Annotated[list[Path] | None, typer.Option(help="OTLP JSON trace files.")] = None,
+    test: Annotated[
+        str | None, typer.Option(help="A command that fails because of the bug.")
+    ] = None,
+    screenshot: Annotated[
+        list[Path] | None, typer.Option(help="Screenshots (kept as artifacts).")
+    ] = None,
+    example: Annotated[
+        str | None, typer.Option(help=f"Run a bundled example: {', '.join(EXAMPLES)}.")
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the JSON report here.")
+    ] = None,
+    markdown_out: Annotated[
+        Path | None, typer.Option("--markdown", help="Write the markdown report here.")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="agentrt config TOML (endpoints, roles).")
+    ] = None,
+    no_model: Annotated[
+        bool, typer.Option("--no-model", help="Static signals only; no model calls.")
+    ] = False,
+    apply: Annotated[bool, typer.Option(help="Apply a validated patch to --repo.")] = False,
+) -> None:
+    """Investigate one bug: evidence, reproduction, root cause, minimal fix, proof."""
+    from fixbugs.agent import run_from_paths
+
+    if example:
+        base = example_dir(example)
+        report = report or base / "report.md"
+        repo = repo or base / "repo"
+        logs = logs or sorted((base / "logs").glob("*"))
+        traces = traces or sorted((base / "traces").glob("*"))
+    if report is None or repo is None:
+        raise InputError("give --report and --repo (or --example invoice)")
+    result = asyncio.run(
+        run_from_paths(
+            report=report,
+            repo=repo,
+            logs=tuple(logs or ()),
+            traces=tuple(traces or ()),
+            test=test,
+            screenshots=tuple(screenshot or ()),
+            config=config,
+            use_model=not no_model,
+            on_event=render_event,
+        )
+    )
+    console.print(Markdown(result.markdown()))
+    if json_out:
+        result.write_json(json_out)
+        console.print(f"JSON report written to {json_out}")
+    if markdown_out:
+        markdown_out.write_text(result.markdown())
+    if apply:
+        from fixbugs.agent import apply_to_repo
+
+        if example:
+            raise InputError("--apply does not modify the bundled example; copy it first")
+        console.print(apply_to_repo(result, repo))
 
 
 @app.command()
@@ -21,10 +137,14 @@ def version() -> None:
     typer.echo(v("fixbugs"))
 
 
-@app.callback()
-def _root() -> None:
-    """FixBugs, an AI debugging agent on agentrt (the agent's commands are not built yet)."""
-
-
-def main() -> None:
-    app()
+def main(argv: list[str] | None = None) -> None:
+    try:
+        app(args=argv, standalone_mode=True)
+    except BaseException as exc:
+        if isinstance(exc, SystemExit | KeyboardInterrupt):
+            raise
+        user = first_user_error(exc)
+        if user is None:
+            raise
+        err_console.print(f"[red]error:[/] {user}", highlight=False, soft_wrap=True)
+        sys.exit(2)

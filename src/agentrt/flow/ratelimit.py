@@ -36,8 +36,10 @@ __all__ = [
 ]
 
 
-_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?"
-                       r"(?:(\d+(?:\.\d+)?)ms)?$")
+_DURATION = re.compile(
+    r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?"
+    r"(?:(\d+(?:\.\d+)?)ms)?$"
+)
 
 
 def parse_duration(text: str) -> float | None:

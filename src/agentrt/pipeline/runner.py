@@ -15,6 +15,7 @@ queue holds at most its capacity plus one message per upstream slot.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import socket
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -88,9 +89,9 @@ class PipelineRunner:
         """Enqueue an item at the entry stages; waits while one is full."""
         for m in self.pipeline.entry_messages(item, job, payload, key):
             cap = self.pipeline.capacity_of(m.stage)
-            while await self._retry(lambda s=m.stage: self.backend.depth(s)) >= cap:
+            while await self._retry(functools.partial(self.backend.depth, m.stage)) >= cap:
                 await self.backend.wait(self.poll_s)
-            await self._retry(lambda m=m: self.backend.put(m))
+            await self._retry(functools.partial(self.backend.put, m))
 
     # -- workers ------------------------------------------------------------
     async def run(self, *, until_idle: bool = False) -> None:
@@ -112,7 +113,7 @@ class PipelineRunner:
 
     async def _has_room(self, st: Stage) -> bool:
         for d in self.pipeline.downstream(st.name):
-            depth = await self._retry(lambda n=d.name: self.backend.depth(n))
+            depth = await self._retry(functools.partial(self.backend.depth, d.name))
             if depth >= self.pipeline.capacity_of(d.name):
                 return False
         return True
@@ -150,6 +151,7 @@ class PipelineRunner:
             key=m.key,
             model=st.model,
             clock=self.clock,
+            delivery_id=d.receipt,
         )
         async with asyncio.TaskGroup() as tg:
             beat = tg.create_task(self._heartbeat(st, d), name=f"lease/{m.item}/{st.name}")

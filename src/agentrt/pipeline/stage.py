@@ -38,6 +38,9 @@ class StageContext:
     key: str | None
     model: ModelClient | None
     clock: Clock
+    # the backend's handle of the message: the same for every redelivery of
+    # it, so a stage can key outside side effects by it
+    delivery_id: str = ""
 
 
 StageFn = Callable[[StageContext], Awaitable[Mapping[str, Any]]]

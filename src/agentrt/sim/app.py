@@ -214,7 +214,7 @@ class _CompletionResponse(Response):
             "prompt_tokens": ev.prompt_tokens,
             "completion_tokens": ev.completion_tokens,
             "total_tokens": ev.prompt_tokens + ev.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": ev.cached_tokens, "audio_tokens": 0},
             "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
         }
 

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from agentrt.clock import Clock, SystemClock
 from agentrt.sim.limits import RateLimiter
+from agentrt.sim.prefix_cache import PrefixCache
 from agentrt.sim.profile import FAULT_KINDS, SimProfile
 from agentrt.sim.responder import DefaultResponder, Responder, ResponderInput
 from agentrt.tokens.counting import EstimateCounter, estimate_tokens
@@ -89,6 +90,7 @@ class Finish:
     finish_reason: str
     prompt_tokens: int
     completion_tokens: int
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +129,7 @@ class _Stats:
     completed: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int = 0
     peak_active: int = 0
     peak_queued: int = 0
     rejected: collections.Counter[str] = field(default_factory=collections.Counter)
@@ -162,6 +165,12 @@ class SimEngine:
         self._decoding = 0  # of those, the ones past TTFT
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._stats = _Stats()
+        self.prefix_cache = (
+            PrefixCache(profile.prefix_cache_tokens, profile.prefix_block_tokens)
+            if profile.prefix_cache_tokens
+            else None
+        )
+        self._lanes = asyncio.Semaphore(profile.prefill_lanes) if profile.prefill_lanes else None
 
     # -- introspection ----------------------------------------------------
     @property
@@ -194,6 +203,7 @@ class SimEngine:
             "faults_total": sum(s.faults.values()),
             "tokens_in": s.tokens_in,
             "tokens_out": s.tokens_out,
+            "tokens_cached": s.tokens_cached,
             "peak_active": s.peak_active,
             "peak_queued": s.peak_queued,
         }
@@ -307,11 +317,10 @@ class SimEngine:
         self, req: SimRequest, seq: int, fault: str | None, where: float, ctx: _Ctx, sink: Sink
     ) -> None:
         started = self.clock.now()
-        ttft = self.ttft(ctx.input_tokens)
         if fault == "stall":
             self._stats.faults["stall"] += 1
-            ttft += self.profile.faults.stall_s
-        await self.clock.sleep(ttft)
+            await self.clock.sleep(self.profile.faults.stall_s)
+        cached = await self._prefill(req, ctx.input_tokens)
         if fault == "reset":
             self._stats.faults["reset"] += 1
             await sink(Abort("reset"))
@@ -357,7 +366,24 @@ class SimEngine:
         finally:
             self._decoding -= 1
         self._stats.completed += 1
-        await sink(Finish(finish, ctx.input_tokens, len(pieces)))
+        await sink(Finish(finish, ctx.input_tokens, len(pieces), cached))
+
+    async def _prefill(self, req: SimRequest, input_tokens: int) -> int:
+        """Wait out the prefill; return the prompt tokens the prefix cache served."""
+        cache = self.prefix_cache
+        if self._lanes is None:
+            cached = cache.lookup(req.messages, input_tokens) if cache else 0
+            await self.clock.sleep(self.ttft(input_tokens - cached))
+        else:
+            await self.clock.sleep(self.ttft(0))  # the fixed part runs outside the lanes
+            async with self._lanes:
+                cached = cache.lookup(req.messages, input_tokens) if cache else 0
+                per_token = self.profile.prefill_s_per_token * self.contention_factor()
+                await self.clock.sleep((input_tokens - cached) * per_token)
+        if cache is not None:
+            cache.insert(req.messages)  # computed now, so later requests can reuse it
+        self._stats.tokens_cached += cached
+        return cached
 
     def _answer(self, req: SimRequest, fault: str | None) -> tuple[list[str], str]:
         seed = req.seed if req.seed is not None else self.profile.seed

@@ -91,6 +91,13 @@ class SimProfile(BaseModel):
     them, beyond that 529). Past ``contention_onset`` requests in service,
     each further one slows decode and prefill by ``contention`` (a fraction),
     which is what makes a "knee": total throughput flattens, then falls.
+
+    ``prefix_cache_tokens`` > 0 turns on automatic prefix caching (an LRU of
+    that many tokens in ``prefix_block_tokens`` blocks): cached prompt
+    tokens cost no prefill and are reported as ``cached_tokens``.
+    ``prefill_lanes`` bounds how many requests prefill at once (the others
+    wait FIFO, as an engine's per-step token budget makes them); ``None``
+    lets every request in a slot prefill independently.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -112,6 +119,9 @@ class SimProfile(BaseModel):
     models: tuple[str, ...] = (DEFAULT_MODEL,)
     default_max_tokens: int = Field(default=256, ge=1)
     seed: int = 0
+    prefix_cache_tokens: int = Field(default=0, ge=0)
+    prefix_block_tokens: int = Field(default=16, ge=1)
+    prefill_lanes: int | None = Field(default=None, ge=1)
     time_scale: float = Field(default=1.0, gt=0.0)
     min_event_interval_s: float = Field(default=0.01, ge=0.0)
 

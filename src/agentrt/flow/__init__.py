@@ -1,0 +1,81 @@
+"""Flow control: concurrency limits, rate limits, one retry budget, deadlines, routing.
+
+Sans-IO cores (:class:`AdaptiveLimit`, :class:`RateBuckets`,
+:class:`RetryBudget`, :func:`next_action`, :class:`AdaptiveThrottle`,
+:class:`CircuitBreaker`) with thin async drivers; :class:`ResilientModel`
+puts them around any model client, :class:`RoutedModel` picks a model per
+stage with fallbacks, and :mod:`agentrt.flow.redis_store` shares limits and
+the retry budget between processes.
+"""
+
+from agentrt.flow.adaptive import AdaptiveLimit, LimitAlgorithm, Sample, StaticLimit
+from agentrt.flow.breaker import BreakerState, CircuitBreaker
+from agentrt.flow.deadline import (
+    Deadline,
+    DeadlineExceeded,
+    current_deadline,
+    fail_after,
+    fail_at,
+    move_on_after,
+    time_left,
+)
+from agentrt.flow.gate import LocalRateGate, LocalRetryBudget, RateGate, SharedBudget
+from agentrt.flow.limiter import ConcurrencyLimiter, Permit
+from agentrt.flow.ratelimit import (
+    HeaderView,
+    RateBuckets,
+    Reservation,
+    parse_duration,
+    parse_rate_headers,
+)
+from agentrt.flow.resilient import CircuitOpen, ResilientModel, Throttled, default_budget
+from agentrt.flow.retry import (
+    GiveUp,
+    RetryAfter,
+    RetryBudget,
+    RetryPolicy,
+    is_retryable,
+    next_action,
+)
+from agentrt.flow.routing import RoutedModel, RoutingTable
+from agentrt.flow.throttle import AdaptiveThrottle
+
+__all__ = [
+    "AdaptiveLimit",
+    "AdaptiveThrottle",
+    "BreakerState",
+    "CircuitBreaker",
+    "CircuitOpen",
+    "ConcurrencyLimiter",
+    "Deadline",
+    "DeadlineExceeded",
+    "GiveUp",
+    "HeaderView",
+    "LimitAlgorithm",
+    "LocalRateGate",
+    "LocalRetryBudget",
+    "Permit",
+    "RateBuckets",
+    "RateGate",
+    "Reservation",
+    "ResilientModel",
+    "RetryAfter",
+    "RetryBudget",
+    "RetryPolicy",
+    "RoutedModel",
+    "RoutingTable",
+    "Sample",
+    "SharedBudget",
+    "StaticLimit",
+    "Throttled",
+    "current_deadline",
+    "default_budget",
+    "fail_after",
+    "fail_at",
+    "is_retryable",
+    "move_on_after",
+    "next_action",
+    "parse_duration",
+    "parse_rate_headers",
+    "time_left",
+]

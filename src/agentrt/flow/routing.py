@@ -1,0 +1,141 @@
+"""Model routing: which model serves each stage, and what to fall back to.
+
+Judgment (planning, reviewing, judging) deserves a large model; routine
+map steps do not. A :class:`RoutingTable` names, per stage or role, an
+ordered list of endpoints: the first is preferred, the rest are fallbacks
+used when it is unavailable (circuit open, throttled, or failing after its
+own retries). :class:`RoutedModel` is a ModelClient that applies a table to
+a set of clients — typically one :class:`~agentrt.flow.resilient.ResilientModel`
+per endpoint, so each endpoint keeps its own limits and breaker.
+
+Configuration is a mapping, e.g. the ``[routing]`` table of agentrt.toml::
+
+    [routing]
+    default = ["small"]
+    plan = ["large", "small"]
+    judge = ["large", "medium"]
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agentrt.clock import Clock
+from agentrt.errors import ConfigError, ProviderError
+from agentrt.flow.deadline import DeadlineExceeded
+from agentrt.flow.resilient import CircuitOpen, Throttled
+from agentrt.llm.client import ModelClient, RawResult
+from agentrt.llm.types import ChatRequest, ChatResult, Completed, StreamEvent
+from agentrt.metrics.recorder import MetricsRecorder, current_stage
+
+__all__ = ["RoutedModel", "RoutingTable"]
+
+DEFAULT = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingTable:
+    """Stage (or role) → endpoints in order of preference; ``default`` for the rest."""
+
+    routes: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], *, known: Sequence[str] = ()) -> RoutingTable:
+        """Validate a config table; a bad entry raises a one-line ConfigError."""
+        routes: dict[str, tuple[str, ...]] = {}
+        for stage, value in data.items():
+            chain = (value,) if isinstance(value, str) else value
+            if not isinstance(chain, list | tuple) or not chain:
+                raise ConfigError(f"routing.{stage}: expected an endpoint name or a list of them")
+            names = tuple(str(v) for v in chain)
+            unknown = [n for n in names if known and n not in known]
+            if unknown:
+                raise ConfigError(
+                    f"routing.{stage}: unknown endpoint {unknown[0]!r} "
+                    f"(known: {', '.join(sorted(known))})"
+                )
+            routes[str(stage)] = names
+        if DEFAULT not in routes:
+            raise ConfigError("routing: a 'default' route is required")
+        return cls(routes)
+
+    def chain(self, stage: str) -> tuple[str, ...]:
+        return self.routes.get(stage) or self.routes[DEFAULT]
+
+
+def _falls_back(exc: BaseException) -> bool:
+    """Endpoint trouble moves to the next endpoint; a caller's deadline does not."""
+    if isinstance(exc, DeadlineExceeded):
+        return False
+    if isinstance(exc, CircuitOpen | Throttled):
+        return True
+    return isinstance(exc, ProviderError) and exc.retryable
+
+
+class RoutedModel(ModelClient):
+    """Sends each call to its stage's first available endpoint.
+
+    The request's ``model`` is cleared when it moves to a fallback, so each
+    endpoint uses its own configured model.
+    """
+
+    def __init__(
+        self,
+        clients: Mapping[str, ModelClient],
+        table: RoutingTable,
+        *,
+        clock: Clock | None = None,
+        recorder: MetricsRecorder | None = None,
+    ) -> None:
+        missing = sorted({n for c in table.routes.values() for n in c} - set(clients))
+        if missing:
+            raise ConfigError(f"routing names endpoint(s) with no client: {', '.join(missing)}")
+        first = clients[table.chain(DEFAULT)[0]]
+        super().__init__(model=first.model, name="router", clock=clock or first.clock)
+        self.clients = dict(clients)
+        self.table = table
+        self.fallbacks_taken = 0
+
+    async def _complete(self, request: ChatRequest, model: str) -> RawResult:
+        raise NotImplementedError
+
+    def _stream(self, request: ChatRequest, model: str) -> AsyncIterator[str | RawResult]:
+        raise NotImplementedError
+
+    def route(self, request: ChatRequest) -> tuple[str, ...]:
+        return self.table.chain(request.stage or current_stage())
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        chain = self.route(request)
+        for i, name in enumerate(chain):
+            req = request if i == 0 else replace(request, model=None)
+            try:
+                return await self.clients[name].complete(req)
+            except Exception as exc:
+                if i + 1 == len(chain) or not _falls_back(exc):
+                    raise
+                self.fallbacks_taken += 1
+        raise AssertionError("unreachable: a routing chain is never empty")
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        chain = self.route(request)
+        for i, name in enumerate(chain):
+            req = request if i == 0 else replace(request, model=None)
+            started = False
+            try:
+                async for ev in self.clients[name].stream(req):
+                    started = True
+                    yield ev
+                    if isinstance(ev, Completed):
+                        return
+                return
+            except Exception as exc:
+                if started or i + 1 == len(chain) or not _falls_back(exc):
+                    raise
+                self.fallbacks_taken += 1
+
+    async def aclose(self) -> None:
+        for c in self.clients.values():
+            await c.aclose()

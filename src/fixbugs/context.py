@@ -1,0 +1,155 @@
+"""What one bug's run knows, stage by stage.
+
+Each stage reads what earlier stages produced and adds its own frozen
+result; the :class:`RunContext` is the one mutable holder, owned by the
+driver. Stages never reach around it, so the same stage functions run in the
+one-bug CLI and as pipeline stages in the service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentrt.clock import Clock
+from agentrt.llm import ModelClient
+from agentrt.metrics import MetricsRecorder
+
+from fixbugs.progress import EventKind, EventSink, ProgressEvent
+
+__all__ = [
+    "AgentOptions",
+    "Candidate",
+    "Evidence",
+    "Models",
+    "Reproduction",
+    "RootCause",
+    "RunContext",
+    "Validation",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Models:
+    """Small model for routine map steps, large model for judgment."""
+
+    map: ModelClient
+    judge: ModelClient
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    test_env: Mapping[str, str] | None = None  # environment for test commands
+    test_timeout_s: float = 120.0
+    relevance_top_n: int = 8
+    max_log_chunks: int = 6
+    max_candidates: int = 80
+    fix_budget_s: float = 300.0
+    use_sbfl: bool = True
+    use_model: bool = True
+    slack_lines: int = 3  # how far outside the localized lines a fix may reach
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One piece of evidence with its provenance."""
+
+    source: Literal["report", "traceback", "log", "trace", "test", "model"]
+    text: str
+    path: str | None = None
+    line: int | None = None
+    at: str | None = None  # timestamp or span id, when known
+
+
+@dataclass(frozen=True, slots=True)
+class Reproduction:
+    command: str | None
+    origin: Literal["given", "report", "written", "none"]
+    confirmed: bool  # the command fails on the current code
+    summary: str
+    baseline: Mapping[str, str] = field(default_factory=dict)  # test id -> outcome
+    verbose_command: str | None = None
+    output_tail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RootCause:
+    path: str
+    start: int
+    end: int
+    explanation: str
+    origin: Literal["model", "sbfl", "static"]
+    evidence: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "lines": [self.start, self.end],
+            "explanation": self.explanation,
+            "origin": self.origin,
+            "evidence": list(self.evidence),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    diff: str
+    origin: str  # "model" or "mutation"
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    validated: bool
+    candidate: Candidate | None
+    tried: int
+    summary: str
+    rejected: tuple[str, ...] = ()
+
+
+class RunContext:
+    """The mutable state of one run; stages add their results here."""
+
+    def __init__(
+        self,
+        inputs: Any,
+        *,
+        models: Models | None,
+        options: AgentOptions,
+        clock: Clock,
+        recorder: MetricsRecorder,
+        sink: EventSink,
+    ) -> None:
+        self.inputs = inputs
+        self.models = models
+        self.options = options
+        self.clock = clock
+        self.recorder = recorder
+        self._sink = sink
+        self.started = clock.now()
+        self.events: list[ProgressEvent] = []
+        self.evidence: list[Evidence] = []
+        self.failure: Any = None  # parsed traceback / failing tests
+        self.static_ranking: list[Any] = []
+        self.ranked: list[Any] = []
+        self.first_hypothesis_s: float | None = None
+        self.reproduction: Reproduction | None = None
+        self.suspicious: dict[str, list[tuple[int, int, float]]] = {}  # path -> SBFL ranges
+        self.root_cause: RootCause | None = None
+        self.candidates: list[Candidate] = []
+        self.validation: Validation | None = None
+        self.sandbox: Any = None
+        self.notes: list[str] = []
+
+    def elapsed(self) -> float:
+        return self.clock.now() - self.started
+
+    def emit(self, kind: EventKind, stage: str, message: str, **data: Any) -> None:
+        ev = ProgressEvent(kind, stage, round(self.elapsed(), 3), message, data)
+        self.events.append(ev)
+        self._sink(ev)
+
+    def note(self, stage: str, message: str) -> None:
+        self.notes.append(message)
+        self.emit("note", stage, message)

@@ -1,0 +1,1 @@
+"""A tiny shop: catalog, cart, pricing, tax and currency."""

@@ -1,0 +1,84 @@
+"""Merge evidence into one ranked list of files, each with its reasons.
+
+A file's score is the weighted sum, over signal kinds, of its strongest
+evidence of that kind. The weights encode how often each kind points at the
+right file, strongest first: a traceback frame or a spectrum says where code
+actually ran and failed; naming and imports say what the failing test
+exercises; symbols and BM25 say what the report talks about.
+
+Model relevance is advisory. Its weight is low, and it only counts for files
+that already have static evidence: a file no signal points at can never
+rise on a model's say-so (the embedded 135M model is a weak judge).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.traceback import is_test_path
+
+__all__ = ["DEFAULT_WEIGHTS", "RankedFile", "rank_files"]
+
+DEFAULT_WEIGHTS: Mapping[str, float] = {
+    "traceback": 3.0,
+    "sbfl": 2.0,
+    "naming": 2.0,
+    "import": 1.0,
+    "symbol": 1.0,
+    "warning": 0.5,
+    "bm25": 0.75,
+    "model": 0.25,
+}
+_ADVISORY = frozenset({"model"})  # kinds that never create a candidate on their own
+
+
+@dataclass(frozen=True, slots=True)
+class RankedFile:
+    path: str
+    score: float
+    reasons: tuple[str, ...]
+    lines: tuple[tuple[int, int], ...] = ()
+
+
+def rank_files(
+    evidence: Iterable[Evidence],
+    *,
+    weights: Mapping[str, float] = DEFAULT_WEIGHTS,
+    include_tests: bool = False,
+    limit: int | None = None,
+) -> list[RankedFile]:
+    """Files by descending score; ties broken by path for a stable order."""
+    best: dict[str, dict[str, Evidence]] = defaultdict(dict)
+    lines: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for ev in evidence:
+        if not include_tests and is_test_path(ev.path):
+            continue
+        kinds = best[ev.path]
+        if ev.kind not in kinds or ev.strength > kinds[ev.kind].strength:
+            kinds[ev.kind] = ev
+        if ev.kind in ("traceback", "sbfl"):
+            lines[ev.path].extend(ev.lines)
+    ranked: list[RankedFile] = []
+    for path, kinds in best.items():
+        static = sum(weights.get(k, 0.0) * e.strength for k, e in kinds.items() if k not in _ADVISORY)
+        if static <= 0:
+            continue  # invariant: advisory evidence alone never ranks a file
+        advisory = sum(weights.get(k, 0.0) * e.strength for k, e in kinds.items() if k in _ADVISORY)
+        contrib = sorted(kinds.values(), key=lambda e: -weights.get(e.kind, 0.0) * e.strength)
+        reasons = tuple(e.reason for e in contrib if weights.get(e.kind, 0.0) * e.strength > 0)
+        ranked.append(RankedFile(path, round(static + advisory, 4), reasons, _merge(lines[path])))
+    ranked.sort(key=lambda r: (-r.score, r.path))
+    return ranked[:limit] if limit is not None else ranked
+
+
+def _merge(ranges: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    out: list[list[int]] = []
+    for a, b in sorted(set(ranges)):
+        if out and a <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return tuple((a, b) for a, b in out)

@@ -1,0 +1,203 @@
+"""Spectrum-based fault localization: Ochiai over per-test line coverage.
+
+A line run by every failing test and by few passing ones is suspect:
+``ochiai(l) = ef / sqrt(F * (ef + ep))`` with ``ef``/``ep`` the failing /
+passing tests covering ``l`` and ``F`` all failing tests. A file scores its
+best line. The core (:func:`ochiai`, :func:`suspicious_ranges`,
+:func:`spectrum_from_coverage`) is pure; :func:`run_sbfl` is the thin driver
+that runs the test files once under ``coverage`` with per-test dynamic
+contexts (one run, not one per test) and reads the outcomes from pytest -v.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.process import CommandRun, run_command
+from fixbugs.localize.traceback import is_test_path
+
+__all__ = [
+    "SbflResult",
+    "Spectrum",
+    "context_key",
+    "ochiai",
+    "run_sbfl",
+    "sbfl_evidence",
+    "spectrum_from_coverage",
+    "suspicious_ranges",
+    "test_key",
+]
+
+Runner = Callable[..., Awaitable[CommandRun]]
+_COVERAGE_RC = "[run]\ndynamic_context = test_function\nrelative_files = true\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Spectrum:
+    """Which tests ran each line (``file → line → test keys``), and how each test ended."""
+
+    coverage: Mapping[str, Mapping[int, frozenset[str]]]
+    failed: frozenset[str]
+    passed: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class SbflResult:
+    file_scores: dict[str, float] = field(default_factory=dict)
+    line_scores: dict[str, dict[int, float]] = field(default_factory=dict)
+    failed_tests: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def ranges(self, path: str) -> tuple[tuple[int, int], ...]:
+        return suspicious_ranges(self.line_scores.get(path, {}))
+
+
+def ochiai(spectrum: Spectrum) -> SbflResult:
+    """Ochiai per line and per file (the file's best line). No failing test → empty result."""
+    n_failed = len(spectrum.failed)
+    if n_failed == 0:
+        return SbflResult(notes=("no failing test in the spectrum; SBFL has nothing to say",))
+    lines: dict[str, dict[int, float]] = {}
+    for path, by_line in spectrum.coverage.items():
+        scores: dict[int, float] = {}
+        for line, tests in by_line.items():
+            ef = len(tests & spectrum.failed)
+            if ef:
+                ep = len(tests & spectrum.passed)
+                scores[line] = ef / math.sqrt(n_failed * (ef + ep))
+        if scores:
+            lines[path] = scores
+    files = {p: max(s.values()) for p, s in lines.items()}
+    return SbflResult(files, lines, tuple(sorted(spectrum.failed)))
+
+
+def suspicious_ranges(
+    scores: Mapping[int, float], *, rel: float = 0.999, gap: int = 3, limit: int = 5
+) -> tuple[tuple[int, int], ...]:
+    """Ranges of the file's top-scoring lines; lines at most ``gap`` apart join one range."""
+    if not scores:
+        return ()
+    top = max(scores.values())
+    picked = sorted(line for line, s in scores.items() if s >= top * rel)
+    ranges: list[list[int]] = []
+    for line in picked:
+        if ranges and line - ranges[-1][1] <= gap:
+            ranges[-1][1] = line
+        else:
+            ranges.append([line, line])
+    return tuple((a, b) for a, b in ranges[:limit])
+
+
+def test_key(node_id: str) -> str:
+    """``tests/a/test_x.py::C::t[p]`` → ``test_x.C.t``: comparable with a coverage context."""
+    file, _, rest = node_id.partition("::")
+    rest = rest.split("[", 1)[0]
+    return ".".join([PurePosixPath(file).stem, *[p for p in rest.split("::") if p]])
+
+
+def context_key(context: str, keys: Sequence[str]) -> str | None:
+    """The test key a coverage context (``pkg.tests.test_x.C.t``) belongs to, if any."""
+    for key in keys:
+        if context == key or context.endswith("." + key):
+            return key
+    return None
+
+
+def spectrum_from_coverage(report: Mapping[str, object], outcomes: Mapping[str, str]) -> Spectrum:
+    """Build a spectrum from ``coverage json --show-contexts`` and per-test-id outcomes.
+
+    Parametrized ids share one context (the test function), which fails if any
+    of its ids failed or errored.
+    """
+    failed: set[str] = set()
+    seen: set[str] = set()
+    for node_id, outcome in outcomes.items():
+        key = test_key(node_id)
+        seen.add(key)
+        if outcome in ("failed", "error"):
+            failed.add(key)
+    keys = sorted(seen, key=len, reverse=True)  # longest first: "C.test_a_b" before "test_b"
+    cov: dict[str, dict[int, frozenset[str]]] = {}
+    files = report.get("files", {})
+    assert isinstance(files, dict)
+    for path, data in files.items():
+        contexts = data.get("contexts", {}) if isinstance(data, dict) else {}
+        by_line: dict[int, frozenset[str]] = {}
+        for line, ctxs in contexts.items():
+            tests = {k for c in ctxs if c and (k := context_key(c, keys))}
+            if tests:
+                by_line[int(line)] = frozenset(tests)
+        if by_line:
+            cov[str(path).removeprefix("./")] = by_line
+    return Spectrum(cov, frozenset(failed), frozenset(seen - failed))
+
+
+def sbfl_evidence(result: SbflResult, *, top: int = 15) -> list[Evidence]:
+    """Non-test files with a positive Ochiai score, best first."""
+    ranked = sorted(
+        ((s, p) for p, s in result.file_scores.items() if not is_test_path(p) and s > 0),
+        reverse=True,
+    )[:top]
+    out: list[Evidence] = []
+    for score, path in ranked:
+        ranges = result.ranges(path)
+        where = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in ranges[:3])
+        out.append(Evidence(path, "sbfl", score, f"Ochiai {score:.2f} (lines {where})", ranges))
+    return out
+
+
+async def run_sbfl(
+    root: Path,
+    python: Path,
+    test_files: Sequence[str],
+    *,
+    timeout_s: float = 180.0,
+    runner: Runner = run_command,
+) -> SbflResult:
+    """Run ``test_files`` once under coverage in ``root`` (a throwaway copy) and score lines."""
+    from fixbugs.testrun import parse_outcomes
+
+    if not test_files:
+        return SbflResult(notes=("no test files to run; SBFL skipped",))
+    with tempfile.TemporaryDirectory(prefix="fixbugs-sbfl-") as tmp:
+        rc, data, out_json = Path(tmp) / "coveragerc", Path(tmp) / "data", Path(tmp) / "cov.json"
+        rc.write_text(_COVERAGE_RC)
+        cov = [str(python), "-m", "coverage"]
+        run = await runner(
+            [*cov, "run", f"--rcfile={rc}", f"--data-file={data}", "-m", "pytest", "-v",
+             "-p", "no:cacheprovider", *test_files],
+            root,
+            timeout_s=timeout_s,
+        )
+        if run.timed_out:
+            return SbflResult(notes=(f"tests under coverage ran past {timeout_s:.0f}s; SBFL skipped",))
+        outcomes = parse_outcomes(run.output)
+        if not outcomes:
+            tail = run.output.strip().splitlines()[-1:] or ["no output"]
+            return SbflResult(notes=(f"no test outcomes under coverage ({tail[0][:120]}); SBFL skipped",))
+        report = await runner(
+            [*cov, "json", f"--rcfile={rc}", f"--data-file={data}", "--show-contexts",
+             "-o", str(out_json), "-q"],
+            root,
+            timeout_s=60,
+        )
+        if not out_json.exists():
+            return SbflResult(notes=(f"coverage json failed: {report.output.strip()[:160]}",))
+        spectrum = spectrum_from_coverage(json.loads(out_json.read_text()), outcomes)
+    return ochiai(_relative(spectrum, root))
+
+
+def _relative(spectrum: Spectrum, root: Path) -> Spectrum:
+    """Coverage may report absolute paths; make them relative to the tree."""
+    prefix = str(root.resolve()).rstrip("/") + "/"
+    cov: dict[str, Mapping[int, frozenset[str]]] = defaultdict(dict)
+    for path, lines in spectrum.coverage.items():
+        cov[path.removeprefix(prefix)] = lines
+    return Spectrum(dict(cov), spectrum.failed, spectrum.passed)

@@ -1,0 +1,221 @@
+"""Static localization signals: cheap, explainable reasons to suspect a file.
+
+Each function reads the repository's text (a ``path → text`` mapping, so
+they are pure and testable on a dict) plus what the report says, and returns
+:class:`Evidence`. None of them runs code. Their strengths are comparable
+only within a kind; :mod:`fixbugs.localize.rank` weighs the kinds.
+
+* traceback frames: the deepest frame in project, non-test code is where
+  the failure surfaced; its callers are weaker suspects.
+* failing tests' imports (AST): a test exercises the modules it imports.
+* naming convention: ``tests/rules/test_git_push.py`` tests
+  ``…/rules/git_push.py``.
+* report symbols: identifiers the report names that some file defines,
+  weighted by how few files define them (``match`` is everywhere).
+* BM25 over files, with identifiers split into their words.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePosixPath
+
+from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.traceback import ParsedFailure, is_test_path
+
+__all__ = [
+    "SOURCE_SUFFIXES",
+    "bm25_evidence",
+    "import_evidence",
+    "module_files",
+    "naming_evidence",
+    "symbol_evidence",
+    "tokenize_code",
+    "traceback_evidence",
+]
+
+SOURCE_SUFFIXES = frozenset(
+    {".py", ".pyx", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".rb", ".c", ".h",
+     ".cc", ".cpp", ".hpp", ".cs", ".php", ".kt", ".scala", ".swift", ".sh"}
+)
+_CALLER_DECAY = 0.6  # each frame further from the failure is this much less suspect
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_STOP = frozenset(
+    "the a an and or of to in is it for on with as be by this that not are was from at if "
+    "else def return self none true false import class assert test tests py lambda pass".split()
+)
+
+
+def is_source(path: str) -> bool:
+    return PurePosixPath(path).suffix in SOURCE_SUFFIXES
+
+
+def traceback_evidence(parsed: ParsedFailure) -> list[Evidence]:
+    """Project, non-test frames; innermost 1.0, each caller ``_CALLER_DECAY`` times less."""
+    out: list[Evidence] = []
+    for tb in parsed.tracebacks:
+        mine = sorted((f for f in tb if f.path and not is_test_path(f.path)), key=lambda f: f.depth)
+        for rank, f in enumerate(mine):
+            assert f.path is not None
+            where = f" in {f.function}" if f.function else ""
+            role = "deepest project frame" if rank == 0 else f"caller frame #{rank}"
+            out.append(
+                Evidence(f.path, "traceback", _CALLER_DECAY**rank,
+                         f"{role} {f.path}:{f.line}{where}", ((f.line, f.line),))
+            )
+    for w in parsed.warnings:
+        if w.path and not is_test_path(w.path):
+            out.append(Evidence(w.path, "warning", 1.0, f"warning raised at {w.path}:{w.line}",
+                                ((w.line, w.line),)))
+    return out
+
+
+def module_files(files: Iterable[str]) -> dict[str, str]:
+    """Dotted module name → file, for Python files (``src/`` layouts included)."""
+    out: dict[str, str] = {}
+    for path in files:
+        if not path.endswith(".py"):
+            continue
+        parts = list(PurePosixPath(path).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        for start in range(len(parts)):  # "src/pkg/mod.py" is "pkg.mod" too
+            name = ".".join(parts[start:])
+            if name:
+                out.setdefault(name, path)
+    return out
+
+
+def _imports(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """(module, imported names) for each import statement; empty if it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((a.name, ()) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.module, tuple(a.name for a in node.names)))
+    return out
+
+
+def import_evidence(test_files: Sequence[str], files: Mapping[str, str]) -> list[Evidence]:
+    """Modules the failing test files import, resolved to repository files."""
+    modules = module_files(files)
+    out: list[Evidence] = []
+    for test in test_files:
+        text = files.get(test)
+        if text is None:
+            continue
+        for module, names in _imports(text):
+            targets = [modules[f"{module}.{n}"] for n in names if f"{module}.{n}" in modules]
+            if module in modules:
+                targets.append(modules[module])
+            for path in dict.fromkeys(targets):
+                if not is_test_path(path):
+                    out.append(Evidence(path, "import", 1.0, f"imported by failing test {test}"))
+    return out
+
+
+def naming_evidence(test_files: Sequence[str], files: Iterable[str]) -> list[Evidence]:
+    """Source files named like the failing test files (``test_x.py`` / ``x_test.py`` → ``x.py``).
+
+    A candidate whose folders also match the test's (``tests/rules/`` and
+    ``pkg/rules/``) is a stronger match than one elsewhere.
+    """
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for path in files:
+        if not is_test_path(path) and is_source(path):
+            by_name[PurePosixPath(path).name].append(path)
+    out: list[Evidence] = []
+    for test in test_files:
+        p = PurePosixPath(test)
+        stem = p.stem.removeprefix("test_").removesuffix("_test")
+        if not stem or stem == p.stem:
+            continue
+        test_dirs = [d for d in p.parent.parts if d not in ("tests", "test", "testing")]
+        for path in by_name.get(stem + p.suffix, []):
+            src_dirs = PurePosixPath(path).parent.parts
+            shared = sum(1 for a, b in zip(reversed(test_dirs), reversed(src_dirs), strict=False) if a == b)
+            strength = 1.0 if shared == len(test_dirs) else 0.5 + 0.5 * shared / max(1, len(test_dirs))
+            out.append(Evidence(path, "naming", strength, f"named like failing test {test}"))
+    return out
+
+
+def _definitions(text: str) -> set[str]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    return {
+        n.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+
+
+def symbol_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
+    """Functions and classes named in the report, matched to the files that define them.
+
+    A symbol defined in ``k`` source files gives each of them ``1/k``: rare
+    names point somewhere, names every module defines point nowhere.
+    """
+    named = {w for w in _WORD.findall(report) if len(w) > 2 and w.lower() not in _STOP}
+    defined_in: dict[str, list[str]] = defaultdict(list)
+    for path, text in files.items():
+        if path.endswith(".py") and not is_test_path(path):
+            for name in _definitions(text) & named:
+                defined_in[name].append(path)
+    per_file: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for name, paths in defined_in.items():
+        for path in paths:
+            per_file[path].append((1.0 / len(paths), name))
+    out: list[Evidence] = []
+    for path, hits in per_file.items():
+        hits.sort(reverse=True)
+        strength = min(1.0, sum(w for w, _ in hits))
+        names = ", ".join(n for _, n in hits[:4])
+        out.append(Evidence(path, "symbol", strength, f"defines {names} named in the report"))
+    return out
+
+
+def tokenize_code(text: str) -> list[str]:
+    """Lower-case words, with identifiers also split at ``_`` and camelCase humps."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        low = word.lower()
+        pieces = [p.lower() for part in word.split("_") for p in _CAMEL.findall(part)]
+        if len(pieces) > 1 and low not in _STOP:
+            out.append(low)
+        out.extend(p for p in pieces if len(p) > 1 and p not in _STOP)
+    return out
+
+
+def bm25_evidence(report: str, files: Mapping[str, str], *, top: int = 20) -> list[Evidence]:
+    """BM25 (``bm25s``) of the report against each source file (its path counted as text too)."""
+    import bm25s  # numpy-backed; imported when first used
+
+    paths = [p for p in files if is_source(p) and not is_test_path(p)]
+    query = tokenize_code(report)
+    if not paths or not query:
+        return []
+    corpus = [tokenize_code(p.replace("/", " ") + " " + files[p]) or ["_"] for p in paths]
+    index = bm25s.BM25()
+    index.index(corpus, show_progress=False)
+    scores = index.get_scores(query)
+    best = float(max(scores)) if len(scores) else 0.0
+    if best <= 0 or math.isnan(best):
+        return []
+    ranked = sorted(range(len(paths)), key=lambda i: -float(scores[i]))[:top]
+    return [
+        Evidence(paths[i], "bm25", float(scores[i]) / best, f"BM25 {float(scores[i]):.1f} against the report")
+        for i in ranked
+        if scores[i] > 0
+    ]

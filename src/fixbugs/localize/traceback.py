@@ -1,0 +1,202 @@
+"""Parse Python tracebacks and pytest failure output into frames.
+
+A traceback is the strongest static evidence a bug report carries: the
+deepest frame in the project's own (non-test) code is where the failure
+surfaced. Reports paste tracebacks in several shapes — CPython's
+``File "x", line N, in f``, pytest's long form (code block, then
+``path:line: ExcType``), pytest's short/collapsed ``path:line: in func`` —
+and with paths from the reporter's machine (``/home/user/project/...``), so
+paths are mapped back onto the repository's files by their longest
+matching suffix; frames in installed packages map to nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+
+__all__ = [
+    "Frame",
+    "ParsedFailure",
+    "is_test_path",
+    "parse_failure",
+    "relativize",
+]
+
+_CPYTHON = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
+# pytest location line: "path.py:12: in func", "path.py:12: ValueError", "path.py:12: "
+_PYTEST_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]*\.py):(?P<line>\d+):(?: (?P<rest>.*))?$")
+# a warnings-summary location: "path.py:23" alone on a line
+_WARNING_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]*\.py):(?P<line>\d+)$")
+_DEF = re.compile(r"^\s*(?:>\s*)?(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
+_EXC_LINE = re.compile(r"^E\s+(?P<type>(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure))(?::\s*(?P<msg>.*))?$")
+_PLAIN_EXC = re.compile(r"^(?P<type>(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)):\s*(?P<msg>.*)$")
+_NODE_ID = re.compile(r"(?P<id>[\w./-]+\.py::[\w:]+(?:\[[^\]\n]*\])?)")
+_SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$")
+_EXC_NAME = re.compile(r"^(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)$")
+_INSTALLED = ("site-packages/", "dist-packages/", "/lib/python", "<frozen", "<string>")
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One traceback frame. ``path`` is relative to the repository, or None outside it."""
+
+    path: str | None
+    line: int
+    function: str | None
+    text: str
+    raw_path: str = ""
+    depth: int = 0  # 0 = the innermost frame of its traceback, 1 = its caller, …
+    kind: str = "frame"  # "frame" or "warning" (a warnings-summary location)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFailure:
+    """Everything localization needs from failure output."""
+
+    tracebacks: tuple[tuple[Frame, ...], ...] = ()  # each outermost → innermost
+    warnings: tuple[Frame, ...] = ()
+    failing_tests: tuple[str, ...] = ()
+    exception_type: str | None = None
+    exception_message: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def frames(self) -> tuple[Frame, ...]:
+        return tuple(f for tb in self.tracebacks for f in tb)
+
+    def project_frames(self, *, include_tests: bool = False) -> tuple[Frame, ...]:
+        return tuple(
+            f
+            for f in self.frames
+            if f.path is not None and (include_tests or not is_test_path(f.path))
+        )
+
+
+def is_test_path(path: str) -> bool:
+    """Test code by the usual conventions (tests/ folders, test_*.py, *_test.py, conftest.py)."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return (
+        any(p in ("tests", "test", "testing") for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+def relativize(raw: str, repo_files: Collection[str] | None) -> str | None:
+    """Map a path from a report onto a repository file, or None.
+
+    Without a file list, relative paths are kept as given. With one, the
+    longest suffix of the path that names a repository file wins; a bare
+    file name from an absolute path is not enough (``__init__.py`` is in
+    every package), and installed packages never match.
+    """
+    path = raw.strip().replace("\\", "/")
+    if any(marker in path for marker in _INSTALLED):
+        return None
+    path = path.removeprefix("./")
+    if repo_files is None:
+        return None if path.startswith("/") else path
+    if path in repo_files:
+        return path
+    parts = [p for p in path.split("/") if p]
+    absolute = path.startswith("/")
+    for start in range(1, len(parts)):
+        if absolute and len(parts) - start < 2:
+            break
+        cand = "/".join(parts[start:])
+        if cand in repo_files:
+            return cand
+    return None
+
+
+def _frame(
+    raw: str, line: str, func: str | None, text: str, files: Collection[str] | None, kind: str = "frame"
+) -> Frame:
+    return Frame(relativize(raw, files), int(line), func, text.strip(), raw, 0, kind)
+
+
+def _with_depths(frames: list[Frame]) -> tuple[Frame, ...]:
+    n = len(frames)
+    return tuple(
+        Frame(f.path, f.line, f.function, f.text, f.raw_path, n - 1 - i, f.kind)
+        for i, f in enumerate(frames)
+    )
+
+
+def parse_failure(text: str, repo_files: Collection[str] | None = None) -> ParsedFailure:
+    """Parse any mix of CPython tracebacks and pytest output (long, short or line form)."""
+    tracebacks: list[tuple[Frame, ...]] = []
+    warnings: list[Frame] = []
+    current: list[Frame] = []
+    block: list[str] = []  # pytest long form: source lines since the last location line
+    exc_type: str | None = None
+    exc_msg: str | None = None
+    in_warnings = False
+    lines = text.splitlines()
+
+    def close() -> None:
+        nonlocal current
+        if current:
+            tracebacks.append(_with_depths(current))
+        current = []
+
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        section = _SECTION.match(stripped) if stripped.startswith("___") else None
+        if line.startswith("Traceback (most recent call last)") or section:
+            close()
+            block = []
+            continue
+        if stripped.startswith("=====") and "warnings summary" in stripped:
+            close()
+            in_warnings = True
+            continue
+        if stripped.startswith("====="):
+            close()
+            in_warnings = False
+            continue
+        if in_warnings:
+            w = _WARNING_LOC.match(stripped)
+            if w:
+                warnings.append(_frame(w["path"], w["line"], None, "", repo_files, "warning"))
+            continue
+        m = _CPYTHON.match(line)
+        if m:
+            code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            current.append(_frame(m["path"], m["line"], m["func"], code, repo_files))
+            continue
+        m = _PYTEST_LOC.match(line)
+        if m:
+            rest = (m["rest"] or "").strip()
+            func: str | None = rest[3:].strip() if rest.startswith("in ") else None
+            if func is None:
+                func = next((d["name"] for d in map(_DEF.match, reversed(block)) if d), None)
+            code = next((b[1:].strip() for b in block if b.startswith(">")), "")
+            if not code and rest.startswith("in ") and i + 1 < len(lines):
+                code = lines[i + 1].strip()  # short form: the code line follows
+            current.append(_frame(m["path"], m["line"], func, code, repo_files))
+            if rest and not rest.startswith("in ") and _EXC_NAME.match(rest) and exc_type is None:
+                exc_type = rest
+            block = []
+            continue
+        e = _EXC_LINE.match(line)
+        if e and exc_type is None:
+            exc_type, exc_msg = e["type"], (e["msg"] or "").strip() or None
+        elif e and exc_msg is None and e["type"] == exc_type:
+            exc_msg = (e["msg"] or "").strip() or None
+        p = _PLAIN_EXC.match(line) if current and not line.startswith(" ") else None
+        if p and exc_type is None:
+            exc_type, exc_msg = p["type"], p["msg"].strip() or None
+        block.append(line)
+    close()
+    failing = tuple(dict.fromkeys(m["id"] for m in _NODE_ID.finditer(text)))
+    return ParsedFailure(tuple(tracebacks), tuple(warnings), failing, exc_type, exc_msg)
+
+
+def failing_test_files(test_ids: Iterable[str]) -> tuple[str, ...]:
+    """The files of pytest node ids, in first-seen order."""
+    return tuple(dict.fromkeys(t.split("::", 1)[0] for t in test_ids if "::" in t))

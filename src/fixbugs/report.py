@@ -1,0 +1,133 @@
+"""The run report, as JSON (for machines) and markdown (for people).
+
+Every figure comes from the run's own records: stage walls from the driver,
+model figures from the metrics recorder. ``validated`` is true only when
+validation passed; a run without one says "no validated fix".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentrt.metrics import CallRecord
+
+from fixbugs.context import RunContext
+
+__all__ = ["RunReport", "build_report"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    data: dict[str, Any]
+
+    @property
+    def validated(self) -> bool:
+        return bool(self.data["validated"])
+
+    def write_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.data, indent=2) + "\n")
+
+    def markdown(self) -> str:
+        d = self.data
+        out = [f"# FixBugs report: {d['title']}", ""]
+        out.append(
+            f"Total {d['total_s']:.1f} s; first hypothesis after "
+            + (f"{d['first_hypothesis_s']:.1f} s." if d["first_hypothesis_s"] is not None else "-.")
+        )
+        out += ["", "## Verdict", ""]
+        if d["validated"]:
+            out.append(f"**Validated fix** — {d['validation']['summary']}.")
+        else:
+            out.append(f"**No validated fix.** {d['validation']['summary']}.")
+        rc = d["root_cause"]
+        out += ["", "## Root cause", ""]
+        if rc:
+            a, b = rc["lines"]
+            out.append(f"`{rc['path']}` lines {a}-{b} ({rc['origin']}): {rc['explanation']}")
+        else:
+            out.append("Not determined.")
+        out += ["", "## Ranked files", "", "| # | file | score | reasons |", "|---|---|---|---|"]
+        for i, f in enumerate(d["ranked_files"][:10], 1):
+            out.append(
+                f"| {i} | `{f['path']}` | {f['score']:.3f} | {'; '.join(f['reasons'][:3])} |"
+            )
+        rep = d["reproduction"]
+        out += ["", "## Reproduction", ""]
+        out.append(
+            f"{'Confirmed' if rep['confirmed'] else 'Not confirmed'} ({rep['origin']}): "
+            f"`{rep['command'] or '-'}` — {rep['summary']}"
+        )
+        if d["patch"]:
+            out += ["", "## Patch", "", "```diff", d["patch"].rstrip(), "```"]
+        out += [
+            "",
+            "## Stages",
+            "",
+            "| stage | wall s | TTFT s | out tok | attempts | failures |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, s in d["stages"].items():
+            ttft = "-" if s["ttft_s"] is None else f"{s['ttft_s']:.2f}"
+            out.append(
+                f"| {name} | {s['wall_s']:.2f} | {ttft} | {s['output_tokens']} | "
+                f"{s['attempts']} | {s['failures']} |"
+            )
+        if d["notes"]:
+            out += ["", "## Notes", ""] + [f"- {n}" for n in d["notes"]]
+        return "\n".join(out) + "\n"
+
+
+def _stage_figures(name: str, wall: float, records: list[CallRecord]) -> dict[str, Any]:
+    mine = [r for r in records if r.stage == name]
+    model = [r for r in mine if r.kind == "model"]
+    ttfts = [r.ttft_s for r in model if r.ttft_s is not None]
+    return {
+        "wall_s": round(wall, 3),
+        "ttft_s": round(min(ttfts), 3) if ttfts else None,
+        "output_tokens": sum(r.output_tokens for r in model),
+        "model_calls": len(model),
+        "tool_calls": len(mine) - len(model),
+        "attempts": sum(r.attempts for r in mine),
+        "failures": sum(1 for r in mine if r.outcome == "error"),
+    }
+
+
+def build_report(ctx: RunContext, stage_walls: dict[str, float]) -> RunReport:
+    v = ctx.validation
+    rep = ctx.reproduction
+    records = ctx.recorder.records
+    data: dict[str, Any] = {
+        "title": ctx.inputs.report.title,
+        "ranked_files": [
+            {"path": f.path, "score": round(f.score, 4), "reasons": list(f.reasons)}
+            for f in ctx.ranked
+        ],
+        "root_cause": ctx.root_cause.to_dict() if ctx.root_cause else None,
+        "patch": v.candidate.diff if v and v.validated and v.candidate else None,
+        "validated": bool(v and v.validated),
+        "validation": {
+            "summary": v.summary if v else "not run",
+            "tried": v.tried if v else 0,
+            "rejected": list(v.rejected[:20]) if v else [],
+        },
+        "reproduction": {
+            "command": rep.command if rep else None,
+            "origin": rep.origin if rep else "none",
+            "confirmed": bool(rep and rep.confirmed),
+            "summary": rep.summary if rep else "not run",
+        },
+        "first_hypothesis_s": ctx.first_hypothesis_s,
+        "total_s": round(ctx.elapsed(), 3),
+        "stages": {n: _stage_figures(n, w, records) for n, w in stage_walls.items()},
+        "evidence": [
+            {"source": e.source, "text": e.text, "path": e.path, "line": e.line, "at": e.at}
+            for e in ctx.evidence[:50]
+        ],
+        "notes": list(ctx.notes),
+        "events": [e.to_dict() for e in ctx.events],
+        "calls": [r.to_dict() for r in records],
+    }
+    return RunReport(data)

@@ -1,0 +1,126 @@
+"""What a sandboxed command may use, and what it did.
+
+:class:`Limits` is the budget of one command; :class:`CommandResult` is its
+outcome. :func:`classify_limit` names which budget a finished command ran
+into. It is a pure function of facts the driver observed, so the heuristics
+(a Python ``MemoryError``, a shell's "can't fork") are testable on strings.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["CommandResult", "LimitHit", "Limits", "classify_limit"]
+
+LimitHit = Literal["time", "memory", "processes", "output"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The budget of one command.
+
+    ``max_output_bytes`` caps what is kept of each of stdout and stderr (the
+    head and the tail, where a test runner prints its summary); a command
+    that writes ``runaway_factor`` times more than that is killed as a
+    runaway writer. ``max_file_mb`` caps any single file it writes.
+    """
+
+    timeout_s: float = 60.0
+    memory_mb: int = 1024
+    max_output_bytes: int = 1_000_000
+    max_processes: int = 256
+    max_file_mb: int = 1024
+    runaway_factor: int = 16
+
+    def __post_init__(self) -> None:
+        if self.timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        if self.memory_mb < 16:
+            raise ValueError("memory_mb must be at least 16")
+        if self.max_output_bytes < 2:
+            raise ValueError("max_output_bytes must be at least 2")
+        if self.max_processes < 1:
+            raise ValueError("max_processes must be at least 1")
+
+    @property
+    def cpu_s(self) -> int:
+        """CPU seconds backstop: the wall-clock timeout is the real limit."""
+        return int(self.timeout_s) + 5
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """The outcome of one sandboxed command.
+
+    ``argv`` is the command as the caller gave it (not the containment
+    wrapper). ``returncode`` is negative for a signal, as in ``subprocess``.
+    ``notes`` says which containment mechanism was missing for this run, so
+    a weaker sandbox is never silent.
+    """
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+    limit_hit: LimitHit | None
+    wall_s: float
+    truncated: bool
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and self.limit_hit is None
+
+
+_MEMORY = re.compile(
+    r"MemoryError|Cannot allocate memory|std::bad_alloc|out of memory|"
+    r"failed to allocate|mmap\(\) failed",
+    re.IGNORECASE,
+)
+_PROCESSES = re.compile(
+    r"can't fork|cannot fork|fork: retry|fork failed|BlockingIOError|"
+    r"Resource temporarily unavailable|pthread_create failed",
+    re.IGNORECASE,
+)
+
+
+def classify_limit(
+    *,
+    returncode: int,
+    timed_out: bool,
+    output_runaway: bool,
+    stderr_tail: str,
+    stdout_tail: str = "",
+) -> LimitHit | None:
+    """Which limit a finished command ran into, or ``None``.
+
+    Time and output are certain (the driver killed the command). Memory and
+    processes are inferred from the messages programs print when an
+    allocation or a fork is refused, and from a CPU-limit signal; a command
+    that handles such a failure quietly and exits 0 did not hit a limit.
+    """
+    if timed_out:
+        return "time"
+    if output_runaway:
+        return "output"
+    if returncode == -signal.SIGXCPU:
+        return "time"
+    if returncode == 0:
+        return None
+    text = f"{stderr_tail}\n{stdout_tail}"
+    if _MEMORY.search(text):
+        return "memory"
+    if _PROCESSES.search(text):
+        return "processes"
+    return None
+
+
+def tail_lines(text: str, count: int = 40) -> str:
+    """The last ``count`` lines, where the fatal message of a run sits."""
+    lines: Sequence[str] = text.splitlines()
+    return "\n".join(lines[-count:])

@@ -1,0 +1,163 @@
+"""Redis-shared limits (own redis-server), the limiter driver, and routing."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from agentrt.clock import FakeClock
+from agentrt.errors import ConfigError
+from agentrt.flow import (
+    AdaptiveLimit,
+    CircuitBreaker,
+    ConcurrencyLimiter,
+    LocalRetryBudget,
+    Reservation,
+    ResilientModel,
+    RetryBudget,
+    RoutedModel,
+    RoutingTable,
+    StaticLimit,
+)
+from agentrt.llm import ChatRequest, FakeModel, provider_error
+from agentrt.metrics import stage
+from agentrt.tokens import LatencyModel
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    exe = shutil.which("redis-server")
+    if exe is None:
+        pytest.skip("redis-server binary is not installed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [exe, "--port", str(port), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):  # waiting for a child process to listen, not for time
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.01)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+async def test_redis_buckets_are_atomic_across_clients(redis_url):
+    from redis.asyncio import Redis
+
+    from agentrt.flow.redis_store import RedisRateGate
+
+    clock = FakeClock(1000.0)
+    key = f"test:{uuid.uuid4().hex}"
+    clients = [Redis.from_url(redis_url) for _ in range(4)]
+    gates = [RedisRateGate(c, key, rpm=None, tpm=6000, clock=clock) for c in clients]
+    try:
+        results = await asyncio.gather(*(g.reserve(100) for g in gates for _ in range(25)))
+        granted = [r for r in results if isinstance(r, Reservation)]
+        assert len(granted) == 60  # exactly a minute's tokens, never more
+        waits = [r for r in results if not isinstance(r, Reservation)]
+        assert all(w == pytest.approx(1.0) for w in waits)  # 100 tokens at 100/s
+        await gates[0].settle(granted[0], 0)  # refunded: one more fits now
+        assert isinstance(await gates[1].reserve(100), Reservation)
+        await gates[2].block_for(30.0)
+        clock.advance(10.0)
+        assert await gates[3].reserve(1) == pytest.approx(20.0)
+    finally:
+        for c in clients:
+            await c.aclose()
+
+
+async def test_redis_retry_budget_is_shared(redis_url):
+    from redis.asyncio import Redis
+
+    from agentrt.flow.redis_store import RedisRetryBudget
+
+    key = f"test:{uuid.uuid4().hex}"
+    a, b = Redis.from_url(redis_url), Redis.from_url(redis_url)
+    try:
+        ba = RedisRetryBudget(a, key, share=0.2, min_in_flight=3, ratio=1.0, burst=100)
+        bb = RedisRetryBudget(b, key, share=0.2, min_in_flight=3, ratio=1.0, burst=100)
+        for _ in range(20):
+            await ba.call_started()
+            await bb.call_started()
+        got = [await ba.try_retry() for _ in range(5)] + [await bb.try_retry() for _ in range(5)]
+        assert sum(got) == 8  # 20% of 40 calls in flight, over both processes
+        counters = await ba.counters()
+        assert counters["active"] == 40 and counters["retrying"] == 8
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_limiter_never_exceeds_its_limit_and_adapts():
+    clock = FakeClock()
+    # the endpoint serves 4 at full speed; beyond that each call slows down
+    inner = FakeModel(clock=clock, latency=LatencyModel(1.0, 0.0, 1e9))
+    active = 0
+    peak = 0
+
+    async def call(limiter):
+        nonlocal active, peak
+        async with limiter.permit() as p:
+            active += 1
+            peak = max(peak, active)
+            await clock.sleep(1.0 * max(1.0, active / 4))
+            active -= 1
+            p.succeeded()
+
+    static = ConcurrencyLimiter(StaticLimit(3), clock=clock)
+    async with clock.autojumping(), asyncio.TaskGroup() as tg:
+        for _ in range(30):
+            tg.create_task(call(static))
+    assert peak == 3 and static.in_use == 0
+
+    adaptive = ConcurrencyLimiter(AdaptiveLimit(), clock=clock)
+    async with clock.autojumping(), asyncio.TaskGroup() as tg:
+        for _ in range(600):
+            tg.create_task(call(adaptive))
+    assert adaptive.limit in (4, 5) and adaptive.in_use == 0
+    del inner
+
+
+async def test_routing_by_stage_with_fallback_when_the_breaker_opens():
+    clock = FakeClock()
+    lat = LatencyModel(0.1, 0.0, 1e9)
+    budget = LocalRetryBudget(RetryBudget(ratio=1.0, burst=100))
+    large_inner = FakeModel(
+        model="large", clock=clock, latency=lat, failures=[provider_error(503)] * 100
+    )
+    large = ResilientModel(
+        large_inner,
+        clock=clock,
+        budget=budget,
+        breaker=CircuitBreaker(window=4, min_calls=4, failure_ratio=0.75, open_s=60),
+    )
+    small = ResilientModel(FakeModel(model="small", clock=clock, latency=lat), clock=clock)
+    table = RoutingTable.from_mapping(
+        {"default": ["small"], "plan": ["large", "small"]}, known=["large", "small"]
+    )
+    router = RoutedModel({"large": large, "small": small}, table)
+    async with clock.autojumping():
+        with stage("map"):
+            assert (await router.complete(ChatRequest.of("x"))).model == "small"
+        assert (await router.complete(ChatRequest.of("x", stage="plan"))).model == "small"
+        sent = len(large_inner.requests)
+        assert sent == 4  # the breaker opened after its window of failures
+        assert (await router.complete(ChatRequest.of("x", stage="plan"))).model == "small"
+        assert len(large_inner.requests) == sent  # open: not even tried
+    assert router.fallbacks_taken == 2
+    with pytest.raises(ConfigError, match="unknown endpoint 'huge'"):
+        RoutingTable.from_mapping({"default": ["huge"]}, known=["small"])
