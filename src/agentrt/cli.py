@@ -40,6 +40,31 @@ def _attach_sim() -> None:
 _attach_sim()
 
 
+def _attach_profile() -> None:
+    @app.command("profile")
+    def profile_cmd(
+        run: Annotated[Path, typer.Argument(help="Metrics JSON of a recorded run.")],
+        json_path: Annotated[
+            Path | None, typer.Option("--json", help="Also write the profile as JSON.")
+        ] = None,
+        parallel: Annotated[int, typer.Option(help="Calls at once for the what-if.")] = 16,
+        smaller_speedup: Annotated[float, typer.Option(help="Smaller model's speed, x.")] = 3.0,
+        cached_share: Annotated[float, typer.Option(help="Input share a cache serves.")] = 0.8,
+    ) -> None:
+        """Where a recorded run's time went per stage, and what changes would buy."""
+        from agentrt.profile import WhatIf, breakdown, estimates, load_run, print_profile
+        from agentrt.profile import profile_json as to_json
+
+        bd = breakdown(load_run(run))
+        ests = estimates(bd, WhatIf(parallel, smaller_speedup, cached_share))
+        print_profile(console, bd, ests)
+        if json_path:
+            json_path.write_text(json.dumps(to_json(bd, ests), indent=2) + "\n")
+
+
+_attach_profile()
+
+
 def _attach_worker() -> None:
     from agentrt.pipeline.cli import worker
 

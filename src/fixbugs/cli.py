@@ -129,6 +129,11 @@ def run(
         console.print(apply_to_repo(result, repo))
 
 
+from fixbugs.eval import eval_command  # noqa: E402
+
+app.command("eval")(eval_command)
+
+
 @app.command()
 def version() -> None:
     """Print the version."""

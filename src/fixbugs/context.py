@@ -43,7 +43,7 @@ class AgentOptions:
     test_env: Mapping[str, str] | None = None  # environment for test commands
     test_timeout_s: float = 120.0
     relevance_top_n: int = 8
-    max_log_chunks: int = 6
+    max_log_chunks: int = 2
     max_candidates: int = 80
     fix_budget_s: float = 300.0
     use_sbfl: bool = True
@@ -130,6 +130,7 @@ class RunContext:
         self.started = clock.now()
         self.events: list[ProgressEvent] = []
         self.evidence: list[Evidence] = []
+        self.log_digest: str = ""  # reduced log evidence, rendered for prompts
         self.failure: Any = None  # parsed traceback / failing tests
         self.static_ranking: list[Any] = []
         self.ranked: list[Any] = []

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from fixbugs.errors import InputError
 
-__all__ = ["default_cache_dir", "ensure_python_env", "env_key", "resolve_interpreter"]
+__all__ = ["cached_env", "default_cache_dir", "ensure_python_env", "env_key", "resolve_interpreter"]
 
 _READY = ".fixbugs-ready"
 _VERSION_ONLY = re.compile(r"^\d+(\.\d+)*$")
@@ -61,7 +61,11 @@ def resolve_interpreter(python: str) -> tuple[str, str]:
     A pyenv shim that is on PATH but not activated fails to run, so pyenv's
     own versions folder is searched as well.
     """
-    want = python.removeprefix("python") if _VERSION_ONLY.match(python.removeprefix("python")) else None
+    want = (
+        python.removeprefix("python")
+        if _VERSION_ONLY.match(python.removeprefix("python"))
+        else None
+    )
     candidates: list[str] = []
     if want is None:
         candidates.append(python)
@@ -70,13 +74,35 @@ def resolve_interpreter(python: str) -> tuple[str, str]:
         if found:
             candidates.append(found)
         root = os.environ.get("PYENV_ROOT") or str(Path.home() / ".pyenv")
-        candidates.extend(sorted(glob.glob(f"{root}/versions/{want}*/bin/python{want}"), reverse=True))
+        candidates.extend(
+            sorted(glob.glob(f"{root}/versions/{want}*/bin/python{want}"), reverse=True)
+        )
     for exe in candidates:
         version = _probe(exe)
         if version and (want is None or version == want or version.startswith(want + ".")):
             return exe, version
-    hint = f"install Python {want} (e.g. `pyenv install {want}`)" if want else "give a working interpreter"
+    hint = (
+        f"install Python {want} (e.g. `pyenv install {want}`)"
+        if want
+        else "give a working interpreter"
+    )
     raise InputError(f"Python interpreter {python!r} not found or not runnable: {hint}")
+
+
+def cached_env(
+    python: str,
+    requirements: Sequence[str],
+    extra: Sequence[str] = ("coverage",),
+    *,
+    cache_dir: Path | None = None,
+) -> Path | None:
+    """The bin dir of an already-built env, or None (never creates one, never uses the network)."""
+    try:
+        _, version = resolve_interpreter(python)
+    except InputError:
+        return None
+    root = (cache_dir or default_cache_dir()) / env_key(version, requirements, extra)
+    return root / "bin" if (root / _READY).exists() else None
 
 
 @contextlib.contextmanager
@@ -118,7 +144,15 @@ def ensure_python_env(
         pins = [r for r in (*requirements, *extra) if r.strip()]
         if pins:
             _run(
-                [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", *pins],
+                [
+                    str(bin_dir / "python"),
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--disable-pip-version-check",
+                    *pins,
+                ],
                 f"install {len(pins)} packages",
                 pip_timeout_s,
                 cleanup=root,

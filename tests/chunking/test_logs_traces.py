@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import itertools
 
 from agentrt.chunking import Span, chunk_log, chunk_traces
 
 
 def _log(n: int) -> bytes:
-    return b"".join(f"2024-01-01T00:00:{i:05d} INFO svc request {i} ok\n".encode() for i in range(n))
+    return b"".join(
+        f"2024-01-01T00:00:{i:05d} INFO svc request {i} ok\n".encode() for i in range(n)
+    )
 
 
 def test_log_chunks_are_whole_lines_under_budget_with_provenance() -> None:
@@ -21,7 +24,7 @@ def test_log_chunks_are_whole_lines_under_budget_with_provenance() -> None:
         assert c.data == b"".join(lines[c.first_line - 1 : c.last_line])
         assert data[c.byte_offset : c.byte_offset + len(c.data)] == c.data
     # greedy: adding the next line would have exceeded the budget
-    for a, b in zip(chunks, chunks[1:], strict=False):
+    for a, b in itertools.pairwise(chunks):
         assert len(a.data) + len(lines[b.first_line - 1]) > 400
 
 

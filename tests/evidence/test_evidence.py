@@ -22,7 +22,13 @@ def test_parse_keeps_provenance_and_drops_malformed_entries() -> None:
     base = Provenance(source="app.log", byte_offset=4096)
     answer = {
         "items": [
-            {"kind": "signal", "text": "timeout to db", "line": 12, "timestamp": 5, "service": "api"},
+            {
+                "kind": "signal",
+                "text": "timeout to db",
+                "line": 12,
+                "timestamp": 5,
+                "service": "api",
+            },
             {"kind": "guess", "text": "not a kind"},
             {"kind": "fact", "text": "   "},
             "junk",
@@ -48,7 +54,11 @@ def test_reducers_dedupe_order_group_and_split() -> None:
     ]
     d = digest(items)
     assert d.dropped == 1
-    assert [e.text for e in d.items] == ["cache miss", "DB  timeout after 31s on conn 9", "no timestamp"]
+    assert [e.text for e in d.items] == [
+        "cache miss",
+        "DB  timeout after 31s on conn 9",
+        "no timestamp",
+    ]
     assert d.items[1].support == 2  # the earliest copy kept, support summed
     assert set(split_by_service(d.items)) == {"api", "cache"}
     assert set(group_by_trace(d.items)) == {"t1", "t2", None}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -152,3 +153,32 @@ def test_retryable_statuses_and_full_jitter(status):
         policy, attempts=4, error=provider_error(status), now=0, deadline=None, rng=rng
     )
     assert act == GiveUp("attempts")
+
+
+async def test_waits_for_permits_and_rate_buckets_respect_the_deadline():
+    from agentrt.flow import ConcurrencyLimiter, StaticLimit
+
+    clock = FakeClock()
+    inner = SendLog(clock=clock, latency=LatencyModel(30.0, 0.0, 1000.0))
+    limiter = ConcurrencyLimiter(StaticLimit(1), clock=clock)
+    model = ResilientModel(inner, clock=clock, limiter=limiter)
+    async with clock.autojumping():
+        holder = asyncio.create_task(model.complete(ChatRequest.of("slow")))
+        await asyncio.sleep(0)
+        with pytest.raises(DeadlineExceeded):
+            async with fail_after(5.0, clock):
+                await model.complete(ChatRequest.of("waits for the permit"))
+        assert clock.now() == pytest.approx(5.0)
+        await holder
+    assert len(inner.sent_at) == 1 and limiter.in_use == 0
+
+    # a rate-limit wait longer than the time left fails at once, without sleeping
+    gate = LocalRateGate(rpm=1, tpm=None, clock=clock, headroom=0.0)
+    model = ResilientModel(SendLog(clock=clock), clock=clock, rate=gate)
+    async with clock.autojumping():
+        await model.complete(ChatRequest.of("takes the only request of the minute"))
+        t = clock.now()
+        with pytest.raises(DeadlineExceeded, match="wait"):
+            async with fail_after(10.0, clock):
+                await model.complete(ChatRequest.of("would wait 60 s"))
+        assert clock.now() == t

@@ -63,7 +63,7 @@ async def test_redis_buckets_are_atomic_across_clients(redis_url):
     clock = FakeClock(1000.0)
     key = f"test:{uuid.uuid4().hex}"
     clients = [Redis.from_url(redis_url) for _ in range(4)]
-    gates = [RedisRateGate(c, key, rpm=None, tpm=6000, clock=clock) for c in clients]
+    gates = [RedisRateGate(c, key, rpm=None, tpm=6000, headroom=0.0, clock=clock) for c in clients]
     try:
         results = await asyncio.gather(*(g.reserve(100) for g in gates for _ in range(25)))
         granted = [r for r in results if isinstance(r, Reservation)]

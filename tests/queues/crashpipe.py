@@ -47,13 +47,30 @@ def make(lease_s: float = 0.3, concurrency: int = 2) -> Pipeline:
 
     return Pipeline(
         [
-            Stage("a", _stage(lambda c: int(c.input["n"])), concurrency=concurrency, lease_s=lease_s),
-            Stage("b", _stage(lambda c: 2 * up(c, "a")), after=("a",), concurrency=concurrency,
-                  lease_s=lease_s),
-            Stage("c", _stage(lambda c: up(c, "a") + 1), after=("a",), concurrency=concurrency,
-                  lease_s=lease_s),
-            Stage("d", _stage(lambda c: up(c, "b") + up(c, "c")), after=("b", "c"),
-                  concurrency=concurrency, lease_s=lease_s),
+            Stage(
+                "a", _stage(lambda c: int(c.input["n"])), concurrency=concurrency, lease_s=lease_s
+            ),
+            Stage(
+                "b",
+                _stage(lambda c: 2 * up(c, "a")),
+                after=("a",),
+                concurrency=concurrency,
+                lease_s=lease_s,
+            ),
+            Stage(
+                "c",
+                _stage(lambda c: up(c, "a") + 1),
+                after=("a",),
+                concurrency=concurrency,
+                lease_s=lease_s,
+            ),
+            Stage(
+                "d",
+                _stage(lambda c: up(c, "b") + up(c, "c")),
+                after=("b", "c"),
+                concurrency=concurrency,
+                lease_s=lease_s,
+            ),
         ],
         name="crash",
         capacity=1000,

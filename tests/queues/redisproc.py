@@ -18,6 +18,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _drain(stream: object) -> None:
+    for _ in stream:  # type: ignore[attr-defined]
+        pass
+
+
 @dataclass
 class RedisProc:
     """A redis-server child; ``start`` returns once it accepts connections."""
@@ -45,8 +50,7 @@ class RedisProc:
             seen.append(line)
             if "Ready to accept connections" in line:
                 # keep draining the log so the server never blocks on a full pipe
-                out = self.proc.stdout
-                threading.Thread(target=lambda: [None for _ in out], daemon=True).start()
+                threading.Thread(target=_drain, args=(self.proc.stdout,), daemon=True).start()
                 return
         raise RuntimeError("redis-server exited at start:\n" + "".join(seen[-5:]))
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import crashpipe
-import pytest
 
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import QueueBackend, StageState, open_queue
@@ -137,13 +136,21 @@ def test_worker_command_drains_a_pipeline(tmp_path: Path) -> None:
     env = {**os.environ, "CRASH_LOG": str(tmp_path / "exec.log")}
     out = subprocess.run(
         [sys.executable, "-m", "agentrt", "worker", "-p", spec, "-q", url, "--drain"],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     assert f"{ITEMS * len(STAGES)} stage effects applied" in out.stderr
     bad = subprocess.run(
         [sys.executable, "-m", "agentrt", "worker", "-p", spec, "-q", url, "-s", "zz"],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [

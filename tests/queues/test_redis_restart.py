@@ -57,12 +57,14 @@ async def work(ctx: StageContext) -> Mapping[str, Any]:
 async def test_restart_mid_run_loses_nothing_acknowledged(tmp_path: Path) -> None:
     if REDIS is None:
         pytest.skip("redis-server is not installed")
-    server = RedisProc(tmp_path, free_port(), durable=False)
+    server = RedisProc(tmp_path, free_port(), durable=True)
     server.start()
     q = TrackingQueue(server.url, max_deliveries=50, namespace="restart")
     p = Pipeline(
-        [Stage("a", work, concurrency=4, lease_s=1.0),
-         Stage("b", work, after=("a",), concurrency=4, lease_s=1.0)],
+        [
+            Stage("a", work, concurrency=4, lease_s=1.0),
+            Stage("b", work, after=("a",), concurrency=4, lease_s=1.0),
+        ],
         name="restart",
     )
     runner = PipelineRunner(p, q, poll_s=0.05, backoff_s=(0.02, 0.2))

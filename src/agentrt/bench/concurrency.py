@@ -91,7 +91,7 @@ async def _run(
     lats = [d[1] - d[0] for d in steady]
     limit = float(algorithm.limit)
     if isinstance(algorithm, AdaptiveLimit):
-        limit = _held_limit(algorithm.history, measure_from - t0, t_end - t0)
+        limit = _held_limit(algorithm.history, measure_from, t_end)
     stats = RunStats(
         limit=limit,
         throughput=tokens / span if span > 0 else 0.0,
@@ -103,7 +103,7 @@ async def _run(
 
 
 def _held_limit(history: list[tuple[float, int]], start: float, end: float) -> float:
-    """The limit held for the most time in [start, end] (history times from run start)."""
+    """The limit held for the most time in [start, end] (clock times, like the history)."""
     held: dict[int, float] = {}
     points = [*history, (end, history[-1][1])]
     for (t, lim), (t_next, _) in itertools.pairwise(points):
@@ -196,9 +196,9 @@ def _plot(path: Path, sweep: list[RunStats], adaptive: RunStats, title: str) -> 
     max_tokens=100,
     plot="concurrency.png",
     local=True,
-    local_processes=4,
-    local_max_tokens=48,
-    local_duration_s=20.0,
+    local_processes=3,
+    local_max_tokens=16,
+    local_duration_s=30.0,
 )
 async def run_concurrency(opts: dict[str, Any]) -> BenchResult:
     scale = float(opts["time_scale"])

@@ -26,6 +26,19 @@ async def _zero(x: int) -> int:
     return x
 
 
+async def _yield_once(x: int) -> int:
+    await asyncio.sleep(0)
+    return x
+
+
+async def _agentrt_yielding(n: int, limit: int) -> int:
+    return len(await gather_map(_yield_once, range(n), limit=limit))
+
+
+async def _gather_yielding(n: int, limit: int) -> int:
+    return len(await asyncio.gather(*(_yield_once(i) for i in range(n))))
+
+
 async def _agentrt(n: int, limit: int) -> int:
     outs = await gather_map(_zero, range(n), limit=limit)
     return len(outs)
@@ -98,7 +111,11 @@ async def run_overhead(opts: dict[str, Any]) -> BenchResult:
     ours: list[float] = []
     floor: list[float] = []
     theirs: list[float | None] = []
+    ours_y: list[float] = []
+    floor_y: list[float] = []
     for n in sizes:
+        ours_y.append(round(await _cpu_us_per_call(_agentrt_yielding, n, limit), 3))
+        floor_y.append(round(await _cpu_us_per_call(_gather_yielding, n, limit), 3))
         # interleaved rounds, best of each: the least-disturbed measurement
         a, b = [], []
         for _ in range(rounds):
@@ -132,6 +149,7 @@ async def run_overhead(opts: dict[str, Any]) -> BenchResult:
         )
     notes = [
         f"agentrt: gather_map with limit={limit} workers; best of {rounds} interleaved rounds",
+        "*_yielding_us: the same with calls that suspend once (asyncio.sleep(0)), one round",
         "LangGraph: one ainvoke of a StateGraph whose START edge returns n Send()s, "
         "reduced with operator.add; one round",
     ]
@@ -152,6 +170,8 @@ async def run_overhead(opts: dict[str, Any]) -> BenchResult:
             "gather_us": floor,
             "langgraph_us": theirs,
             "langgraph_available": lg is not None,
+            "agentrt_yielding_us": ours_y,
+            "gather_yielding_us": floor_y,
         },
         ratios=tuple(ratios),
         checks=tuple(checks),

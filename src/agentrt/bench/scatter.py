@@ -65,7 +65,7 @@ def chunks_for_width(files: dict[str, str], width: int) -> list[CodeChunk]:
     output_tokens=30000,
     tps=50.0,
     slots=16,
-    time_scale=25.0,
+    time_scale=10.0,
 )
 async def run_scatter(opts: dict[str, Any]) -> BenchResult:
     scale, slots = float(opts["time_scale"]), int(opts["slots"])

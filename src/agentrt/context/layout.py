@@ -80,8 +80,10 @@ class PromptLayout:
     @property
     def shared_tokens(self) -> int:
         """Estimated tokens of the shared prefix (system message included)."""
-        return estimate_tokens(self.system) + MESSAGE_OVERHEAD_TOKENS + estimate_tokens(
-            self.shared_text
+        return (
+            estimate_tokens(self.system)
+            + MESSAGE_OVERHEAD_TOKENS
+            + estimate_tokens(self.shared_text)
         )
 
     def messages(self, varying: str) -> tuple[Message, ...]:

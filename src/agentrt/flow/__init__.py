@@ -9,7 +9,7 @@ the retry budget between processes.
 """
 
 from agentrt.flow.adaptive import AdaptiveLimit, LimitAlgorithm, Sample, StaticLimit
-from agentrt.flow.breaker import BreakerState, CircuitBreaker
+from agentrt.flow.breaker import BreakerState, CircuitBreaker, CircuitOpen
 from agentrt.flow.deadline import (
     Deadline,
     DeadlineExceeded,
@@ -19,7 +19,13 @@ from agentrt.flow.deadline import (
     move_on_after,
     time_left,
 )
-from agentrt.flow.gate import LocalRateGate, LocalRetryBudget, RateGate, SharedBudget
+from agentrt.flow.gate import (
+    LocalRateGate,
+    LocalRetryBudget,
+    RateGate,
+    SharedBudget,
+    with_headroom,
+)
 from agentrt.flow.limiter import ConcurrencyLimiter, Permit
 from agentrt.flow.ratelimit import (
     HeaderView,
@@ -28,7 +34,7 @@ from agentrt.flow.ratelimit import (
     parse_duration,
     parse_rate_headers,
 )
-from agentrt.flow.resilient import CircuitOpen, ResilientModel, Throttled, default_budget
+from agentrt.flow.resilient import ResilientModel, default_budget
 from agentrt.flow.retry import (
     GiveUp,
     RetryAfter,
@@ -38,7 +44,7 @@ from agentrt.flow.retry import (
     next_action,
 )
 from agentrt.flow.routing import RoutedModel, RoutingTable
-from agentrt.flow.throttle import AdaptiveThrottle
+from agentrt.flow.throttle import AdaptiveThrottle, Throttled
 
 __all__ = [
     "AdaptiveLimit",
@@ -78,4 +84,5 @@ __all__ = [
     "parse_duration",
     "parse_rate_headers",
     "time_left",
+    "with_headroom",
 ]

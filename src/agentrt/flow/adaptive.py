@@ -8,8 +8,9 @@ knee from the caller's side, with no knowledge of the endpoint:
 * **latency gradient (Vegas)** — it keeps the lowest latency per unit of
   work seen (``noload``), and after each window of samples estimates the
   calls queued at the bottleneck as ``limit * (1 - noload / latency)``.
-  About zero queued: the endpoint had room, add one permit. Queued calls:
-  shrink straight to ``limit * noload / latency``, the estimated knee;
+  About zero queued: the endpoint had room, add one permit. Queued calls
+  in two windows running (one may be noise): shrink straight to
+  ``limit * noload / latency``, the estimated knee;
 * **slow start** — from ``initial`` (1, so that ``noload`` is measured
   with nothing else in flight) the limit grows by half per clean window
   until the first sign of a queue;
@@ -91,7 +92,7 @@ class AdaptiveLimit:
         backoff: float = 0.75,
         tolerance: float = 0.05,
         min_queue: float = 0.5,
-        min_window: int = 3,
+        min_window: int = 5,
         max_probe_windows: int = 32,
     ) -> None:
         if not 1 <= min_limit <= initial <= max_limit:
@@ -110,6 +111,7 @@ class AdaptiveLimit:
         self.bad_limit: int | None = None  # lowest limit known to queue
         self._probe_wait = 2  # clean windows before probing bad_limit again
         self._clean = 0
+        self._queued = 0  # consecutive windows that saw a queue
         self._changed_at = -math.inf  # samples that started earlier are stale
         self._drop_guard_until = -math.inf
         self._reset_window()
@@ -163,7 +165,14 @@ class AdaptiveLimit:
         limit = self._limit
         queue = limit * (1.0 - self.noload / latency)
         if queue > max(self.min_queue, self.tolerance * limit):
+            self._queued += 1
+            if self._queued < 2 and not self.slow_start:
+                # one noisy window is not a queue: look again before cutting
+                self._changed_at = now
+                self._reset_window()
+                return
             # a queue formed: go to the estimated knee and remember this limit
+            self._queued = 0
             knee = math.floor(limit * self.noload / latency + 0.5)
             self._probe_wait = (
                 min(self.max_probe_windows, self._probe_wait * 2)
@@ -175,6 +184,7 @@ class AdaptiveLimit:
             self._clean = 0
             self._set(now, min(limit - 1, knee))
             return
+        self._queued = 0
         if peak * 2 < limit:
             # the caller is the bottleneck: no evidence the endpoint has room
             self._changed_at = now

@@ -17,7 +17,9 @@ from __future__ import annotations
 import collections
 from typing import Literal
 
-__all__ = ["BreakerState", "CircuitBreaker"]
+from agentrt.errors import ProviderError
+
+__all__ = ["BreakerState", "CircuitBreaker", "CircuitOpen"]
 
 BreakerState = Literal["closed", "open", "half_open"]
 
@@ -100,3 +102,15 @@ class CircuitBreaker:
         """A half-open probe ended without an outcome (cancelled): free its slot."""
         if self.state == "half_open" and self._probing > 0:
             self._probing -= 1
+
+
+class CircuitOpen(ProviderError):
+    """The endpoint's breaker is open: the call was not sent."""
+
+    def __init__(self, name: str, retry_in: float) -> None:
+        super().__init__(
+            f"endpoint {name!r} is failing; its circuit is open for {retry_in:.1f} s more",
+            status=None,
+            code="circuit_open",
+            retryable=False,
+        )

@@ -17,7 +17,7 @@ from agentrt.clock import Clock
 from agentrt.flow.ratelimit import HeaderView, RateBuckets, Reservation
 from agentrt.flow.retry import RetryBudget
 
-__all__ = ["LocalRateGate", "LocalRetryBudget", "RateGate", "SharedBudget"]
+__all__ = ["LocalRateGate", "LocalRetryBudget", "RateGate", "SharedBudget", "with_headroom"]
 
 
 class RateGate(Protocol):
@@ -50,8 +50,22 @@ class SharedBudget(Protocol):
     async def retry_finished(self) -> None: ...
 
 
+def with_headroom(limit: int | None, headroom: float) -> int | None:
+    """The share of a provider limit a client plans to use.
+
+    A call reserved here reaches the provider a little later; while it is
+    in transit the provider's full bucket cannot refill but ours does, so
+    a client that plans on 100% of the limit runs a few tokens ahead of
+    the provider and meets an occasional 429. A few percent of headroom
+    absorbs that lag.
+    """
+    if limit is None:
+        return None
+    return max(1, int(limit * (1.0 - headroom)))
+
+
 class LocalRateGate:
-    """:class:`RateBuckets` of this process, on ``clock``."""
+    """:class:`RateBuckets` of this process, on ``clock``, at ``1 - headroom`` of the limits."""
 
     def __init__(
         self,
@@ -59,11 +73,15 @@ class LocalRateGate:
         tpm: int | None,
         *,
         clock: Clock,
+        headroom: float = 0.03,
         refund_unused_output: bool = False,
     ) -> None:
         self.clock = clock
         self.buckets = RateBuckets(
-            rpm, tpm, now=clock.now(), refund_unused_output=refund_unused_output
+            with_headroom(rpm, headroom),
+            with_headroom(tpm, headroom),
+            now=clock.now(),
+            refund_unused_output=refund_unused_output,
         )
 
     async def reserve(self, tokens: float) -> Reservation | float:

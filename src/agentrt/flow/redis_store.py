@@ -23,6 +23,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from agentrt.clock import Clock
+from agentrt.flow.gate import with_headroom
 from agentrt.flow.ratelimit import HeaderView, Reservation
 
 __all__ = ["RedisRateGate", "RedisRetryBudget"]
@@ -127,7 +128,7 @@ return out
 
 
 class RedisRateGate:
-    """One endpoint's RPM/TPM buckets in the Redis hash ``key``."""
+    """One endpoint's RPM/TPM buckets in the Redis hash ``key`` (``1 - headroom`` of them)."""
 
     def __init__(
         self,
@@ -136,14 +137,15 @@ class RedisRateGate:
         *,
         rpm: int | None,
         tpm: int | None,
+        headroom: float = 0.03,
         time_scale: float = 1.0,
         clock: Clock | None = None,
         ttl_s: float = 600.0,
     ) -> None:
         self.redis = redis
         self.key = key
-        self.rpm = rpm or 0
-        self.tpm = tpm or 0
+        self.rpm = with_headroom(rpm, headroom) or 0
+        self.tpm = with_headroom(tpm, headroom) or 0
         self.time_scale = time_scale
         self.clock = clock
         self.ttl_ms = int(ttl_s * 1000)

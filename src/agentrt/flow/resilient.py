@@ -26,20 +26,20 @@ from dataclasses import dataclass, field
 
 from agentrt.clock import Clock, SystemClock
 from agentrt.errors import ProviderError
-from agentrt.flow.breaker import CircuitBreaker
+from agentrt.flow.breaker import CircuitBreaker, CircuitOpen
 from agentrt.flow.deadline import DeadlineExceeded, current_deadline, fail_after
 from agentrt.flow.gate import LocalRetryBudget, RateGate, SharedBudget
 from agentrt.flow.limiter import ConcurrencyLimiter, Permit
 from agentrt.flow.ratelimit import Reservation, parse_rate_headers
 from agentrt.flow.retry import GiveUp, RetryPolicy, is_retryable, next_action
-from agentrt.flow.throttle import AdaptiveThrottle
+from agentrt.flow.throttle import AdaptiveThrottle, Throttled
 from agentrt.llm.client import ModelClient, RawResult
 from agentrt.llm.types import ChatRequest, ChatResult, Completed, StreamEvent
 from agentrt.metrics.record import CallRecord, Outcome
 from agentrt.metrics.recorder import MetricsRecorder, current_stage
 from agentrt.tokens.counting import EstimateCounter, TokenCounter
 
-__all__ = ["CircuitOpen", "ResilientModel", "Throttled", "default_budget"]
+__all__ = ["ResilientModel", "default_budget"]
 
 _DEFAULT_BUDGET: LocalRetryBudget | None = None
 
@@ -50,31 +50,6 @@ def default_budget() -> LocalRetryBudget:
     if _DEFAULT_BUDGET is None:
         _DEFAULT_BUDGET = LocalRetryBudget()
     return _DEFAULT_BUDGET
-
-
-class CircuitOpen(ProviderError):
-    """The endpoint's breaker is open: the call was not sent."""
-
-    def __init__(self, name: str, retry_in: float) -> None:
-        super().__init__(
-            f"endpoint {name!r} is failing; its circuit is open for {retry_in:.1f} s more",
-            status=None,
-            code="circuit_open",
-            retryable=False,
-        )
-
-
-class Throttled(ProviderError):
-    """Rejected locally by adaptive throttling while the endpoint keeps failing."""
-
-    def __init__(self, name: str, probability: float) -> None:
-        super().__init__(
-            f"endpoint {name!r} keeps failing; call rejected locally "
-            f"(throttling {probability:.0%} of calls)",
-            status=None,
-            code="throttled",
-            retryable=False,
-        )
 
 
 def _is_drop(exc: BaseException) -> bool:

@@ -24,8 +24,9 @@ from typing import Any
 
 from agentrt.clock import Clock
 from agentrt.errors import ConfigError, ProviderError
+from agentrt.flow.breaker import CircuitOpen
 from agentrt.flow.deadline import DeadlineExceeded
-from agentrt.flow.resilient import CircuitOpen, Throttled
+from agentrt.flow.throttle import Throttled
 from agentrt.llm.client import ModelClient, RawResult
 from agentrt.llm.types import ChatRequest, ChatResult, Completed, StreamEvent
 from agentrt.metrics.recorder import MetricsRecorder, current_stage

@@ -13,7 +13,9 @@ from __future__ import annotations
 import collections
 import random
 
-__all__ = ["AdaptiveThrottle"]
+from agentrt.errors import ProviderError
+
+__all__ = ["AdaptiveThrottle", "Throttled"]
 
 
 class AdaptiveThrottle:
@@ -68,3 +70,16 @@ class AdaptiveThrottle:
         if accepted:
             b[2] += 1
             self._accepts += 1
+
+
+class Throttled(ProviderError):
+    """Rejected locally by adaptive throttling while the endpoint keeps failing."""
+
+    def __init__(self, name: str, probability: float) -> None:
+        super().__init__(
+            f"endpoint {name!r} keeps failing; call rejected locally "
+            f"(throttling {probability:.0%} of calls)",
+            status=None,
+            code="throttled",
+            retryable=False,
+        )

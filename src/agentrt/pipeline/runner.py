@@ -95,20 +95,31 @@ class PipelineRunner:
 
     # -- workers ------------------------------------------------------------
     async def run(self, *, until_idle: bool = False) -> None:
-        """Serve the stages; with ``until_idle``, return once no live message is left."""
+        """Serve the stages; with ``until_idle``, return once no live message is left.
+
+        ``until_idle`` is for work submitted before the call (or by other
+        processes); a producer in this process should use :meth:`drain`.
+        """
         try:
             async with asyncio.TaskGroup() as tg:
                 for st in self.stages:
-                    for i in range(st.concurrency):
-                        tg.create_task(self._slot(st, i), name=f"{st.name}/{i}")
+                    tg.create_task(self._serve_stage(st), name=st.name)
                 if until_idle:
                     tg.create_task(self._watch_idle(), name="idle-watch")
         except* _Drained:
             pass
 
-    async def _watch_idle(self) -> None:
+    async def drain(self) -> None:
+        """Return once the store holds no queued or running message.
+
+        For a producer that runs :meth:`run` beside its own submissions:
+        submit everything, then ``await drain()``, then cancel the run.
+        """
         while await self._retry(self.backend.pending) > 0:
             await self.backend.wait(self.poll_s)
+
+    async def _watch_idle(self) -> None:
+        await self.drain()
         raise _Drained
 
     async def _has_room(self, st: Stage) -> bool:
@@ -118,25 +129,43 @@ class PipelineRunner:
                 return False
         return True
 
-    async def _slot(self, st: Stage, index: int) -> None:
-        consumer = f"{self.consumer}/{st.name}/{index}"
+    async def _serve_stage(self, st: Stage) -> None:
+        """One claimer per stage hands work to up to ``concurrency`` running slots.
+
+        A single claimer (rather than every idle slot polling) keeps an idle
+        stage to one store query per change, whatever its concurrency.
+        """
+        consumer = f"{self.consumer}/{st.name}"
+        permits = asyncio.Semaphore(st.concurrency)
+        async with asyncio.TaskGroup() as tg:
+            while True:
+                await permits.acquire()
+                try:
+                    d = await self._next(st, consumer)
+                except BaseException:
+                    permits.release()
+                    raise
+                tg.create_task(self._run_one(st, d, permits), name=f"{st.name}/{d.message.item}")
+
+    async def _next(self, st: Stage, consumer: str) -> Delivery:
         while True:
-            if not await self._has_room(st):
-                await self.backend.wait(self.poll_s)
-                continue
-            d = await self._retry(
-                lambda: self.backend.claim(
-                    st.name, consumer, lease_s=st.lease_s, serialize=st.serialize
+            if await self._has_room(st):
+                d = await self._retry(
+                    lambda: self.backend.claim(
+                        st.name, consumer, lease_s=st.lease_s, serialize=st.serialize
+                    )
                 )
-            )
-            if d is None:
-                await self.backend.wait(self.poll_s)
-                continue
-            self.busy += 1
-            try:
-                await self._execute(st, d)
-            finally:
-                self.busy -= 1
+                if d is not None:
+                    return d
+            await self.backend.wait(self.poll_s)
+
+    async def _run_one(self, st: Stage, d: Delivery, permits: asyncio.Semaphore) -> None:
+        self.busy += 1
+        try:
+            await self._execute(st, d)
+        finally:
+            self.busy -= 1
+            permits.release()
 
     async def _execute(self, st: Stage, d: Delivery) -> None:
         m = d.message

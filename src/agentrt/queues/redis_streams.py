@@ -114,6 +114,13 @@ def _unavailable(
         except (rexc.ConnectionError, rexc.TimeoutError, rexc.BusyLoadingError) as exc:
             raise QueueUnavailable(f"redis unavailable: {exc}") from exc
         except rexc.ResponseError as exc:
+            if "NOGROUP" in str(exc):
+                # the store lost its groups (a restart without persistence):
+                # create them again on the retry
+                groups = getattr(args[0] if args else None, "_groups", None)
+                if isinstance(groups, set):
+                    groups.clear()
+                raise QueueUnavailable(f"redis lost its consumer groups: {exc}") from exc
             if "LOADING" in str(exc) or "MISCONF" in str(exc):
                 raise QueueUnavailable(f"redis unavailable: {exc}") from exc
             raise

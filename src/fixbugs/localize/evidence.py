@@ -13,7 +13,17 @@ from dataclasses import dataclass
 __all__ = ["KINDS", "Evidence"]
 
 # The signal kinds, strongest first; rank.py gives each a weight.
-KINDS = ("traceback", "sbfl", "naming", "import", "symbol", "warning", "bm25", "model")
+KINDS = (
+    "traceback",
+    "sbfl",
+    "naming",
+    "trace",
+    "import",
+    "symbol",
+    "warning",
+    "bm25",
+    "model",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     "traceback": 3.0,
     "sbfl": 2.0,
     "naming": 2.0,
+    "trace": 1.5,  # a span of the failing request names this file (code.filepath)
     "import": 1.0,
     "symbol": 1.0,
     "warning": 0.5,
@@ -63,7 +64,9 @@ def rank_files(
             lines[ev.path].extend(ev.lines)
     ranked: list[RankedFile] = []
     for path, kinds in best.items():
-        static = sum(weights.get(k, 0.0) * e.strength for k, e in kinds.items() if k not in _ADVISORY)
+        static = sum(
+            weights.get(k, 0.0) * e.strength for k, e in kinds.items() if k not in _ADVISORY
+        )
         if static <= 0:
             continue  # invariant: advisory evidence alone never ranks a file
         advisory = sum(weights.get(k, 0.0) * e.strength for k, e in kinds.items() if k in _ADVISORY)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import tempfile
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -27,12 +28,12 @@ __all__ = [
     "SbflResult",
     "Spectrum",
     "context_key",
+    "node_key",
     "ochiai",
     "run_sbfl",
     "sbfl_evidence",
     "spectrum_from_coverage",
     "suspicious_ranges",
-    "test_key",
 ]
 
 Runner = Callable[..., Awaitable[CommandRun]]
@@ -95,7 +96,7 @@ def suspicious_ranges(
     return tuple((a, b) for a, b in ranges[:limit])
 
 
-def test_key(node_id: str) -> str:
+def node_key(node_id: str) -> str:
     """``tests/a/test_x.py::C::t[p]`` → ``test_x.C.t``: comparable with a coverage context."""
     file, _, rest = node_id.partition("::")
     rest = rest.split("[", 1)[0]
@@ -119,7 +120,7 @@ def spectrum_from_coverage(report: Mapping[str, object], outcomes: Mapping[str, 
     failed: set[str] = set()
     seen: set[str] = set()
     for node_id, outcome in outcomes.items():
-        key = test_key(node_id)
+        key = node_key(node_id)
         seen.add(key)
         if outcome in ("failed", "error"):
             failed.add(key)
@@ -166,25 +167,51 @@ async def run_sbfl(
 
     if not test_files:
         return SbflResult(notes=("no test files to run; SBFL skipped",))
-    with tempfile.TemporaryDirectory(prefix="fixbugs-sbfl-") as tmp:
+    # Scratch space inside the tree: the tree is a throwaway copy, and a
+    # sandboxed runner can write nowhere else. World-writable because the
+    # contained command runs under another uid.
+    with tempfile.TemporaryDirectory(prefix=".fixbugs-sbfl-", dir=root) as tmp:
+        os.chmod(tmp, 0o777)
         rc, data, out_json = Path(tmp) / "coveragerc", Path(tmp) / "data", Path(tmp) / "cov.json"
         rc.write_text(_COVERAGE_RC)
         cov = [str(python), "-m", "coverage"]
         run = await runner(
-            [*cov, "run", f"--rcfile={rc}", f"--data-file={data}", "-m", "pytest", "-v",
-             "-p", "no:cacheprovider", *test_files],
+            [
+                *cov,
+                "run",
+                f"--rcfile={rc}",
+                f"--data-file={data}",
+                "-m",
+                "pytest",
+                "-v",
+                "-p",
+                "no:cacheprovider",
+                *test_files,
+            ],
             root,
             timeout_s=timeout_s,
         )
         if run.timed_out:
-            return SbflResult(notes=(f"tests under coverage ran past {timeout_s:.0f}s; SBFL skipped",))
+            return SbflResult(
+                notes=(f"tests under coverage ran past {timeout_s:.0f}s; SBFL skipped",)
+            )
         outcomes = parse_outcomes(run.output)
         if not outcomes:
             tail = run.output.strip().splitlines()[-1:] or ["no output"]
-            return SbflResult(notes=(f"no test outcomes under coverage ({tail[0][:120]}); SBFL skipped",))
+            return SbflResult(
+                notes=(f"no test outcomes under coverage ({tail[0][:120]}); SBFL skipped",)
+            )
         report = await runner(
-            [*cov, "json", f"--rcfile={rc}", f"--data-file={data}", "--show-contexts",
-             "-o", str(out_json), "-q"],
+            [
+                *cov,
+                "json",
+                f"--rcfile={rc}",
+                f"--data-file={data}",
+                "--show-contexts",
+                "-o",
+                str(out_json),
+                "-q",
+            ],
             root,
             timeout_s=60,
         )

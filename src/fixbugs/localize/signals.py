@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
@@ -39,16 +40,38 @@ __all__ = [
 ]
 
 SOURCE_SUFFIXES = frozenset(
-    {".py", ".pyx", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".rb", ".c", ".h",
-     ".cc", ".cpp", ".hpp", ".cs", ".php", ".kt", ".scala", ".swift", ".sh"}
+    {
+        ".py",
+        ".pyx",
+        ".js",
+        ".ts",
+        ".tsx",
+        ".jsx",
+        ".go",
+        ".rs",
+        ".java",
+        ".rb",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".hpp",
+        ".cs",
+        ".php",
+        ".kt",
+        ".scala",
+        ".swift",
+        ".sh",
+    }
 )
 _CALLER_DECAY = 0.6  # each frame further from the failure is this much less suspect
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_STOP = frozenset(
+_STOP_WORDS = (
     "the a an and or of to in is it for on with as be by this that not are was from at if "
-    "else def return self none true false import class assert test tests py lambda pass".split()
+    "else def return self none true false import class assert test tests py lambda pass"
 )
+_STOP = frozenset(_STOP_WORDS.split())
 
 
 def is_source(path: str) -> bool:
@@ -65,13 +88,25 @@ def traceback_evidence(parsed: ParsedFailure) -> list[Evidence]:
             where = f" in {f.function}" if f.function else ""
             role = "deepest project frame" if rank == 0 else f"caller frame #{rank}"
             out.append(
-                Evidence(f.path, "traceback", _CALLER_DECAY**rank,
-                         f"{role} {f.path}:{f.line}{where}", ((f.line, f.line),))
+                Evidence(
+                    f.path,
+                    "traceback",
+                    _CALLER_DECAY**rank,
+                    f"{role} {f.path}:{f.line}{where}",
+                    ((f.line, f.line),),
+                )
             )
     for w in parsed.warnings:
         if w.path and not is_test_path(w.path):
-            out.append(Evidence(w.path, "warning", 1.0, f"warning raised at {w.path}:{w.line}",
-                                ((w.line, w.line),)))
+            out.append(
+                Evidence(
+                    w.path,
+                    "warning",
+                    1.0,
+                    f"warning raised at {w.path}:{w.line}",
+                    ((w.line, w.line),),
+                )
+            )
     return out
 
 
@@ -91,11 +126,20 @@ def module_files(files: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def _parse(text: str) -> ast.Module | None:
+    """The module's AST, or None; the project's own SyntaxWarnings are not ours to print."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+
+
 def _imports(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """(module, imported names) for each import statement; empty if it does not parse."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _parse(text)
+    if tree is None:
         return []
     out: list[tuple[str, tuple[str, ...]]] = []
     for node in ast.walk(tree):
@@ -143,16 +187,19 @@ def naming_evidence(test_files: Sequence[str], files: Iterable[str]) -> list[Evi
         test_dirs = [d for d in p.parent.parts if d not in ("tests", "test", "testing")]
         for path in by_name.get(stem + p.suffix, []):
             src_dirs = PurePosixPath(path).parent.parts
-            shared = sum(1 for a, b in zip(reversed(test_dirs), reversed(src_dirs), strict=False) if a == b)
-            strength = 1.0 if shared == len(test_dirs) else 0.5 + 0.5 * shared / max(1, len(test_dirs))
+            shared = sum(
+                1 for a, b in zip(reversed(test_dirs), reversed(src_dirs), strict=False) if a == b
+            )
+            strength = (
+                1.0 if shared == len(test_dirs) else 0.5 + 0.5 * shared / max(1, len(test_dirs))
+            )
             out.append(Evidence(path, "naming", strength, f"named like failing test {test}"))
     return out
 
 
 def _definitions(text: str) -> set[str]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _parse(text)
+    if tree is None:
         return set()
     return {
         n.name
@@ -215,7 +262,12 @@ def bm25_evidence(report: str, files: Mapping[str, str], *, top: int = 20) -> li
         return []
     ranked = sorted(range(len(paths)), key=lambda i: -float(scores[i]))[:top]
     return [
-        Evidence(paths[i], "bm25", float(scores[i]) / best, f"BM25 {float(scores[i]):.1f} against the report")
+        Evidence(
+            paths[i],
+            "bm25",
+            float(scores[i]) / best,
+            f"BM25 {float(scores[i]):.1f} against the report",
+        )
         for i in ranked
         if scores[i] > 0
     ]

@@ -30,8 +30,12 @@ _PYTEST_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]*\.py):(?P<line>\d+):(?: (?P<re
 # a warnings-summary location: "path.py:23" alone on a line
 _WARNING_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]*\.py):(?P<line>\d+)$")
 _DEF = re.compile(r"^\s*(?:>\s*)?(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
-_EXC_LINE = re.compile(r"^E\s+(?P<type>(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure))(?::\s*(?P<msg>.*))?$")
-_PLAIN_EXC = re.compile(r"^(?P<type>(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)):\s*(?P<msg>.*)$")
+_EXC_LINE = re.compile(
+    r"^E\s+(?P<type>(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure))(?::\s*(?P<msg>.*))?$"
+)
+_PLAIN_EXC = re.compile(
+    r"^(?P<type>(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)):\s*(?P<msg>.*)$"
+)
 _NODE_ID = re.compile(r"(?P<id>[\w./-]+\.py::[\w:]+(?:\[[^\]\n]*\])?)")
 _SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$")
 _EXC_NAME = re.compile(r"^(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)$")
@@ -114,7 +118,12 @@ def relativize(raw: str, repo_files: Collection[str] | None) -> str | None:
 
 
 def _frame(
-    raw: str, line: str, func: str | None, text: str, files: Collection[str] | None, kind: str = "frame"
+    raw: str,
+    line: str,
+    func: str | None,
+    text: str,
+    files: Collection[str] | None,
+    kind: str = "frame",
 ) -> Frame:
     return Frame(relativize(raw, files), int(line), func, text.strip(), raw, 0, kind)
 

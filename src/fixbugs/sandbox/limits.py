@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import signal
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -118,9 +117,3 @@ def classify_limit(
     if _PROCESSES.search(text):
         return "processes"
     return None
-
-
-def tail_lines(text: str, count: int = 40) -> str:
-    """The last ``count`` lines, where the fatal message of a run sits."""
-    lines: Sequence[str] = text.splitlines()
-    return "\n".join(lines[-count:])

@@ -9,6 +9,8 @@ none does, the run says "no validated fix" plainly.
 
 from __future__ import annotations
 
+import asyncio
+
 from fixbugs.context import Candidate, RunContext, Validation
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.patch import Hunk, diff_hunks
@@ -35,10 +37,10 @@ async def _check(ctx: RunContext, cand: Candidate) -> str | None:
     """None when the candidate validates, else why not."""
     repro = ctx.reproduction
     assert repro is not None and repro.command is not None
-    sandbox = ctx.sandbox.fork()
+    sandbox = await asyncio.to_thread(ctx.sandbox.fork)
     try:
-        applied = sandbox.apply_patch(cand.diff)
-        if not applied.ok:
+        applied = await asyncio.to_thread(sandbox.apply_patch, cand.diff)
+        if not applied.applied:
             return f"does not apply: {applied.message}"
         run = await sandbox.run(
             repro.command, timeout_s=ctx.options.test_timeout_s, env=ctx.options.test_env
@@ -61,7 +63,7 @@ async def _check(ctx: RunContext, cand: Candidate) -> str | None:
                 return f"breaks {len(broken)} previously passing test(s), e.g. {broken[0]}"
         return None
     finally:
-        sandbox.close()
+        await asyncio.to_thread(sandbox.close)
 
 
 async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> Validation:

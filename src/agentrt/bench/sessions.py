@@ -1,0 +1,135 @@
+"""`sessions`: the same agent with sequential vs concurrent tool calls, under a session budget.
+
+An agent session keeps its context resident from its first model call to
+its last, tool waits included. The workload: each session takes a few
+steps, each a model call on the simulator followed by three tool calls.
+Run once with the tools awaited one after another and once with them
+awaited together, each time admitting sessions under the same budget
+(a fixed number held at once) and measuring resident time and how many
+sessions the budget served per window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agentrt.bench.harness import BenchResult, benchmark
+from agentrt.bench.simproc import running_simulator
+from agentrt.clock import ScaledClock
+from agentrt.llm.openai_backend import OpenAIModel
+from agentrt.llm.types import ChatRequest
+from agentrt.pipeline import SessionGate
+
+__all__ = ["run_sessions_bench"]
+
+
+async def _agent(
+    gate: SessionGate,
+    model: OpenAIModel,
+    clock: ScaledClock,
+    job: str,
+    *,
+    steps: int,
+    tools: int,
+    tool_s: float,
+    concurrent: bool,
+) -> None:
+    async with gate.session(job) as s:
+        for step in range(steps):
+            await s.complete(model, ChatRequest.of(f"{job} step {step}", max_tokens=30))
+
+            async def tool() -> None:
+                async with s.tool():
+                    await clock.sleep(tool_s)  # a tool the agent waits on
+
+            if concurrent:
+                async with asyncio.TaskGroup() as tg:
+                    for _ in range(tools):
+                        tg.create_task(tool())
+            else:
+                for _ in range(tools):
+                    await tool()
+        await s.complete(model, ChatRequest.of(f"{job} final answer", max_tokens=30))
+
+
+async def _run(
+    model: OpenAIModel, clock: ScaledClock, opts: dict[str, Any], *, concurrent: bool
+) -> tuple[float, float, int, float]:
+    """(mean resident s, sessions per window measured, peak held, makespan s)."""
+    gate = SessionGate(int(opts["budget_sessions"]), clock)
+    n = int(opts["sessions"])
+    start = clock.now()
+    async with asyncio.TaskGroup() as tg:
+        for i in range(n):
+            tg.create_task(
+                _agent(
+                    gate,
+                    model,
+                    clock,
+                    f"s{i}",
+                    steps=int(opts["steps"]),
+                    tools=int(opts["tools_per_step"]),
+                    tool_s=float(opts["tool_s"]),
+                    concurrent=concurrent,
+                )
+            )
+    makespan = clock.now() - start
+    rep = gate.report()
+    per_window = n / makespan * float(opts["window_s"])
+    return rep.mean_resident_s, per_window, rep.peak_held, makespan
+
+
+@benchmark(
+    "sessions",
+    "session time and sessions per budget: sequential vs concurrent tool calls",
+    sessions=40,
+    budget_sessions=8,
+    steps=4,
+    tools_per_step=3,
+    tool_s=1.0,
+    window_s=600.0,
+    time_scale=10.0,
+)
+async def run_sessions_bench(opts: dict[str, Any]) -> BenchResult:
+    scale = float(opts["time_scale"])
+    clock = ScaledClock(scale)
+    async with running_simulator("default", time_scale=scale) as base_url:
+        model = OpenAIModel(model="sim-model", base_url=base_url, clock=clock)
+        try:
+            await model.complete(ChatRequest.of("warm up", max_tokens=2))
+            seq = await _run(model, clock, opts, concurrent=False)
+            conc = await _run(model, clock, opts, concurrent=True)
+        finally:
+            await model.aclose()
+    return BenchResult(
+        name="sessions",
+        figures={
+            "session_s_sequential": round(seq[0], 3),
+            "session_s_concurrent": round(conc[0], 3),
+            "sessions_per_budget_sequential": round(seq[1], 2),
+            "sessions_per_budget_concurrent": round(conc[1], 2),
+            "budget_sessions": int(opts["budget_sessions"]),
+            "window_s": float(opts["window_s"]),
+            "peak_sessions_held": max(seq[2], conc[2]),
+            "makespan_s_sequential": round(seq[3], 2),
+            "makespan_s_concurrent": round(conc[3], 2),
+            "time_scale": scale,
+        },
+        ratios=(
+            ("session_s_sequential / session_s_concurrent", seq[0] / conc[0]),
+            ("sessions_per_budget concurrent / sequential", conc[1] / seq[1]),
+        ),
+        checks=(
+            (
+                "sessions held never exceeded the budget",
+                max(seq[2], conc[2]) <= int(opts["budget_sessions"]),
+            ),
+        ),
+        notes=(
+            f"{opts['sessions']} sessions of {opts['steps']} steps, each a 30-token call on the "
+            f"'default' simulator profile then {opts['tools_per_step']} tool waits of "
+            f"{opts['tool_s']} s; budget {opts['budget_sessions']} sessions held at once; "
+            "sessions_per_budget = sessions finished per window_s of the budget, measured",
+        ),
+    )

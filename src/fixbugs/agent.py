@@ -1,0 +1,261 @@
+"""The FixBugs agent: one bug, six stages, as a dependency graph on agentrt.
+
+::
+
+    analysis ──► file_relevance ──┐
+        └──────► reproduction ────┴─► root_cause ─► fix ─► validation
+
+Relevance (model calls over file chunks) and reproduction (running tests in
+the sandbox) need nothing of each other, so they run at once; the run's
+wall-clock follows the critical path. Every stage is a graph node, so its
+model and tool calls are recorded under its name and the report gives each
+stage's wall time, TTFT, output tokens, attempts and failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from agentrt.clock import Clock, SystemClock
+from agentrt.config import load_settings
+from agentrt.graph import Graph, NodeContext
+from agentrt.graph.events import GraphEvent, NodeFinished, NodeStarted
+from agentrt.llm import client_for_role
+from agentrt.metrics import MetricsRecorder
+
+from fixbugs.context import AgentOptions, Models, RunContext
+from fixbugs.inputs import BugInputs, load_inputs
+from fixbugs.localize.evidence import Evidence as FileEvidence
+from fixbugs.localize.locate import bug_summary
+from fixbugs.localize.rank import rank_files
+from fixbugs.localize.relevance import model_relevance
+from fixbugs.localize.sbfl import run_sbfl, sbfl_evidence, suspicious_ranges
+from fixbugs.progress import EventSink
+from fixbugs.report import RunReport, build_report
+from fixbugs.sandbox import Sandbox
+from fixbugs.stages.analysis import analyze
+from fixbugs.stages.fix import propose_fixes
+from fixbugs.stages.reproduce import reproduce
+from fixbugs.stages.rootcause import root_cause
+from fixbugs.stages.validate import validate_candidates
+from fixbugs.testrun import parse_test_command
+
+__all__ = ["STAGES", "apply_to_repo", "run_bug", "run_from_paths"]
+
+STAGES = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")
+
+
+def _ranked_event(ctx: RunContext, stage: str, what: str) -> None:
+    files = [{"path": r.path, "score": round(r.score, 3), "reasons": list(r.reasons)}
+             for r in ctx.ranked[:10]]
+    ctx.emit("ranked_files", stage, what, files=files)
+
+
+async def _relevance(ctx: RunContext, static: list[FileEvidence]) -> list[FileEvidence]:
+    """Model relevance over the top candidates' file chunks (scatter-gather)."""
+    if ctx.models is None or not ctx.options.use_model:
+        return []
+    files = {p: ctx.inputs.repo.read(p) for p in ctx.inputs.repo.files()}
+    candidates = [r.path for r in rank_files(static, limit=ctx.options.relevance_top_n)]
+    if not candidates:
+        return []
+    res = await model_relevance(
+        ctx.models.map,
+        bug_summary(ctx.inputs.report.title + "\n" + ctx.inputs.report.body, ctx.failure),
+        candidates,
+        files,
+        budget_tokens=700,
+        max_chunks=2,
+        deadline_s=60.0,
+        clock=ctx.clock,
+        stage="file_relevance",
+    )
+    for n in res.notes:
+        ctx.note("file_relevance", n)
+    return list(res.evidence)
+
+
+async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
+    """Ochiai over per-test coverage, in a fork of the sandbox."""
+    rep = ctx.reproduction
+    if rep is None or not rep.confirmed or rep.command is None or not ctx.options.use_sbfl:
+        return []
+    parsed = parse_test_command(rep.command)
+    test_files = list(parsed.files)
+    if parsed.runner == "unittest":
+        test_files = [t.replace(".", "/") + ".py" for t in _unittest_modules(parsed.targets)]
+    test_files = [t for t in test_files if t in set(ctx.inputs.repo.files())]
+    if not test_files:
+        return []
+    python = Path(_python(ctx))
+    fork = await asyncio.to_thread(ctx.sandbox.fork)
+    try:
+        async def runner(argv: Sequence[str], root: Path, *, timeout_s: float = 180.0):  # noqa: ANN202
+            from fixbugs.localize.process import CommandRun
+
+            r = await fork.run(list(argv), timeout_s=timeout_s, env=ctx.options.test_env)
+            return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
+
+        result = await run_sbfl(fork.root, python, test_files, runner=runner,
+                                timeout_s=ctx.options.test_timeout_s)
+    finally:
+        await asyncio.to_thread(fork.close)
+    for n in result.notes:
+        ctx.note("reproduction", n)
+    for path, scores in result.line_scores.items():
+        ctx.suspicious[path] = [
+            (a, b, max(scores.get(i, 0.0) for i in range(a, b + 1)))
+            for a, b in suspicious_ranges(scores)
+        ]
+    return sbfl_evidence(result)
+
+
+def _unittest_modules(targets: Sequence[str]) -> list[str]:
+    out = []
+    for t in targets:
+        parts = t.split(".")
+        cut = next((i for i, p in enumerate(parts) if p[:1].isupper()), len(parts))
+        out.append(".".join(parts[:cut]))
+    return out
+
+
+def _python(ctx: RunContext) -> str:
+    env = ctx.options.test_env or {}
+    for d in env.get("PATH", "").split(os.pathsep):
+        cand = Path(d) / "python"
+        if d and cand.exists():
+            return str(cand)
+    return sys.executable
+
+
+async def run_bug(
+    inputs: BugInputs,
+    *,
+    models: Models | None,
+    options: AgentOptions | None = None,
+    clock: Clock | None = None,
+    sink: EventSink | None = None,
+) -> RunReport:
+    """Investigate one bug end to end; the report says plainly whether a fix validated."""
+    clock = clock or SystemClock()
+    recorder = MetricsRecorder(clock)
+    ctx = RunContext(inputs, models=models, options=options or AgentOptions(), clock=clock,
+                     recorder=recorder, sink=sink or (lambda _: None))
+    ctx.emit("run_started", "run", f"investigating: {inputs.report.title}")
+    for n in inputs.notes:
+        ctx.note("analysis", n)
+    walls: dict[str, float] = {}
+    static: list[FileEvidence] = []
+
+    async def analysis(_: NodeContext) -> None:
+        static.extend(await analyze(ctx))
+        ctx.ranked = rank_files(static)
+        _ranked_event(ctx, "analysis", "ranked files (static signals)")
+
+    async def relevance(_: NodeContext) -> list[FileEvidence]:
+        return await _relevance(ctx, static)
+
+    async def reproduction(_: NodeContext) -> list[FileEvidence]:
+        ctx.reproduction = await reproduce(ctx)
+        return await _sbfl(ctx)
+
+    async def judge(n: NodeContext) -> None:
+        ctx.ranked = rank_files([*static, *n.inputs["file_relevance"], *n.inputs["reproduction"]])
+        _ranked_event(ctx, "root_cause", "ranked files (static, SBFL and model relevance)")
+        ctx.root_cause = await root_cause(ctx)
+        if ctx.root_cause is not None:
+            rc = ctx.root_cause
+            ctx.emit("root_cause", "root_cause",
+                     f"{rc.path}:{rc.start}-{rc.end} ({rc.origin}): {rc.explanation}",
+                     **rc.to_dict())
+
+    async def fix(_: NodeContext) -> None:
+        ctx.candidates = await propose_fixes(ctx, ctx.sandbox.root)
+        ctx.emit("note", "fix", f"{len(ctx.candidates)} candidate fix(es) limited to the "
+                 "localized region")
+
+    async def validation(_: NodeContext) -> None:
+        ctx.validation = await validate_candidates(ctx, ctx.candidates)
+        ctx.emit("note", "validation", ctx.validation.summary)
+
+    g = Graph()
+    g.add("analysis", analysis)
+    g.add("file_relevance", relevance, inputs=["analysis"])
+    g.add("reproduction", reproduction, inputs=["analysis"])
+    g.add("root_cause", judge, inputs=["file_relevance", "reproduction"])
+    g.add("fix", fix, inputs=["root_cause"])
+    g.add("validation", validation, inputs=["fix"])
+
+    def on_event(ev: GraphEvent) -> None:
+        if isinstance(ev, NodeStarted):
+            ctx.emit("stage_started", ev.node, f"{ev.node} started")
+        elif isinstance(ev, NodeFinished):
+            ctx.emit("stage_finished", ev.node, f"{ev.node} finished ({ev.status})")
+
+    ctx.sandbox = await asyncio.to_thread(Sandbox.create, inputs.repo.root)
+    try:
+        result = await g.run(clock=clock, recorder=recorder, on_event=on_event)
+    finally:
+        await asyncio.to_thread(ctx.sandbox.close)
+    for t in result.report.timings:
+        walls[t.node] = t.duration_s
+    report = build_report(ctx, {s: walls.get(s, 0.0) for s in STAGES})
+    report.data["critical_path"] = list(result.report.critical_path)
+    ctx.emit("run_finished", "run", "done", validated=report.validated)
+    return report
+
+
+def models_from_config(config: Path | None) -> Models:
+    settings = load_settings(config)
+    return Models(map=client_for_role(settings, "map"), judge=client_for_role(settings, "judge"))
+
+
+async def run_from_paths(
+    *,
+    report: Path,
+    repo: Path,
+    logs: Sequence[Path] = (),
+    traces: Sequence[Path] = (),
+    test: str | None = None,
+    screenshots: Sequence[Path] = (),
+    config: Path | None = None,
+    use_model: bool = True,
+    python: Path | None = None,
+    on_event: EventSink | None = None,
+) -> RunReport:
+    """The CLI's entry: validate inputs, build models from config, run the agent."""
+    inputs = await asyncio.to_thread(
+        load_inputs, report, repo, logs=logs, traces=traces, test=test, screenshots=screenshots
+    )
+    interp = Path(python or sys.executable)
+    env = {"PATH": f"{interp.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    options = AgentOptions(test_env=env, use_model=use_model)
+    models = models_from_config(config) if use_model else None
+    try:
+        return await run_bug(inputs, models=models, options=options, sink=on_event)
+    finally:
+        if models is not None:
+            await models.map.aclose()
+            if models.judge is not models.map:
+                await models.judge.aclose()
+
+
+def apply_to_repo(report: RunReport, repo: Path) -> str:
+    """Apply a validated patch to the user's repository (only when asked)."""
+    if not report.validated or not report.data.get("patch"):
+        return "no validated patch: the repository was not changed"
+    import subprocess
+
+    proc = subprocess.run(["git", "apply", "-"], input=report.data["patch"], text=True,
+                          cwd=repo, capture_output=True, check=False)
+    if proc.returncode != 0:
+        proc = subprocess.run(["patch", "-p1"], input=report.data["patch"], text=True,
+                              cwd=repo, capture_output=True, check=False)
+    if proc.returncode != 0:
+        return f"the validated patch did not apply to {repo}: {proc.stderr.strip()[:200]}"
+    return f"validated patch applied to {repo}"

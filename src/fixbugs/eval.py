@@ -1,0 +1,343 @@
+"""``fixbugs eval``: run the agent over real-bug case folders and score it.
+
+Each case (format: ``shared/bugs/README.md``) is extracted into a fresh temp
+folder, its test environment prepared from ``case.json``, and the agent runs
+on what a user would give it: the report, the tree and the test command. It
+never sees ``gold.json``: only :mod:`fixbugs.score` opens it, after the
+agent is done. Two baselines (traceback frames only, BM25 only) are ranked
+from the same inputs in the same run, so the comparison is side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import statistics
+import tarfile
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from fixbugs.errors import InputError
+from fixbugs.localize import RankedFile, bm25_baseline, localize, run_command, traceback_baseline
+from fixbugs.testenv import ensure_python_env
+
+__all__ = [
+    "AgentOutput",
+    "Case",
+    "CaseResult",
+    "eval_command",
+    "load_cases",
+    "read_tree",
+    "run_eval",
+]
+
+_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "__pycache__",
+        "node_modules",
+        ".venv",
+        "venv",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+        "build",
+        "dist",
+        ".eggs",
+    }
+)
+_MAX_FILE_BYTES = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """What the agent may see of a case: never its gold answer."""
+
+    id: str
+    dir: Path
+    report: str
+    test_command: str
+    python: str
+    requirements: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOutput:
+    ranked: tuple[RankedFile, ...]
+    patch: str | None = None
+    reproduction_confirmed: bool | None = None
+    stage_s: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    id: str
+    agent: list[str]
+    traceback_baseline: list[str]
+    bm25_baseline: list[str]
+    scores: dict[str, dict[str, Any]]  # "agent" / "traceback" / "bm25" → LocalizationScore
+    reproduction_confirmed: bool | None
+    validated: bool
+    validation_detail: str
+    stage_s: dict[str, float]
+    notes: tuple[str, ...]
+
+
+AgentRunner = Callable[[Case, Path, Path], Awaitable[AgentOutput]]
+
+
+def load_cases(cases: Path, *, case_id: str | None = None, limit: int | None = None) -> list[Case]:
+    """Case folders under ``cases`` (or ``cases`` itself when it is one), sorted by id."""
+    if not cases.is_dir():
+        raise InputError(f"--cases {cases}: not a folder; give a folder of case folders")
+    dirs = (
+        [cases]
+        if (cases / "case.json").exists()
+        else sorted((d for d in cases.iterdir() if (d / "case.json").exists()), key=_case_order)
+    )
+    if case_id:
+        dirs = [d for d in dirs if d.name == case_id]
+        if not dirs:
+            raise InputError(f"--case {case_id}: no such case folder under {cases}")
+    if not dirs:
+        raise InputError(f"--cases {cases}: no case folders (each needs case.json) found")
+    out = []
+    for d in dirs[:limit] if limit else dirs:
+        try:
+            meta = json.loads((d / "case.json").read_text())
+            report = (d / "report.md").read_text()
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"case {d}: cannot read case.json/report.md ({exc})") from None
+        out.append(
+            Case(
+                meta.get("id", d.name),
+                d,
+                report,
+                meta["test_command"],
+                str(meta.get("python", "3")),
+                tuple(meta.get("requirements", ())),
+            )
+        )
+    return out
+
+
+def _case_order(d: Path) -> tuple[str, int]:
+    head, _, num = d.name.rpartition("-")
+    return (head, int(num)) if num.isdigit() else (d.name, 0)
+
+
+def read_tree(root: Path) -> dict[str, str]:
+    """Text files under ``root`` (relative path → text), skipping VCS, caches and binaries."""
+    out: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info")
+        )
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            try:
+                if p.is_symlink() or p.stat().st_size > _MAX_FILE_BYTES:
+                    continue
+                data = p.read_bytes()
+            except OSError:
+                continue
+            if b"\0" in data[:8192]:
+                continue
+            try:
+                out[p.relative_to(root).as_posix()] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+    return out
+
+
+def _python_argv(command: str, python_bin: Path) -> list[str]:
+    argv = shlex.split(command)
+    if argv and argv[0] in ("python", "python3"):
+        argv[0] = str(python_bin / "python")
+    return argv
+
+
+async def localization_agent(
+    case: Case, tree: Path, python_bin: Path, *, model: Any = None
+) -> AgentOutput:
+    """The agent's localization half: reproduce with the test command, then localize."""
+    t0 = time.monotonic()
+    repro = await run_command(_python_argv(case.test_command, python_bin), tree, timeout_s=300)
+    confirmed = repro.returncode not in (0, None) and any(
+        w in repro.output for w in (" failed", " error", "FAILED", "ERROR")
+    )
+    stage_s = {"reproduction": time.monotonic() - t0}
+    files = read_tree(tree)
+    test_ids = [t for t in shlex.split(case.test_command) if "::" in t or t.endswith(".py")]
+    loc = await localize(
+        files, case.report, test_ids=test_ids, tree=tree, python=python_bin / "python", model=model
+    )
+    stage_s.update(loc.stage_s)
+    return AgentOutput(loc.ranked, None, confirmed, stage_s, loc.notes)
+
+
+async def run_eval(
+    cases: list[Case],
+    *,
+    agent: AgentRunner | None = None,
+    model: Any = None,
+    on_case: Callable[[CaseResult], None] | None = None,
+    python_env: Callable[[str, Sequence[str]], Path] = ensure_python_env,
+) -> list[CaseResult]:
+    """Run every case in turn (the machine is small; cases run one at a time).
+
+    ``python_env`` prepares a case's test interpreter and returns its bin dir.
+    """
+    from fixbugs.score import load_gold, score_localization, validate_patch
+
+    async def default_agent(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
+        return await localization_agent(case, tree, python_bin, model=model)
+
+    run_agent = agent or default_agent
+    results: list[CaseResult] = []
+    for case in cases:
+        t0 = time.monotonic()
+        python_bin = python_env(case.python, case.requirements)
+        setup_s = time.monotonic() - t0
+        with tempfile.TemporaryDirectory(prefix=f"fixbugs-eval-{case.id}-") as tmp:
+            tree = Path(tmp) / "repo"
+            tree.mkdir()
+            with tarfile.open(case.dir / "repo.tar.gz") as tar:
+                tar.extractall(tree, filter="data")
+            files = read_tree(tree)
+            tb = traceback_baseline(files, case.report)
+            bm = bm25_baseline(files, case.report)
+            t1 = time.monotonic()
+            out = await run_agent(case, tree, python_bin)
+            agent_s = time.monotonic() - t1
+        # only now, with the agent done, does anything read the gold answer
+        gold = load_gold(case.dir)
+        lines = {r.path: r.lines for r in out.ranked if r.lines}
+        scores = {
+            "agent": asdict(score_localization([r.path for r in out.ranked], gold, lines)),
+            "traceback": asdict(score_localization([r.path for r in tb], gold)),
+            "bm25": asdict(score_localization([r.path for r in bm], gold)),
+        }
+        val = await validate_patch(case.dir, out.patch, python_bin)
+        res = CaseResult(
+            case.id,
+            [r.path for r in out.ranked[:10]],
+            [r.path for r in tb[:10]],
+            [r.path for r in bm[:10]],
+            scores,
+            out.reproduction_confirmed,
+            val.validated,
+            val.detail,
+            {"env_setup": setup_s, **out.stage_s, "agent_total": agent_s},
+            out.notes,
+        )
+        results.append(res)
+        if on_case:
+            on_case(res)
+    return results
+
+
+def summarize(results: list[CaseResult]) -> dict[str, Any]:
+    n = len(results)
+
+    def share(who: str, key: str) -> float:
+        return sum(1 for r in results if r.scores[who][key]) / n if n else 0.0
+
+    stages: dict[str, list[float]] = {}
+    for r in results:
+        for k, v in r.stage_s.items():
+            stages.setdefault(k, []).append(v)
+    return {
+        "cases": n,
+        "localization": {
+            who: {k: share(who, k) for k in ("top1", "top3", "top5", "line_hit")}
+            for who in ("agent", "traceback", "bm25")
+        },
+        "reproduction_confirmed": sum(1 for r in results if r.reproduction_confirmed),
+        "validated_fixes": sum(1 for r in results if r.validated),
+        "stage_s": {
+            k: {"mean": statistics.fmean(v), "median": statistics.median(v), "max": max(v)}
+            for k, v in stages.items()
+        },
+    }
+
+
+def _print_summary(summary: Mapping[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    n = summary["cases"]
+    table = Table(
+        title=f"Localization over {n} cases (share of cases with a gold file at rank ≤ k)"
+    )
+    for col in ("ranker", "top-1", "top-3", "top-5", "line hit"):
+        table.add_column(col)
+    names = {"agent": "agent", "traceback": "baseline: traceback frames", "bm25": "baseline: BM25"}
+    for who, label in names.items():
+        s = summary["localization"][who]
+        table.add_row(label, *(f"{s[k]:.0%}" for k in ("top1", "top3", "top5", "line_hit")))
+    console.print(table)
+    console.print(
+        f"reproduction confirmed: {summary['reproduction_confirmed']}/{n}   "
+        f"validated fixes: {summary['validated_fixes']}/{n}"
+    )
+    st = Table(title="Per-stage wall time (s)")
+    for col in ("stage", "mean", "median", "max"):
+        st.add_column(col)
+    for k, v in summary["stage_s"].items():
+        st.add_row(k, f"{v['mean']:.2f}", f"{v['median']:.2f}", f"{v['max']:.2f}")
+    console.print(st)
+
+
+def eval_command(
+    cases: Annotated[Path, typer.Option(help="A folder of case folders (or one case folder).")],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write results as JSON here.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Run only the first N cases.")] = None,
+    case: Annotated[str | None, typer.Option("--case", help="Run only this case id.")] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="agentrt config TOML (endpoints, roles).")
+    ] = None,
+    no_model: Annotated[bool, typer.Option("--no-model", help="No model relevance calls.")] = False,
+) -> None:
+    """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
+    import asyncio
+
+    from rich.console import Console
+
+    from agentrt.config import load_settings
+    from agentrt.llm import client_for_role
+
+    selected = load_cases(cases, case_id=case, limit=limit)
+    model = None if no_model else client_for_role(load_settings(config), "relevance")
+    console = Console()
+
+    def show(r: CaseResult) -> None:
+        rank = r.scores["agent"]["rank"]
+        console.print(
+            f"{r.id:<14} agent rank {rank or '-':>2}  top: {r.agent[:1]}  "
+            f"repro={r.reproduction_confirmed} validated={r.validated}  "
+            f"{r.stage_s.get('agent_total', 0):.1f}s",
+            highlight=False,
+        )
+
+    results = asyncio.run(run_eval(selected, model=model, on_case=show))
+    summary = summarize(results)
+    _print_summary(summary)
+    if json_out:
+        json_out.write_text(
+            json.dumps({"summary": summary, "cases": [asdict(r) for r in results]}, indent=2)
+        )
+        console.print(f"JSON written to {json_out}")

@@ -1,0 +1,134 @@
+"""File localization end to end: static signals, SBFL, model relevance, one ranking.
+
+This is the driver over the pure pieces; the agent's *file relevance* stage
+and ``fixbugs eval`` both call :func:`localize`. The two baselines the eval
+reports (traceback frames only, BM25 only) are the same signals ranked
+alone, so agent and baselines differ only in what evidence they merge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentrt.clock import Clock, SystemClock
+from agentrt.llm import ModelClient
+from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.rank import RankedFile, rank_files
+from fixbugs.localize.relevance import model_relevance
+from fixbugs.localize.sbfl import SbflResult, run_sbfl, sbfl_evidence
+from fixbugs.localize.signals import (
+    bm25_evidence,
+    import_evidence,
+    naming_evidence,
+    symbol_evidence,
+    traceback_evidence,
+)
+from fixbugs.localize.traceback import ParsedFailure, failing_test_files, parse_failure
+
+__all__ = ["Localization", "bm25_baseline", "bug_summary", "localize", "traceback_baseline"]
+
+
+@dataclass(frozen=True, slots=True)
+class Localization:
+    ranked: tuple[RankedFile, ...]
+    evidence: tuple[Evidence, ...]
+    failure: ParsedFailure
+    sbfl: SbflResult | None = None
+    stage_s: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def paths(self) -> list[str]:
+        return [r.path for r in self.ranked]
+
+
+def static_evidence(
+    files: Mapping[str, str], report: str, failure: ParsedFailure, test_ids: Sequence[str]
+) -> list[Evidence]:
+    tests = [t for t in failing_test_files([*test_ids, *failure.failing_tests]) if t in files]
+    return [
+        *traceback_evidence(failure),
+        *import_evidence(tests, files),
+        *naming_evidence(tests, files),
+        *symbol_evidence(report, files),
+        *bm25_evidence(report, files),
+    ]
+
+
+def bug_summary(report: str, failure: ParsedFailure, *, max_chars: int = 900) -> str:
+    """What the model needs of the report: its title, the exception and the frames."""
+    lines = [ln for ln in report.splitlines() if ln.strip()]
+    title = lines[0].lstrip("# ").strip() if lines else ""
+    parts = [title]
+    if failure.exception_type:
+        parts.append(
+            f"Exception: {failure.exception_type}: {failure.exception_message or ''}".strip()
+        )
+    parts += [ln.strip() for ln in lines if ln.startswith("E ")][:6]
+    parts += [f"at {f.path}:{f.line} in {f.function}" for f in failure.project_frames()][-4:]
+    return "\n".join(parts)[:max_chars]
+
+
+async def localize(
+    files: Mapping[str, str],
+    report: str,
+    *,
+    test_ids: Sequence[str] = (),
+    tree: Path | None = None,
+    python: Path | None = None,
+    model: ModelClient | None = None,
+    model_top_n: int = 4,
+    model_budget_tokens: int = 700,
+    model_deadline_s: float | None = 30.0,
+    clock: Clock | None = None,
+) -> Localization:
+    """Rank ``files`` (repository path → text) for the bug in ``report``.
+
+    SBFL runs only when ``tree`` (a throwaway copy to run tests in) and
+    ``python`` (the test interpreter, with coverage installed) are given;
+    model relevance only when ``model`` is.
+    """
+    clock = clock or SystemClock()
+    times: dict[str, float] = {}
+    notes: list[str] = []
+    t0 = clock.now()
+    failure = parse_failure(report, files.keys())
+    evidence = static_evidence(files, report, failure, test_ids)
+    times["static_signals"] = clock.now() - t0
+    sbfl: SbflResult | None = None
+    tests = [t for t in failing_test_files([*test_ids, *failure.failing_tests]) if t in files]
+    if tree is not None and python is not None:
+        t0 = clock.now()
+        sbfl = await run_sbfl(tree, python, tests)
+        evidence += sbfl_evidence(sbfl)
+        notes += sbfl.notes
+        times["sbfl"] = clock.now() - t0
+    if model is not None:
+        t0 = clock.now()
+        candidates = [r.path for r in rank_files(evidence, limit=model_top_n)]
+        rel = await model_relevance(
+            model,
+            bug_summary(report, failure),
+            candidates,
+            files,
+            budget_tokens=model_budget_tokens,
+            deadline_s=model_deadline_s,
+            clock=clock,
+        )
+        evidence += rel.evidence
+        notes += rel.notes
+        times["model_relevance"] = clock.now() - t0
+    ranked = tuple(rank_files(evidence))
+    return Localization(ranked, tuple(evidence), failure, sbfl, times, tuple(notes))
+
+
+def traceback_baseline(files: Mapping[str, str], report: str) -> list[RankedFile]:
+    """Baseline: the report's traceback frames alone (deepest project frame first)."""
+    return rank_files(traceback_evidence(parse_failure(report, files.keys())))
+
+
+def bm25_baseline(files: Mapping[str, str], report: str) -> list[RankedFile]:
+    """Baseline: BM25 of the report against the files, alone."""
+    return rank_files(bm25_evidence(report, files))

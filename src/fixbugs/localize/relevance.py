@@ -1,0 +1,152 @@
+"""Model relevance: scatter-gather over candidate files, one model call per chunk.
+
+The top-N candidates from static signals are packed, whole files in rank
+order, into chunks under a token budget (:func:`agentrt.chunking.chunk_code`);
+each chunk is one structured call asking which of its files relate to the
+bug; calls run concurrently through :func:`agentrt.graph.gather_map` and
+their answers merge back into :class:`Evidence` of kind ``model``. A failed
+or malformed answer costs that chunk's opinion, never the run: the model is
+advisory (see :mod:`fixbugs.localize.rank`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentrt.chunking import CodeChunk, chunk_code
+from agentrt.clock import Clock, SystemClock
+from agentrt.graph import DeadlineExceeded, Outcome, scatter, with_deadline
+from agentrt.llm import ChatRequest, ModelClient
+from fixbugs.localize.evidence import Evidence
+
+__all__ = ["RELEVANCE_SCHEMA", "RelevanceResult", "build_prompt", "model_relevance"]
+
+RELEVANCE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "files": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "relevant": {"type": "boolean"},
+                    "reason": {"type": "string"},
+                },
+                "required": ["path", "relevant", "reason"],
+            },
+        }
+    },
+    "required": ["files"],
+}
+_SYSTEM = (
+    "You are a debugging assistant. Given a bug report and some source files, "
+    "say for each file whether the bug is likely in it. Answer in JSON."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RelevanceResult:
+    evidence: tuple[Evidence, ...]
+    calls: int
+    failures: int
+    notes: tuple[str, ...] = ()
+
+
+def build_prompt(bug_summary: str, chunk: CodeChunk) -> str:
+    listed = ", ".join(chunk.paths)
+    return (
+        f"Bug report:\n{bug_summary}\n\nSource files:\n{chunk.render()}\n\n"
+        f"For each of these files ({listed}) answer: is the bug likely in it? "
+        'Reply as {"files": [{"path": ..., "relevant": true|false, "reason": ...}]}.'
+    )
+
+
+def _answers(parsed: Any, paths: Sequence[str]) -> list[Evidence]:
+    """Only answers about files that were in the chunk count (a model may invent paths).
+
+    A chunk of one file answered with one item is about that file, whatever
+    path the model wrote (small models garble paths).
+    """
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("files"), list):
+        return []
+    allowed = set(paths)
+    out: list[Evidence] = []
+    single = len(paths) == 1 and len(parsed["files"]) == 1
+    for item in parsed["files"]:
+        if not isinstance(item, dict):
+            continue
+        path = paths[0] if single else str(item.get("path", "")).strip().removeprefix("./")
+        if path in allowed and item.get("relevant") is True:
+            reason = " ".join(str(item.get("reason", "")).split())[:160]
+            out.append(Evidence(path, "model", 1.0, f"model: {reason or 'judged relevant'}"))
+            allowed.discard(path)  # invariant: one opinion per file per chunk
+    return out
+
+
+async def model_relevance(
+    client: ModelClient,
+    bug_summary: str,
+    candidates: Sequence[str],
+    files: Mapping[str, str],
+    *,
+    budget_tokens: int = 1500,
+    max_chunks: int = 4,
+    concurrency: int = 4,
+    max_tokens: int = 200,
+    deadline_s: float | None = None,
+    clock: Clock | None = None,
+    stage: str = "file_relevance",
+) -> RelevanceResult:
+    """Judge ``candidates`` (paths into ``files``, best first) in chunks, concurrently.
+
+    At most ``max_chunks`` calls are made (the best candidates' chunks). With
+    ``deadline_s``, answers that arrived in time are kept and the rest are
+    dropped with a note: the model's opinion is worth a bounded wait only.
+    """
+    pairs = [(p, files[p]) for p in candidates if p in files]
+    if not pairs:
+        return RelevanceResult((), 0, 0, ("no candidate files for the model",))
+    chunks = chunk_code(pairs, budget_tokens)[:max_chunks]
+
+    async def judge(chunk: CodeChunk) -> list[Evidence]:
+        req = ChatRequest.of(
+            build_prompt(bug_summary, chunk),
+            system=_SYSTEM,
+            max_tokens=max_tokens,
+            json_schema=RELEVANCE_SCHEMA,
+            stage=stage,
+        )
+        result = await client.complete(req)
+        return _answers(result.parsed, chunk.paths)
+
+    outcomes: list[Outcome[CodeChunk, list[Evidence]]] = []
+
+    async def gather() -> None:
+        async with scatter(judge, chunks, limit=concurrency, on_error="collect") as results:
+            async for o in results:
+                outcomes.append(o)  # kept even if the deadline cancels the rest
+
+    notes: list[str] = []
+    if deadline_s is None:
+        await gather()
+    else:
+        try:
+            await with_deadline(
+                clock or SystemClock(), deadline_s, gather(), what="model relevance"
+            )
+        except DeadlineExceeded:
+            notes.append(
+                f"model relevance stopped at its {deadline_s:g} s deadline: "
+                f"{len(outcomes)} of {len(chunks)} chunks answered"
+            )
+    outcomes.sort(key=lambda o: o.index)
+    evidence = [e for o in outcomes if o.ok and o.value for e in o.value]
+    failures = [o for o in outcomes if not o.ok]
+    notes += [
+        f"model relevance call failed for {', '.join(o.item.paths)}: {type(o.error).__name__}"
+        for o in failures
+    ]
+    return RelevanceResult(tuple(evidence), len(chunks), len(failures), tuple(notes))

@@ -1,0 +1,208 @@
+"""The async driver that runs one contained command.
+
+It only moves bytes and enforces the deadline: containment is
+:func:`~fixbugs.sandbox.containment.wrap`'s argv, output capping is
+:class:`~fixbugs.sandbox.output.CappedOutput`, and the verdict is
+:func:`~fixbugs.sandbox.limits.classify_limit`. Every task it starts belongs
+to one ``TaskGroup``; if the caller is cancelled, the command's whole
+process group is killed before the cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from agentrt.clock import Clock, SystemClock
+from fixbugs.sandbox.containment import Mechanisms, wrap
+from fixbugs.sandbox.limits import CommandResult, Limits, classify_limit
+from fixbugs.sandbox.output import CappedOutput
+
+__all__ = ["children_of", "kill_command", "kill_group", "run_contained", "run_contained_sync"]
+
+# After the command exits, how long its output pipes may stay open (held by
+# a daemonized child when there is no PID namespace) before we stop reading.
+PIPE_GRACE_S = 2.0
+_CHUNK = 65536
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL a whole process group; a group already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def children_of(pid: int) -> list[int]:
+    """Pids whose parent is ``pid`` (from ``/proc``; no ``children`` file needed)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # the command name may hold spaces and parentheses: ppid follows the last ')'
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def kill_command(pid: int, *, namespaced: bool) -> None:
+    """Kill a running command and everything it started.
+
+    With a PID namespace, killing its init (``unshare``'s child) makes the
+    kernel kill every process in it, and ``unshare`` exits only once they
+    are all gone, so "the command ended" implies "nothing of it is left".
+    Without one, the process group is all we can reach.
+    """
+    inits = children_of(pid) if namespaced else []
+    for child in inits:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+    if not inits:
+        kill_group(pid)
+
+
+async def run_contained(
+    argv: Sequence[str],
+    *,
+    limits: Limits,
+    mechanisms: Mechanisms,
+    uid: int | None,
+    base: Path,
+    workdir: Path,
+    env: Mapping[str, str],
+    network: bool = False,
+    clock: Clock | None = None,
+) -> CommandResult:
+    """Run ``argv`` contained, killing it at the deadline or as a runaway writer."""
+    clock = clock or SystemClock()
+    wrapped = wrap(
+        argv,
+        limits=limits,
+        mechanisms=mechanisms,
+        uid=uid,
+        base=base,
+        workdir=workdir,
+        network=network,
+    )
+    out = CappedOutput(limits.max_output_bytes, runaway_factor=limits.runaway_factor)
+    err = CappedOutput(limits.max_output_bytes, runaway_factor=limits.runaway_factor)
+    started = clock.now()
+    proc = await asyncio.create_subprocess_exec(
+        *wrapped,
+        cwd=str(workdir),
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    killed_for: list[str] = []
+
+    def kill(reason: str) -> None:
+        if not killed_for:
+            killed_for.append(reason)
+        kill_command(proc.pid, namespaced=mechanisms.namespaces)
+
+    async def pump(stream: asyncio.StreamReader | None, cap: CappedOutput) -> None:
+        if stream is None:
+            return
+        while chunk := await stream.read(_CHUNK):
+            cap.feed(chunk)
+            if cap.runaway:
+                kill("output")
+
+    async def watchdog() -> None:
+        await clock.sleep(limits.timeout_s)
+        kill("time")
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            pumps = [tg.create_task(pump(proc.stdout, out)), tg.create_task(pump(proc.stderr, err))]
+            dog = tg.create_task(watchdog())
+            returncode = await proc.wait()
+            dog.cancel()
+            # Invariant after this line: nothing of the command's group is left.
+            kill_group(proc.pid)
+            grace = tg.create_task(clock.sleep(PIPE_GRACE_S))
+            while not grace.done() and not all(p.done() for p in pumps):
+                waiting = [p for p in pumps if not p.done()]
+                await asyncio.wait([*waiting, grace], return_when=asyncio.FIRST_COMPLETED)
+            grace.cancel()
+            for p in pumps:
+                p.cancel()
+    finally:
+        if proc.returncode is None:
+            kill_group(proc.pid)
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+    wall = clock.now() - started
+    stdout, stderr = out.text(), err.text()
+    if killed_for:
+        # We killed it: say so, and drop unshare's complaint that it cannot
+        # re-raise SIGKILL on itself (it then exits 1, hiding the signal).
+        returncode = -signal.SIGKILL
+        stderr = "".join(
+            line for line in stderr.splitlines(keepends=True) if not line.startswith("unshare: ")
+        )
+    timed_out = bool(killed_for) and killed_for[0] == "time"
+    limit_hit = classify_limit(
+        returncode=returncode,
+        timed_out=timed_out,
+        output_runaway=bool(killed_for) and killed_for[0] == "output",
+        stderr_tail=stderr[-4000:],
+        stdout_tail=stdout[-4000:],
+    )
+    return CommandResult(
+        argv=tuple(argv),
+        returncode=returncode,
+        stdout=stdout,
+        stderr=stderr,
+        timed_out=timed_out,
+        limit_hit=limit_hit,
+        wall_s=wall,
+        truncated=out.truncated or err.truncated,
+        notes=mechanisms.notes(network=network),
+    )
+
+
+def run_contained_sync(
+    argv: Sequence[str],
+    *,
+    limits: Limits,
+    mechanisms: Mechanisms,
+    uid: int | None,
+    base: Path,
+    workdir: Path,
+    env: Mapping[str, str],
+    stdin: bytes = b"",
+) -> subprocess.CompletedProcess[bytes]:
+    """Run a short contained helper (``git apply``) to completion; kill it at the deadline."""
+    wrapped = wrap(argv, limits=limits, mechanisms=mechanisms, uid=uid, base=base, workdir=workdir)
+    with subprocess.Popen(
+        wrapped,
+        cwd=str(workdir),
+        env=dict(env),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(stdin, timeout=limits.timeout_s)
+        except subprocess.TimeoutExpired:
+            kill_command(proc.pid, namespaced=mechanisms.namespaces)
+            stdout, stderr = proc.communicate()
+            return subprocess.CompletedProcess(wrapped, -signal.SIGKILL, stdout, stderr)
+        finally:
+            kill_group(proc.pid)
+    return subprocess.CompletedProcess(wrapped, proc.returncode, stdout, stderr)

@@ -1,0 +1,350 @@
+"""A disposable copy of the user's repository that commands run in.
+
+The agent never touches the user's tree: :meth:`Sandbox.create` copies it
+into a fresh directory owned by a uid of its own, records the copy as a
+baseline in a git directory *outside* the copy (so :meth:`Sandbox.diff`
+reports exactly what changed, new files included), and every command and
+patch runs contained (see :mod:`fixbugs.sandbox.containment`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from agentrt.clock import Clock, SystemClock
+from fixbugs.errors import InputError
+from fixbugs.sandbox.containment import Mechanisms, probe
+from fixbugs.sandbox.limits import CommandResult, Limits
+from fixbugs.sandbox.runner import run_contained, run_contained_sync
+
+__all__ = ["PatchResult", "Sandbox"]
+
+# Never copied: version control, caches and virtualenvs are not the source.
+_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        "node_modules",
+    }
+)
+_BASELINE_EXCLUDE = "__pycache__/\n*.pyc\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\n.coverage\n"
+# Sandbox uids come from a range no distribution assigns to real users.
+_UID_LOW, _UID_SPAN = 1_500_000_000, 100_000_000
+_DIFF_FILE = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(.+?)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class PatchResult:
+    """Whether a diff applied, all of it or nothing."""
+
+    applied: bool
+    tool: str
+    files: tuple[str, ...]
+    message: str
+
+
+def _ignore(_dir: str, names: list[str]) -> set[str]:
+    return {n for n in names if n in _SKIP_DIRS or n.endswith(".pyc")}
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    os.lchown(root, uid, uid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in (*dirnames, *filenames):
+            os.lchown(os.path.join(dirpath, name), uid, uid)
+
+
+class Sandbox:
+    """A temporary copy of a repository, with contained command execution.
+
+    Use it as a context manager, or call :meth:`close`; both delete the
+    copy. Concurrent :meth:`run` calls on one sandbox share its uid and so
+    its process limit; :meth:`fork` gives an independent copy.
+    """
+
+    def __init__(
+        self,
+        base: Path,
+        *,
+        uid: int | None,
+        mechanisms: Mechanisms,
+        clock: Clock,
+    ) -> None:
+        self.base = base
+        self.root = base / "repo"
+        self.uid = uid
+        self.mechanisms = mechanisms
+        self.clock = clock
+        self._git_dir = base / "baseline.git"
+
+    # --- lifecycle -----------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        repo_root: Path,
+        *,
+        base_dir: Path | None = None,
+        clock: Clock | None = None,
+    ) -> Sandbox:
+        """Copy ``repo_root`` into a new sandbox under ``base_dir`` (default: the temp dir).
+
+        This copies a tree and blocks; from async code call it via ``asyncio.to_thread``.
+        """
+        src = Path(repo_root).expanduser()
+        if not src.is_dir():
+            raise InputError(f"repository {src} is not a directory; give the path of its work tree")
+        return cls._from_tree(src, base_dir=base_dir, clock=clock or SystemClock(), git_dir=None)
+
+    @classmethod
+    def _from_tree(
+        cls, src: Path, *, base_dir: Path | None, clock: Clock, git_dir: Path | None
+    ) -> Sandbox:
+        mechanisms = probe()
+        base = Path(tempfile.mkdtemp(prefix="fixbugs-sandbox-", dir=base_dir)).resolve()
+        uid = _UID_LOW + secrets.randbelow(_UID_SPAN) if mechanisms.separate_uid else None
+        sandbox = cls(base, uid=uid, mechanisms=mechanisms, clock=clock)
+        try:
+            os.chmod(base, 0o711)
+            shutil.copytree(src, sandbox.root, symlinks=True, ignore=_ignore)
+            for extra in ("tmp", "home"):
+                (base / extra).mkdir()
+            if git_dir is None:
+                sandbox._record_baseline()
+            else:
+                shutil.copytree(git_dir, sandbox._git_dir, symlinks=True)
+            if uid is not None:
+                for owned in (sandbox.root, base / "tmp", base / "home"):
+                    _chown_tree(owned, uid)
+        except BaseException:
+            sandbox.close()
+            raise
+        return sandbox
+
+    def fork(self) -> Sandbox:
+        """A fresh, independent copy of this copy; its diff is still against the original."""
+        return type(self)._from_tree(
+            self.root, base_dir=self.base.parent, clock=self.clock, git_dir=self._git_dir
+        )
+
+    def close(self) -> None:
+        """Kill anything left of the sandbox uid and delete the copy."""
+        if self.uid is not None:
+            _kill_uid(self.uid)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- commands ------------------------------------------------------------
+
+    def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """A small environment: the caller's PATH and locale, no secrets, private HOME/TMPDIR."""
+        out = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TERM")}
+        out.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+        out.update(HOME=str(self.base / "home"), TMPDIR=str(self.base / "tmp"))
+        out.update(env or {})
+        return out
+
+    async def run(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout_s: float = 60,
+        memory_mb: int = 1024,
+        max_output_bytes: int = 1_000_000,
+        max_processes: int = 256,
+        env: Mapping[str, str] | None = None,
+        network: bool = False,
+    ) -> CommandResult:
+        """Run ``cmd`` in the copy; a string runs through ``/bin/sh -c``."""
+        argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        if not argv:
+            raise ValueError("empty command")
+        limits = Limits(
+            timeout_s=timeout_s,
+            memory_mb=memory_mb,
+            max_output_bytes=max_output_bytes,
+            max_processes=max_processes,
+        )
+        return await run_contained(
+            argv,
+            limits=limits,
+            mechanisms=self.mechanisms,
+            uid=self.uid,
+            base=self.base,
+            workdir=self.root,
+            env=self.environment(env),
+            network=network,
+            clock=self.clock,
+        )
+
+    # --- patches and diffs ---------------------------------------------------
+
+    def apply_patch(self, diff: str) -> PatchResult:
+        """Apply a unified diff to the copy, all of it or nothing.
+
+        It runs contained like any command, so a patch cannot write outside
+        the copy; ``git apply`` refuses ``..`` paths and writes through
+        symlinks, and is atomic. ``patch -p1`` is the fallback, checked with
+        ``--dry-run`` first.
+        """
+        files = tuple(dict.fromkeys(f for f in _DIFF_FILE.findall(diff) if f != "/dev/null"))
+        if not diff.strip() or not files:
+            return PatchResult(False, "none", (), "the patch is empty or has no file headers")
+        data = diff.encode() if diff.endswith("\n") else (diff + "\n").encode()
+        attempts = (
+            ("git apply", ["git", "apply", "--check", "-"], ["git", "apply", "-"]),
+            (
+                "patch -p1",
+                ["patch", "-p1", "--dry-run", "--batch", "--forward"],
+                [
+                    "patch",
+                    "-p1",
+                    "--batch",
+                    "--forward",
+                    "--no-backup-if-mismatch",
+                    "--reject-file=-",
+                ],
+            ),
+        )
+        messages: list[str] = []
+        for tool, check, apply in attempts:
+            if shutil.which(check[0]) is None:
+                messages.append(f"{tool}: not installed")
+                continue
+            checked = self._helper(check, data)
+            if checked.returncode != 0:
+                messages.append(f"{tool}: {_text(checked)}")
+                continue
+            saved = self._save(files)
+            done = self._helper(apply, data)
+            if done.returncode == 0:
+                return PatchResult(True, tool, files, _text(done))
+            # patch(1) is not atomic: put back every file the diff names.
+            self._restore(saved)
+            messages.append(f"{tool}: {_text(done)}")
+        return PatchResult(False, "none", files, "\n".join(messages))
+
+    def _inside(self, path: Path) -> bool:
+        """``path``'s directory, symlinks resolved, is inside the copy."""
+        root = os.path.realpath(self.root)
+        parent = os.path.realpath(path.parent)
+        return parent == root or parent.startswith(root + os.sep)
+
+    def _save(self, files: Sequence[str]) -> dict[Path, bytes | str | None]:
+        """What each named path inside the copy holds: bytes, a link target (str), or None."""
+        saved: dict[Path, bytes | str | None] = {}
+        for rel in files:
+            # patch -p1 strips the first component, whatever the prefix is
+            for candidate in {rel, rel.split("/", 1)[-1]}:
+                path = self.root / candidate
+                if not self._inside(path):
+                    continue
+                if path.is_symlink():
+                    saved[path] = os.readlink(path)
+                elif path.is_file():
+                    saved[path] = path.read_bytes()
+                elif not path.exists():
+                    saved[path] = None
+        return saved
+
+    def _restore(self, saved: Mapping[Path, bytes | str | None]) -> None:
+        # deepest paths first, so a created symlink is removed after what lies below it
+        for path in sorted(saved, key=lambda p: len(p.parts), reverse=True):
+            if not self._inside(path):
+                continue
+            content = saved[path]
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+            if isinstance(content, str):
+                os.symlink(content, path)
+            elif isinstance(content, bytes):
+                path.write_bytes(content)
+            if content is not None and self.uid is not None:
+                os.lchown(path, self.uid, self.uid)
+
+    def diff(self) -> str:
+        """The git-format unified diff (``a/``, ``b/``) of the copy against the original."""
+        self._git("add", "-A", ".")
+        done = self._git("diff", "--cached", "--no-color", "--no-ext-diff", "--binary", "HEAD")
+        return done.stdout.decode("utf-8", errors="replace")
+
+    def _helper(self, argv: list[str], stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+        return run_contained_sync(
+            argv,
+            limits=Limits(timeout_s=60, memory_mb=1024),
+            mechanisms=self.mechanisms,
+            uid=self.uid,
+            base=self.base,
+            workdir=self.root,
+            env=self.environment(),
+            stdin=stdin,
+        )
+
+    def _record_baseline(self) -> None:
+        self._git("init", "--quiet")
+        (self._git_dir / "info").mkdir(exist_ok=True)
+        (self._git_dir / "info" / "exclude").write_text(_BASELINE_EXCLUDE)
+        self._git("add", "-A", ".")
+        self._git("commit", "--quiet", "--allow-empty", "--no-verify", "-m", "baseline")
+
+    def _git(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        argv = [
+            "git", f"--git-dir={self._git_dir}", f"--work-tree={self.root}",
+            "-c", "safe.directory=*", "-c", "core.autocrlf=false", "-c", "user.name=fixbugs",
+            "-c", "user.email=fixbugs@localhost", "-c", "commit.gpgsign=false", *args,
+        ]  # fmt: skip
+        env = {**self.environment(), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+        done = subprocess.run(argv, cwd=self.root, env=env, capture_output=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"git {shlex.join(args)} failed in sandbox: {_text(done)}")
+        return done
+
+
+def _text(done: subprocess.CompletedProcess[bytes]) -> str:
+    return (done.stderr + done.stdout).decode("utf-8", errors="replace").strip()
+
+
+def _kill_uid(uid: int) -> None:
+    """SIGKILL every process running as ``uid`` (a sandbox uid owns nothing else)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("Uid:"):
+                if int(line.split()[1]) == uid:
+                    with contextlib.suppress(OSError):
+                        os.kill(int(entry.name), signal.SIGKILL)
+                break

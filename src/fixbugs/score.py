@@ -1,0 +1,168 @@
+"""The scorer: the only code that reads a case's ``gold.json``.
+
+It judges what the agent produced, exactly as the cases' README (Scoring)
+says: localization hits at 1/3/5 against the gold files (plus line-range
+overlap with the gold hunks), and validation of a patch redone from scratch
+— apply to a fresh extraction, put the original test files back, then
+fail-to-pass (the test command exits 0, nothing fails or errors) and
+pass-to-pass (every listed id shows PASSED). ``validated`` is true only when
+both checks ran and held.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import tarfile
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fixbugs.localize.process import run_command
+
+__all__ = [
+    "Gold",
+    "LocalizationScore",
+    "ValidationScore",
+    "load_gold",
+    "score_localization",
+    "validate_patch",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Gold:
+    files: frozenset[str]
+    hunks: tuple[tuple[str, int, int], ...]
+    patch: str
+
+
+@dataclass(frozen=True, slots=True)
+class LocalizationScore:
+    top1: bool
+    top3: bool
+    top5: bool
+    rank: int | None  # 1-based rank of the first gold file, None when absent
+    line_hit: bool  # a predicted range overlaps a gold hunk in the same file
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationScore:
+    validated: bool
+    applied: bool
+    fail_to_pass: bool
+    pass_to_pass: bool
+    detail: str
+
+
+def load_gold(case_dir: Path) -> Gold:
+    data = json.loads((case_dir / "gold.json").read_text())
+    hunks = tuple((h["file"], int(h["start"]), int(h["end"])) for h in data.get("hunks", []))
+    return Gold(frozenset(_norm(f) for f in data["files"]), hunks, data.get("patch", ""))
+
+
+def _norm(path: str) -> str:
+    return path.strip().removeprefix("./")
+
+
+def score_localization(
+    ranked: Sequence[str],
+    gold: Gold,
+    lines: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+) -> LocalizationScore:
+    paths = [_norm(p) for p in ranked]
+    rank = next((i + 1 for i, p in enumerate(paths) if p in gold.files), None)
+    line_hit = any(
+        a <= end and start <= b
+        for path, ranges in (lines or {}).items()
+        for a, b in ranges
+        for file, start, end in gold.hunks
+        if _norm(path) == file
+    )
+    return LocalizationScore(
+        rank == 1, rank is not None and rank <= 3, rank is not None and rank <= 5, rank, line_hit
+    )
+
+
+async def validate_patch(
+    case_dir: Path,
+    patch: str | None,
+    python_bin: Path,
+    *,
+    timeout_s: float = 300.0,
+) -> ValidationScore:
+    """Redo validation from scratch in a fresh extraction (README, Scoring)."""
+    if not patch or not patch.strip():
+        return ValidationScore(False, False, False, False, "no patch")
+    case = json.loads((case_dir / "case.json").read_text())
+    with tempfile.TemporaryDirectory(prefix="fixbugs-score-") as tmp:
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        _extract(case_dir / "repo.tar.gz", root)
+        (Path(tmp) / "fix.patch").write_text(patch)
+        applied = await run_command(
+            ["git", "apply", "--whitespace=nowarn", str(Path(tmp) / "fix.patch")],
+            root,
+            timeout_s=60,
+        )
+        if applied.returncode != 0:
+            applied = await run_command(
+                ["patch", "-p1", "--batch", "--forward", "-i", str(Path(tmp) / "fix.patch")],
+                root,
+                timeout_s=60,
+            )
+        if applied.returncode != 0:
+            return ValidationScore(False, False, False, False, "patch does not apply")
+        _extract(case_dir / "repo.tar.gz", root, only=case.get("test_files", []))
+        env = {"PATH": f"{python_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+        argv = shlex.split(case["test_command"])
+        if argv and argv[0] in ("python", "python3"):
+            argv[0] = str(python_bin / "python")
+        f2p = await run_command(argv, root, timeout_s=timeout_s, env=env)
+        f2p_ok = (
+            f2p.returncode == 0
+            and " failed" not in _last_line(f2p.output)
+            and (" error" not in _last_line(f2p.output))
+        )
+        verbose = [
+            str(python_bin / "python"),
+            "-m",
+            "pytest",
+            "-v",
+            "-p",
+            "no:cacheprovider",
+            *case.get("test_files", []),
+        ]
+        p2p = await run_command(verbose, root, timeout_s=timeout_s, env=env)
+        passed = {
+            ln.rsplit(" PASSED", 1)[0].strip() for ln in p2p.output.splitlines() if " PASSED" in ln
+        }
+        missing = [t for t in case.get("pass_to_pass", []) if t not in passed]
+        p2p_ok = not missing
+        detail = (
+            "validated"
+            if f2p_ok and p2p_ok
+            else (
+                "fail-to-pass still fails"
+                if not f2p_ok
+                else f"{len(missing)} pass-to-pass tests broke"
+            )
+        )
+        return ValidationScore(f2p_ok and p2p_ok, True, f2p_ok, p2p_ok, detail)
+
+
+def _last_line(output: str) -> str:
+    lines = [ln for ln in output.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def _extract(archive: Path, dest: Path, only: Sequence[str] | None = None) -> None:
+    """Extract (all, or only the named members) with the tar ``data`` filter: no escapes."""
+    with tarfile.open(archive) as tar:
+        members = None
+        if only is not None:
+            wanted = {_norm(p) for p in only}
+            members = [m for m in tar.getmembers() if _norm(m.name) in wanted]
+        tar.extractall(dest, members=members, filter="data")

@@ -1,0 +1,170 @@
+"""The analysis stage: compress the artifacts into evidence, fast.
+
+The report's traceback and the static localization signals need no model,
+so the first hypothesis (a file and why) is out within a second or so. Logs
+are read as a stream: signal lines (warnings, errors, failures) are kept
+with provenance, the chunks richest in them are mapped by the small model
+into structured evidence, and a reducer orders it by time, groups it by
+trace and splits it by service. Traces contribute their failing or
+code-annotated spans.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from agentrt.chunking import LogChunk, chunk_log_file
+from agentrt.evidence import Provenance, digest
+from agentrt.evidence import Evidence as RtEvidence
+from agentrt.graph import gather_map
+from agentrt.llm import ChatRequest
+
+from fixbugs.context import Evidence, RunContext
+from fixbugs.inputs import LogRecord, iter_log_records
+from fixbugs.localize.evidence import Evidence as FileEvidence
+from fixbugs.localize.rank import rank_files
+from fixbugs.localize.locate import static_evidence
+from fixbugs.localize.traceback import parse_failure
+
+__all__ = ["analyze", "log_signal_records", "trace_file_evidence"]
+
+_SIGNAL = re.compile(r"\b(error|exception|fail(ed|ure)?|traceback|warn(ing)?|fatal|panic)\b", re.I)
+_BAD_LEVELS = {"WARN", "WARNING", "ERROR", "FATAL", "CRITICAL"}
+MAX_SIGNAL_LINES = 200
+LOG_CHUNK_TOKENS = 400
+LOG_SYSTEM = "You read log lines and report only what they show, briefly."
+
+
+def _is_signal(r: LogRecord) -> bool:
+    return (r.level or "").upper() in _BAD_LEVELS or bool(_SIGNAL.search(r.message or ""))
+
+
+def log_signal_records(path: Path) -> Iterator[LogRecord]:
+    """The warning/error lines of a log, streamed."""
+    for r in iter_log_records(path):
+        if _is_signal(r):
+            yield r
+
+
+def trace_file_evidence(ctx: RunContext) -> list[FileEvidence]:
+    """Spans that failed or name their code point at files; keep them as evidence."""
+    files = set(ctx.inputs.repo.files())
+    out: list[FileEvidence] = []
+    for trace in ctx.inputs.traces:
+        for span in trace.spans:
+            attrs = span.attributes
+            path = attrs.get("code.filepath") or attrs.get("code.file.path")
+            failed = span.status_code.upper() in {"ERROR", "STATUS_CODE_ERROR", "2"}
+            interesting = {k: v for k, v in attrs.items() if not k.startswith(("http.", "code."))}
+            text = (
+                f"span {span.name} ({span.service or '?'}) "
+                + ("failed: " + span.status_message + " " if failed else "")
+                + ", ".join(f"{k}={v}" for k, v in list(interesting.items())[:8])
+            )
+            ctx.evidence.append(Evidence("trace", text, path, None, span.span_id))
+            if isinstance(path, str) and path in files:
+                out.append(FileEvidence(path, "trace", 1.0 if failed else 0.6,
+                                        f"trace span {span.name} runs this file"))
+    return out
+
+
+async def _map_log_chunks(ctx: RunContext, path: Path) -> list[RtEvidence]:
+    """The small model reads the chunks with the most signal lines."""
+    def scored() -> Iterator[tuple[int, int, LogChunk]]:
+        for chunk in chunk_log_file(path, LOG_CHUNK_TOKENS):
+            hits = sum(1 for line in chunk.text.splitlines() if _SIGNAL.search(line))
+            if hits:
+                yield hits, -chunk.index, chunk
+
+    # streamed: only the k best chunks are ever held, whatever the log's size
+    best = heapq.nlargest(ctx.options.max_log_chunks, scored(), key=lambda t: (t[0], t[1]))
+    chunks = [c for _, _, c in sorted(best, key=lambda t: -t[1])]
+    if not chunks or ctx.models is None or not ctx.options.use_model:
+        return []
+    summary = ctx.inputs.report.title
+
+    async def one(c: LogChunk) -> list[RtEvidence]:
+        assert ctx.models is not None
+        # Plain text, not JSON: the finding is one sentence and the chunk's own
+        # provenance is exact; a small model keeps plain text well-formed.
+        req = ChatRequest.of(
+            f"Bug: {summary}\nLog lines {c.first_line}-{c.last_line}:\n{c.text}\n"
+            "In one sentence: what in these lines relates to the bug?",
+            system=LOG_SYSTEM,
+            max_tokens=48,
+        )
+        res = await ctx.models.map.complete(req)
+        text = " ".join(res.text.split())
+        prov = Provenance(source=path.name, line=c.first_line, byte_offset=c.byte_offset)
+        return [RtEvidence("candidate", text, prov, confidence=0.3)] if text else []
+
+    outcomes = await gather_map(one, chunks, limit=4)
+    found: list[RtEvidence] = []
+    for o in outcomes:
+        if o.error is None and o.value:
+            found.extend(o.value)
+        elif o.error is not None:
+            ctx.note("analysis", f"log chunk map failed: {o.error}")
+    return found
+
+
+def _signal_evidence(path: Path) -> list[RtEvidence]:
+    out: list[RtEvidence] = []
+    for r in log_signal_records(path):
+        ts = r.timestamp.timestamp() if r.timestamp else None
+        out.append(
+            RtEvidence(
+                "signal",
+                r.message or r.raw,
+                Provenance(str(path.name), r.line_no, r.byte_offset, r.trace_id, r.span_id,
+                           r.service, ts),
+            )
+        )
+        if len(out) >= MAX_SIGNAL_LINES:
+            break
+    return out
+
+
+async def analyze(ctx: RunContext) -> list[FileEvidence]:
+    """Parse and compress the artifacts; emit the first hypothesis. Returns file evidence."""
+    report = ctx.inputs.report
+    text = report.body + "\n" + "\n".join(report.comments)
+    files = {p: ctx.inputs.repo.read(p) for p in ctx.inputs.repo.files()}
+    ctx.failure = parse_failure(text, files.keys())
+    test_ids = _test_ids(ctx)
+    file_ev = static_evidence(files, report.title + "\n" + text, ctx.failure, test_ids)
+    file_ev += trace_file_evidence(ctx)
+    ranked = rank_files(file_ev)
+    if ranked:
+        top = ranked[0]
+        ctx.first_hypothesis_s = round(ctx.elapsed(), 3)
+        ctx.emit("hypothesis", "analysis", f"{top.path} — " + "; ".join(top.reasons[:2]),
+                 path=top.path, reasons=list(top.reasons))
+    for frame in ctx.failure.project_frames():
+        ctx.evidence.append(Evidence("traceback", frame.text, frame.path, frame.line))
+    log_ev: list[RtEvidence] = []
+    for path in ctx.inputs.logs:
+        log_ev += _signal_evidence(path)
+        log_ev += await _map_log_chunks(ctx, path)
+    if log_ev:
+        d = digest(log_ev)
+        ctx.log_digest = d.render()
+        ctx.emit(
+            "evidence",
+            "analysis",
+            f"{len(d.items)} log findings ({d.dropped} duplicates dropped), ordered by time, "
+            f"grouped into {len(d.by_trace)} trace(s), {len(d.by_service)} service(s)",
+            services=sorted(d.by_service),
+        )
+    return file_ev
+
+
+def _test_ids(ctx: RunContext) -> list[str]:
+    ids = list(ctx.failure.failing_tests) if ctx.failure else []
+    cmd = ctx.inputs.test_command
+    if cmd:
+        ids += [t for t in cmd.split() if "::" in t or t.endswith(".py")]
+    return ids

@@ -1,0 +1,101 @@
+from fixbugs.localize import (
+    Evidence,
+    bm25_evidence,
+    import_evidence,
+    naming_evidence,
+    parse_failure,
+    rank_files,
+    static_evidence,
+    symbol_evidence,
+    traceback_evidence,
+)
+
+FILES = {
+    "app/__init__.py": "",
+    "app/types.py": "class Order:\n    def total(self):\n        return 0\n",
+    "app/rules/__init__.py": "",
+    "app/rules/refund.py": (
+        "from app.types import Order\n\ndef match(cmd):\n    return 'refund' in cmd\n\n"
+        "def apply_refund(order):\n    return order.total() - 1\n"
+    ),
+    "app/rules/invoice.py": (
+        "def match(cmd):\n    return 'invoice' in cmd\n\n"
+        "def render_invoice(x):\n    return str(x)\n"
+    ),
+    "app/other/refund.py": "def unrelated():\n    pass\n",
+    "tests/rules/test_refund.py": "from app.rules.refund import match, apply_refund\n"
+    "from app.types import Order\n\ndef test_refund():\n    assert apply_refund(Order()) == 0\n",
+    "README.md": "refund refund refund",
+}
+
+
+def test_traceback_evidence_prefers_the_deepest_project_frame():
+    report = (
+        'Traceback (most recent call last):\n  File "tests/rules/test_refund.py", line 5, in t\n'
+        '    x\n  File "app/rules/refund.py", line 7, in apply_refund\n    y\n'
+        '  File "app/types.py", line 3, in total\n    z\nValueError: boom\n'
+    )
+    ev = traceback_evidence(parse_failure(report, FILES.keys()))
+    by_path = {e.path: e for e in ev}
+    assert set(by_path) == {
+        "app/rules/refund.py",
+        "app/types.py",
+    }  # the test frame is not a suspect
+    assert by_path["app/types.py"].strength == 1.0
+    assert by_path["app/rules/refund.py"].strength < 1.0
+    assert by_path["app/types.py"].lines == ((3, 3),)
+
+
+def test_imports_resolve_modules_and_imported_submodules():
+    ev = import_evidence(["tests/rules/test_refund.py"], FILES)
+    assert {e.path for e in ev} == {"app/rules/refund.py", "app/types.py"}
+
+
+def test_naming_prefers_the_file_in_the_matching_folder():
+    ev = {e.path: e.strength for e in naming_evidence(["tests/rules/test_refund.py"], FILES)}
+    assert ev["app/rules/refund.py"] == 1.0
+    assert ev["app/other/refund.py"] < 1.0
+
+
+def test_symbols_weigh_rare_names_over_common_ones():
+    ev = {e.path: e for e in symbol_evidence("apply_refund(order) and match(cmd) fail", FILES)}
+    assert ev["app/rules/refund.py"].strength > ev["app/rules/invoice.py"].strength
+    assert "apply_refund" in ev["app/rules/refund.py"].reason
+
+
+def test_bm25_ranks_source_files_and_skips_tests_and_docs():
+    ev = bm25_evidence("render_invoice returns the wrong invoice", FILES)
+    assert ev[0].path == "app/rules/invoice.py" and ev[0].strength == 1.0
+    assert all(not e.path.startswith("tests/") and e.path != "README.md" for e in ev)
+
+
+def test_static_evidence_ranks_the_tested_module_first_without_a_traceback():
+    report = "# tests/rules/test_refund.py::test_refund fails\n\nE   assert 1 == 0\n"
+    ranked = rank_files(static_evidence(FILES, report, parse_failure(report, FILES.keys()), []))
+    assert ranked[0].path == "app/rules/refund.py"
+    assert any("named like failing test" in r for r in ranked[0].reasons)
+
+
+def test_model_evidence_alone_never_ranks_a_file_and_cannot_beat_strong_evidence():
+    ev = [
+        Evidence("a.py", "traceback", 1.0, "deepest frame", ((4, 4),)),
+        Evidence("b.py", "bm25", 0.2, "weak bm25"),
+        Evidence("b.py", "model", 1.0, "model likes b"),
+        Evidence("c.py", "model", 1.0, "model likes c"),
+        Evidence("tests/test_a.py", "naming", 1.0, "a test file"),
+    ]
+    ranked = rank_files(ev)
+    assert [r.path for r in ranked] == ["a.py", "b.py"]
+    assert ranked[0].lines == ((4, 4),)
+    assert ranked[1].reasons[0] == "model likes b" or "weak bm25" in ranked[1].reasons
+
+
+def test_rank_keeps_the_strongest_evidence_per_kind_and_merges_lines():
+    ev = [
+        Evidence("a.py", "sbfl", 0.5, "x", ((1, 2),)),
+        Evidence("a.py", "sbfl", 0.9, "y", ((3, 5),)),
+        Evidence("a.py", "traceback", 0.6, "z", ((9, 9),)),
+    ]
+    [r] = rank_files(ev)
+    assert r.score == round(2.0 * 0.9 + 3.0 * 0.6, 4)
+    assert r.lines == ((1, 5), (9, 9))

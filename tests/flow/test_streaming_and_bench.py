@@ -1,0 +1,65 @@
+"""Streaming through ResilientModel, and a small brownout run of the benchmark."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agentrt.clock import FakeClock
+from agentrt.errors import ProviderError
+from agentrt.flow import LocalRetryBudget, ResilientModel, RetryBudget
+from agentrt.llm import ChatRequest, Completed, FakeModel, TextDelta, provider_error
+from agentrt.metrics import MetricsRecorder
+from agentrt.tokens import LatencyModel
+
+
+async def test_stream_is_retried_before_its_first_text_only():
+    clock = FakeClock()
+    inner = FakeModel(
+        clock=clock, latency=LatencyModel(0.2, 0.0, 100.0), failures=[provider_error(503)]
+    )
+    budget = LocalRetryBudget(RetryBudget(ratio=1.0, burst=10))
+    model = ResilientModel(inner, clock=clock, budget=budget, rng=random.Random(0))
+    rec = MetricsRecorder(clock)
+    events = []
+    async with clock.autojumping():
+        with rec.activate():
+            async for ev in model.stream(ChatRequest.of("hi", max_tokens=8)):
+                events.append(ev)
+    assert isinstance(events[-1], Completed)
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text == events[-1].result.text  # nothing repeated by the retry
+    [r] = rec.records
+    assert r.attempts == 2 and r.streamed
+
+
+async def test_retry_budget_exhaustion_surfaces_the_provider_error():
+    clock = FakeClock()
+    inner = FakeModel(clock=clock, failures=[provider_error(503)] * 10)
+    budget = LocalRetryBudget(RetryBudget(ratio=0.0, burst=0.0))  # no retries at all
+    model = ResilientModel(inner, clock=clock, budget=budget)
+    async with clock.autojumping():
+        with pytest.raises(ProviderError, match="503"):
+            await model.complete(ChatRequest.of("hi"))
+    assert len(inner.requests) == 1
+    assert budget.budget.denied == 1 and budget.budget.active == 0
+
+
+async def test_brownout_benchmark_small_run():
+    from agentrt.bench.brownout import run_brownout
+
+    result = await run_brownout(
+        {
+            "calls": 300,
+            "rate": 10.0,
+            "window_start_s": 10.0,
+            "window_end_s": 20.0,
+            "failure_share": 0.5,
+            "max_tokens": 4,
+            "seed": 1,
+        }
+    )
+    f = result.figures
+    assert f["attempts_agentrt"] <= 1.1 * f["requests"] + 3
+    assert f["attempts_naive"] > f["attempts_agentrt"]
