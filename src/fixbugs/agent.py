@@ -26,11 +26,11 @@ from agentrt.graph import Graph, NodeContext
 from agentrt.graph.events import GraphEvent, NodeFinished, NodeStarted
 from agentrt.llm import client_for_role
 from agentrt.metrics import MetricsRecorder
-
 from fixbugs.context import AgentOptions, Models, RunContext
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import bug_summary
+from fixbugs.localize.process import CommandRun
 from fixbugs.localize.rank import rank_files
 from fixbugs.localize.relevance import model_relevance
 from fixbugs.localize.sbfl import run_sbfl, sbfl_evidence, suspicious_ranges
@@ -50,8 +50,10 @@ STAGES = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "va
 
 
 def _ranked_event(ctx: RunContext, stage: str, what: str) -> None:
-    files = [{"path": r.path, "score": round(r.score, 3), "reasons": list(r.reasons)}
-             for r in ctx.ranked[:10]]
+    files = [
+        {"path": r.path, "score": round(r.score, 3), "reasons": list(r.reasons)}
+        for r in ctx.ranked[:10]
+    ]
     ctx.emit("ranked_files", stage, what, files=files)
 
 
@@ -94,14 +96,16 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
     python = Path(_python(ctx))
     fork = await asyncio.to_thread(ctx.sandbox.fork)
     try:
-        async def runner(argv: Sequence[str], root: Path, *, timeout_s: float = 180.0):  # noqa: ANN202
-            from fixbugs.localize.process import CommandRun
 
+        async def runner(
+            argv: Sequence[str], root: Path, *, timeout_s: float = 180.0
+        ) -> CommandRun:
             r = await fork.run(list(argv), timeout_s=timeout_s, env=ctx.options.test_env)
             return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
 
-        result = await run_sbfl(fork.root, python, test_files, runner=runner,
-                                timeout_s=ctx.options.test_timeout_s)
+        result = await run_sbfl(
+            fork.root, python, test_files, runner=runner, timeout_s=ctx.options.test_timeout_s
+        )
     finally:
         await asyncio.to_thread(fork.close)
     for n in result.notes:
@@ -143,8 +147,14 @@ async def run_bug(
     """Investigate one bug end to end; the report says plainly whether a fix validated."""
     clock = clock or SystemClock()
     recorder = MetricsRecorder(clock)
-    ctx = RunContext(inputs, models=models, options=options or AgentOptions(), clock=clock,
-                     recorder=recorder, sink=sink or (lambda _: None))
+    ctx = RunContext(
+        inputs,
+        models=models,
+        options=options or AgentOptions(),
+        clock=clock,
+        recorder=recorder,
+        sink=sink or (lambda _: None),
+    )
     ctx.emit("run_started", "run", f"investigating: {inputs.report.title}")
     for n in inputs.notes:
         ctx.note("analysis", n)
@@ -169,14 +179,20 @@ async def run_bug(
         ctx.root_cause = await root_cause(ctx)
         if ctx.root_cause is not None:
             rc = ctx.root_cause
-            ctx.emit("root_cause", "root_cause",
-                     f"{rc.path}:{rc.start}-{rc.end} ({rc.origin}): {rc.explanation}",
-                     **rc.to_dict())
+            ctx.emit(
+                "root_cause",
+                "root_cause",
+                f"{rc.path}:{rc.start}-{rc.end} ({rc.origin}): {rc.explanation}",
+                **rc.to_dict(),
+            )
 
     async def fix(_: NodeContext) -> None:
         ctx.candidates = await propose_fixes(ctx, ctx.sandbox.root)
-        ctx.emit("note", "fix", f"{len(ctx.candidates)} candidate fix(es) limited to the "
-                 "localized region")
+        ctx.emit(
+            "note",
+            "fix",
+            f"{len(ctx.candidates)} candidate fix(es) limited to the localized region",
+        )
 
     async def validation(_: NodeContext) -> None:
         ctx.validation = await validate_candidates(ctx, ctx.candidates)
@@ -232,8 +248,10 @@ async def run_from_paths(
         load_inputs, report, repo, logs=logs, traces=traces, test=test, screenshots=screenshots
     )
     interp = Path(python or sys.executable)
-    env = {"PATH": f"{interp.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        "PATH": f"{interp.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     options = AgentOptions(test_env=env, use_model=use_model)
     models = models_from_config(config) if use_model else None
     try:
@@ -251,11 +269,23 @@ def apply_to_repo(report: RunReport, repo: Path) -> str:
         return "no validated patch: the repository was not changed"
     import subprocess
 
-    proc = subprocess.run(["git", "apply", "-"], input=report.data["patch"], text=True,
-                          cwd=repo, capture_output=True, check=False)
+    proc = subprocess.run(
+        ["git", "apply", "-"],
+        input=report.data["patch"],
+        text=True,
+        cwd=repo,
+        capture_output=True,
+        check=False,
+    )
     if proc.returncode != 0:
-        proc = subprocess.run(["patch", "-p1"], input=report.data["patch"], text=True,
-                              cwd=repo, capture_output=True, check=False)
+        proc = subprocess.run(
+            ["patch", "-p1"],
+            input=report.data["patch"],
+            text=True,
+            cwd=repo,
+            capture_output=True,
+            check=False,
+        )
     if proc.returncode != 0:
         return f"the validated patch did not apply to {repo}: {proc.stderr.strip()[:200]}"
     return f"validated patch applied to {repo}"

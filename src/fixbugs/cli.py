@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from agentrt.cli import first_user_error
 from rich.console import Console
 from rich.markdown import Markdown
 
+from agentrt.cli import first_user_error
 from fixbugs.errors import InputError
 from fixbugs.progress import ProgressEvent
 

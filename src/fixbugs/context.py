@@ -15,7 +15,6 @@ from typing import Any, Literal
 from agentrt.clock import Clock
 from agentrt.llm import ModelClient
 from agentrt.metrics import MetricsRecorder
-
 from fixbugs.progress import EventKind, EventSink, ProgressEvent
 
 __all__ = [

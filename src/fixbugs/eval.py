@@ -310,18 +310,22 @@ def eval_command(
     config: Annotated[
         Path | None, typer.Option(help="agentrt config TOML (endpoints, roles).")
     ] = None,
-    no_model: Annotated[bool, typer.Option("--no-model", help="No model relevance calls.")] = False,
+    no_model: Annotated[bool, typer.Option("--no-model", help="Static signals only.")] = False,
+    localize_only: Annotated[
+        bool, typer.Option(help="Only reproduce and localize (no root cause, fix, validation).")
+    ] = False,
 ) -> None:
     """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
     import asyncio
 
     from rich.console import Console
 
-    from agentrt.config import load_settings
-    from agentrt.llm import client_for_role
+    from fixbugs.agent import models_from_config
+    from fixbugs.eval_agent import full_agent
 
     selected = load_cases(cases, case_id=case, limit=limit)
-    model = None if no_model else client_for_role(load_settings(config), "relevance")
+    models = None if no_model else models_from_config(config)
+    agent = None if localize_only else full_agent(models)
     console = Console()
 
     def show(r: CaseResult) -> None:
@@ -333,7 +337,8 @@ def eval_command(
             highlight=False,
         )
 
-    results = asyncio.run(run_eval(selected, model=model, on_case=show))
+    model = models.map if models is not None else None
+    results = asyncio.run(run_eval(selected, agent=agent, model=model, on_case=show))
     summary = summarize(results)
     _print_summary(summary)
     if json_out:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from agentrt.metrics import CallRecord
-
 from fixbugs.context import RunContext
 
 __all__ = ["RunReport", "build_report"]
@@ -102,7 +101,12 @@ def build_report(ctx: RunContext, stage_walls: dict[str, float]) -> RunReport:
     data: dict[str, Any] = {
         "title": ctx.inputs.report.title,
         "ranked_files": [
-            {"path": f.path, "score": round(f.score, 4), "reasons": list(f.reasons)}
+            {
+                "path": f.path,
+                "score": round(f.score, 4),
+                "reasons": list(f.reasons),
+                "lines": [list(r) for r in f.lines],
+            }
             for f in ctx.ranked
         ],
         "root_cause": ctx.root_cause.to_dict() if ctx.root_cause else None,

@@ -53,8 +53,8 @@ __all__ = [
     "MODEL_PACKAGE",
     "LlamaModel",
     "ModelStats",
-    "default_threads",
     "default_model_path",
+    "default_threads",
     "release_models",
 ]
 

@@ -17,16 +17,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from agentrt.chunking import LogChunk, chunk_log_file
-from agentrt.evidence import Provenance, digest
 from agentrt.evidence import Evidence as RtEvidence
+from agentrt.evidence import Provenance, digest
 from agentrt.graph import gather_map
 from agentrt.llm import ChatRequest
-
 from fixbugs.context import Evidence, RunContext
 from fixbugs.inputs import LogRecord, iter_log_records
 from fixbugs.localize.evidence import Evidence as FileEvidence
-from fixbugs.localize.rank import rank_files
 from fixbugs.localize.locate import static_evidence
+from fixbugs.localize.rank import rank_files
 from fixbugs.localize.traceback import parse_failure
 
 __all__ = ["analyze", "log_signal_records", "trace_file_evidence"]
@@ -66,13 +65,20 @@ def trace_file_evidence(ctx: RunContext) -> list[FileEvidence]:
             )
             ctx.evidence.append(Evidence("trace", text, path, None, span.span_id))
             if isinstance(path, str) and path in files:
-                out.append(FileEvidence(path, "trace", 1.0 if failed else 0.6,
-                                        f"trace span {span.name} runs this file"))
+                out.append(
+                    FileEvidence(
+                        path,
+                        "trace",
+                        1.0 if failed else 0.6,
+                        f"trace span {span.name} runs this file",
+                    )
+                )
     return out
 
 
 async def _map_log_chunks(ctx: RunContext, path: Path) -> list[RtEvidence]:
     """The small model reads the chunks with the most signal lines."""
+
     def scored() -> Iterator[tuple[int, int, LogChunk]]:
         for chunk in chunk_log_file(path, LOG_CHUNK_TOKENS):
             hits = sum(1 for line in chunk.text.splitlines() if _SIGNAL.search(line))
@@ -119,8 +125,9 @@ def _signal_evidence(path: Path) -> list[RtEvidence]:
             RtEvidence(
                 "signal",
                 r.message or r.raw,
-                Provenance(str(path.name), r.line_no, r.byte_offset, r.trace_id, r.span_id,
-                           r.service, ts),
+                Provenance(
+                    str(path.name), r.line_no, r.byte_offset, r.trace_id, r.span_id, r.service, ts
+                ),
             )
         )
         if len(out) >= MAX_SIGNAL_LINES:
@@ -141,8 +148,13 @@ async def analyze(ctx: RunContext) -> list[FileEvidence]:
     if ranked:
         top = ranked[0]
         ctx.first_hypothesis_s = round(ctx.elapsed(), 3)
-        ctx.emit("hypothesis", "analysis", f"{top.path} — " + "; ".join(top.reasons[:2]),
-                 path=top.path, reasons=list(top.reasons))
+        ctx.emit(
+            "hypothesis",
+            "analysis",
+            f"{top.path} — " + "; ".join(top.reasons[:2]),
+            path=top.path,
+            reasons=list(top.reasons),
+        )
     for frame in ctx.failure.project_frames():
         ctx.evidence.append(Evidence("traceback", frame.text, frame.path, frame.line))
     log_ev: list[RtEvidence] = []

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from agentrt.errors import ProviderError
 from agentrt.llm import ChatRequest
-
 from fixbugs.context import Candidate, RunContext
 from fixbugs.mutate import mutations_in_region
 from fixbugs.patch import apply_line_edit, make_diff, replace_lines

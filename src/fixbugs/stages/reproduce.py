@@ -9,6 +9,7 @@ records which tests pass now, the baseline that validation holds a fix to.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from fixbugs.context import Reproduction, RunContext
 from fixbugs.testrun import parse_outcomes, parse_test_command
@@ -38,13 +39,19 @@ def _tail(text: str, lines: int = 15) -> str:
 
 async def reproduce(ctx: RunContext) -> Reproduction:
     report = ctx.inputs.report
-    cmd, origin = ctx.inputs.test_command, "given"
+    cmd = ctx.inputs.test_command
+    origin: Literal["given", "report"] = "given"
     if not cmd:
         cmd = command_from_report(report.body + "\n" + "\n".join(report.comments))
         origin = "report"
     if not cmd:
-        rep = Reproduction(None, "none", False, "no test command given or found in the report; "
-                           "pass --test CMD to reproduce and validate")
+        rep = Reproduction(
+            None,
+            "none",
+            False,
+            "no test command given or found in the report; "
+            "pass --test CMD to reproduce and validate",
+        )
         ctx.emit("reproduction", "reproduction", rep.summary)
         return rep
     opts = ctx.options
@@ -63,7 +70,13 @@ async def reproduce(ctx: RunContext) -> Reproduction:
         vrun = await ctx.sandbox.run(verbose, timeout_s=opts.test_timeout_s, env=opts.test_env)
         baseline = dict(parse_outcomes(vrun.stdout + "\n" + vrun.stderr))
     rep = Reproduction(
-        cmd, origin, confirmed, summary, baseline, verbose, _tail(output)  # type: ignore[arg-type]
+        cmd,
+        origin,
+        confirmed,
+        summary,
+        baseline,
+        verbose,
+        _tail(output),
     )
     passing = sum(1 for v in baseline.values() if v == "passed")
     ctx.emit(

@@ -10,9 +10,10 @@ fallback and the tie-breaker, so a weak judge cannot lead the fix astray.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from agentrt.errors import ProviderError
 from agentrt.llm import ChatRequest
-
 from fixbugs.context import RootCause, RunContext
 
 __all__ = ["ROOT_CAUSE_SCHEMA", "root_cause"]
@@ -38,7 +39,7 @@ def _candidate_ranges(ctx: RunContext, path: str, n_lines: int) -> list[tuple[in
     ranges = [(a, b) for a, b, _ in ctx.suspicious.get(path, [])]
     ranked = next((r for r in ctx.ranked if r.path == path), None)
     if ranked is not None:
-        ranges += [tuple(r) for r in ranked.lines if r not in ranges]  # type: ignore[misc]
+        ranges += [(a, b) for a, b in ranked.lines if (a, b) not in ranges]
     return [(max(1, a), min(n_lines, b)) for a, b in ranges if a <= n_lines] or [
         (1, min(n_lines, 40))
     ]
@@ -64,10 +65,16 @@ def _fallback(ctx: RunContext) -> RootCause | None:
     top = ctx.ranked[0]
     text = ctx.inputs.repo.read(top.path)
     a, b = _candidate_ranges(ctx, top.path, len(text.splitlines()))[0]
-    origin = "sbfl" if ctx.suspicious.get(top.path) else "static"
+    origin: Literal["sbfl", "static"] = "sbfl" if ctx.suspicious.get(top.path) else "static"
     why = "; ".join(top.reasons[:3])
-    return RootCause(top.path, a, b, f"most suspicious region of the top-ranked file ({why})",
-                     origin, tuple(top.reasons))
+    return RootCause(
+        top.path,
+        a,
+        b,
+        f"most suspicious region of the top-ranked file ({why})",
+        origin,
+        tuple(top.reasons),
+    )
 
 
 async def root_cause(ctx: RunContext) -> RootCause | None:
@@ -78,7 +85,9 @@ async def root_cause(ctx: RunContext) -> RootCause | None:
     texts = {p: ctx.inputs.repo.read(p) for p in files}
     parts = [f"Bug report: {ctx.inputs.report.title}"]
     if ctx.failure is not None and ctx.failure.exception_type:
-        parts.append(f"Failure: {ctx.failure.exception_type}: {ctx.failure.exception_message or ''}")
+        parts.append(
+            f"Failure: {ctx.failure.exception_type}: {ctx.failure.exception_message or ''}"
+        )
     if ctx.log_digest:
         parts.append("Log evidence (time order):\n" + "\n".join(ctx.log_digest.splitlines()[:15]))
     traces = [e.text for e in ctx.evidence if e.source == "trace"][:5]
@@ -103,8 +112,16 @@ async def root_cause(ctx: RunContext) -> RootCause | None:
     except (KeyError, TypeError, ValueError):
         a = b = 0
     if path not in texts or not (1 <= a <= b <= len(texts[path].splitlines())) or b - a > 40:
-        ctx.note("root_cause", "the judgment named no valid file and line range; "
-                 "using the top-ranked region")
+        ctx.note(
+            "root_cause",
+            "the judgment named no valid file and line range; using the top-ranked region",
+        )
         return fallback
-    return RootCause(path, a, b, str(ans.get("explanation", ""))[:400], "model",
-                     tuple(next(r.reasons for r in ctx.ranked if r.path == path)))
+    return RootCause(
+        path,
+        a,
+        b,
+        str(ans.get("explanation", ""))[:400],
+        "model",
+        tuple(next(r.reasons for r in ctx.ranked if r.path == path)),
+    )

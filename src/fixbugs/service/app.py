@@ -1,0 +1,297 @@
+"""The HTTP API and the dashboard, one FastAPI app over a :class:`JobService`.
+
+Errors are answers, never tracebacks: bad input is 400 with a one-line
+``detail``, an unsafe path 400, a too-large upload 413, a missing or wrong
+key 401, a full queue 429 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from importlib.resources import files
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, UploadFile
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+
+from fixbugs.errors import InputError
+from fixbugs.service.auth import ApiKeys
+from fixbugs.service.jobs import JobService, QueueFull
+from fixbugs.service.limits import BodyLimit
+from fixbugs.service.workspace import TooLarge
+
+__all__ = ["EXAMPLES", "create_app"]
+
+EXAMPLES = ("invoice",)
+MetricsExposition = Callable[[], tuple[bytes, str]]
+
+
+class ErrorBody(BaseModel):
+    detail: str
+
+
+class ExampleBug(BaseModel):
+    """A bug from a bundled example (the JSON way to submit)."""
+
+    model_config = ConfigDict(extra="forbid")
+    example: Literal["invoice"]
+    test: str | None = Field(default=None, max_length=2000)
+
+
+class Accepted(BaseModel):
+    id: str
+    status_url: str
+    events_url: str
+    report_url: str
+
+
+class Status(BaseModel):
+    id: str
+    title: str
+    state: str
+    attempts: int
+    queued_at: float | None
+    started_at: float | None
+    finished_at: float | None
+    error: str | None
+    stages: dict[str, str]
+    current_stage: str | None
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "Invalid input or unsafe path"},
+    401: {"model": ErrorBody, "description": "Missing or unknown API key"},
+}
+_SUBMIT_ERRORS: dict[int | str, dict[str, Any]] = {
+    **_ERRORS,
+    413: {"model": ErrorBody, "description": "Upload over the limits"},
+    429: {"model": ErrorBody, "description": "Queue full; see Retry-After"},
+}
+_JOB_ERRORS: dict[int | str, dict[str, Any]] = {
+    **_ERRORS,
+    404: {"model": ErrorBody, "description": "No such bug"},
+}
+
+
+def _accepted(job: str) -> Accepted:
+    base = f"/v1/bugs/{job}"
+    return Accepted(id=job, status_url=base, events_url=f"{base}/events",
+                    report_url=f"{base}/report")
+
+
+def create_app(
+    service: JobService,
+    *,
+    keys: ApiKeys | None = None,
+    max_request_bytes: int = 64 << 20,
+    metrics: MetricsExposition | None = None,
+    run_workers: bool = True,
+    heartbeat_s: float = 15.0,
+) -> FastAPI:
+    """The app; with ``run_workers`` its lifespan serves the service's workers."""
+    keys = keys or ApiKeys()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if not run_workers:
+            yield
+            return
+        async with asyncio.TaskGroup() as tg:
+            workers = tg.create_task(service.run(), name="fixbugs-workers")
+            yield
+            workers.cancel()
+
+    app = FastAPI(
+        title="FixBugs",
+        version="1",
+        summary="Submit bugs, watch investigations live, read reports.",
+        lifespan=lifespan,
+    )
+
+    def require_key(request: Request) -> None:
+        key = keys.presented(request.headers, request.query_params)
+        if not keys.allows(key):
+            raise HTTPException(401, "missing or unknown API key; send X-API-Key")
+
+    authed = [Depends(require_key)]
+
+    @app.exception_handler(QueueFull)
+    async def _full(_: Request, exc: QueueFull) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=429,
+                            headers={"Retry-After": str(exc.retry_after_s)})
+
+    @app.exception_handler(TooLarge)
+    async def _large(_: Request, exc: TooLarge) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=413)
+
+    @app.exception_handler(InputError)
+    async def _bad(_: Request, exc: InputError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=400)
+
+    async def _job_or_404(job: str) -> Any:
+        st = await service.status(job) if _plausible_id(job) else None
+        if st is None:
+            raise HTTPException(404, f"no bug {job!r}")
+        return st
+
+    # -- API ----------------------------------------------------------------
+    @app.post("/v1/bugs", status_code=202, response_model=Accepted, responses=_SUBMIT_ERRORS,
+              dependencies=authed, tags=["bugs"])
+    async def submit_example(bug: ExampleBug) -> Accepted:
+        """Submit a bundled example bug (JSON)."""
+        from fixbugs.cli import example_dir
+        from fixbugs.inputs import load_report
+        from fixbugs.service.investigate import bug_spec
+
+        await service.check_room()
+        base = example_dir(bug.example)
+        title = load_report(base / "report.md").title
+        spec = bug_spec(title=title, report=base / "report.md", repo=base / "repo",
+                        logs=sorted((base / "logs").glob("*")),
+                        traces=sorted((base / "traces").glob("*")), test=bug.test)
+        job = service.new_id()
+        service.workspace.create(job)
+        try:
+            await service.enqueue(job, spec)
+        except BaseException:
+            service.workspace.remove(job)
+            raise
+        return _accepted(job)
+
+    @app.post("/v1/bugs/upload", status_code=202, response_model=Accepted,
+              responses=_SUBMIT_ERRORS, dependencies=authed, tags=["bugs"])
+    async def submit_upload(
+        report: Annotated[UploadFile, File(description="Bug report: markdown, text or "
+                                                       "GitHub issue JSON")],
+        repo: Annotated[UploadFile, File(description="Repository archive: .tar.gz, .tgz, "
+                                                     ".tar or .zip")],
+        logs: Annotated[list[UploadFile] | None, File(description="Log files")] = None,
+        traces: Annotated[list[UploadFile] | None, File(description="OTLP JSON traces")] = None,
+        test: Annotated[str | None, Form(max_length=2000,
+                                         description="A command that fails")] = None,
+    ) -> Accepted:
+        """Submit a bug with its artifacts (multipart)."""
+        from fixbugs.inputs import load_report
+        from fixbugs.service.investigate import bug_spec
+
+        await service.check_room()
+        job = service.new_id()
+        ws = service.workspace
+        d = ws.create(job)
+        try:
+            def save_all() -> dict[str, Any]:
+                rep = ws.save(job, "input", report.filename or "report.md", report.file)
+                root = ws.unpack(job, repo.filename or "repo.tar.gz", repo.file)
+                log_paths = [ws.save(job, "logs", f.filename or f"log{i}.log", f.file)
+                             for i, f in enumerate(logs or ())]
+                trace_paths = [ws.save(job, "traces", f.filename or f"trace{i}.json", f.file)
+                               for i, f in enumerate(traces or ())]
+                title = load_report(rep).title
+                return bug_spec(title=title, report=rep, repo=root, logs=log_paths,
+                                traces=trace_paths, test=test or None)
+
+            spec = await asyncio.to_thread(save_all)
+            if not d.exists():  # pragma: no cover - defensive
+                raise InputError("the job's directory vanished")
+            await service.enqueue(job, spec)
+        except BaseException:
+            ws.remove(job)
+            raise
+        return _accepted(job)
+
+    @app.get("/v1/bugs", response_model=list[Status], responses=_ERRORS, dependencies=authed,
+             tags=["bugs"])
+    async def list_bugs() -> list[dict[str, Any]]:
+        """The latest bugs, newest first."""
+        return [s.to_dict() for s in await service.list()]
+
+    @app.get("/v1/bugs/{bug_id}", response_model=Status, responses=_JOB_ERRORS,
+             dependencies=authed, tags=["bugs"])
+    async def bug_status(bug_id: str) -> dict[str, Any]:
+        """Where a bug stands: queued, running (which stage), done, failed."""
+        st = await _job_or_404(bug_id)
+        result: dict[str, Any] = st.to_dict()
+        return result
+
+    @app.get("/v1/bugs/{bug_id}/report", responses={
+        **_JOB_ERRORS, 409: {"model": ErrorBody, "description": "Not finished yet"}},
+        dependencies=authed, tags=["bugs"])
+    async def bug_report(bug_id: str) -> dict[str, Any]:
+        """The JSON report of a finished investigation."""
+        st = await _job_or_404(bug_id)
+        report = await service.report(bug_id)
+        if report is None:
+            raise HTTPException(409, f"bug {bug_id!r} is {st.state}; no report yet")
+        return report
+
+    @app.get("/v1/bugs/{bug_id}/events", responses={
+        **_JOB_ERRORS, 200: {"content": {"text/event-stream": {}},
+                             "description": "Server-sent progress events"}},
+        dependencies=authed, tags=["bugs"], response_class=StreamingResponse)
+    async def bug_events(bug_id: str, request: Request) -> StreamingResponse:
+        """Progress as server-sent events; resumes after ``Last-Event-ID``."""
+        await _job_or_404(bug_id)
+        last = request.headers.get("last-event-id", "0")
+        after = int(last) if last.isdigit() else 0
+        return StreamingResponse(_sse(bug_id, after), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache",
+                                          "X-Accel-Buffering": "no"})
+
+    async def _sse(job: str, after: int) -> AsyncIterator[str]:
+        if service.hub.log(job) is not None:
+            async for item in service.hub.follow(job, after, heartbeat_s=heartbeat_s):
+                if item is None:
+                    yield ": keep-alive\n\n"
+                    continue
+                seq, ev = item
+                yield f"id: {seq}\nevent: {ev.get('kind', 'note')}\ndata: {json.dumps(ev)}\n\n"
+        # the report is recorded just after the last event: wait for the state
+        while True:
+            st = await service.status(job)
+            if st is None or st.state in ("done", "dead"):
+                break
+            if st.state == "failed" and service.hub.log(job) is None:
+                break
+            yield f"event: status\ndata: {json.dumps(st.to_dict())}\n\n"
+            await service.backend.wait(1.0)
+        state = st.state if st else "unknown"
+        yield f"event: end\ndata: {json.dumps({'state': state})}\n\n"
+
+    @app.get("/v1/pipeline", responses=_ERRORS, dependencies=authed, tags=["service"])
+    async def pipeline() -> dict[str, Any]:
+        """Queue depth, workers, sessions, limiter limits and retry budget, now."""
+        return await service.snapshot()
+
+    @app.get("/healthz", tags=["service"])
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    if metrics is not None:
+        expose = metrics
+
+        @app.get("/metrics", tags=["service"], response_class=Response,
+                 responses={200: {"content": {"text/plain": {}}}})
+        async def prometheus() -> Response:
+            """Prometheus exposition: stage latencies, queue depth, limits, retry budget."""
+            body, ctype = expose()
+            return Response(body, media_type=ctype)
+
+    # -- dashboard ----------------------------------------------------------
+    static = files("fixbugs.service") / "dashboard"
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(str(static / "index.html"))
+
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    app.add_middleware(BodyLimit, max_bytes=max_request_bytes)
+    return app
+
+
+def _plausible_id(job: str) -> bool:
+    return 0 < len(job) <= 64 and job.isalnum()

@@ -1,0 +1,69 @@
+"""What a worker does with one bug: load its saved inputs and run the agent.
+
+Kept apart from the job flow so tests and the load benchmark can run the
+flow with a stand-in investigator, and a deployment can choose the models.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agentrt.clock import Clock
+
+from fixbugs.context import AgentOptions, Models
+from fixbugs.progress import EventSink
+from fixbugs.service.jobs import Investigator
+
+__all__ = ["agent_investigator", "bug_spec"]
+
+
+def bug_spec(
+    *,
+    title: str,
+    report: Path,
+    repo: Path,
+    logs: list[Path] | None = None,
+    traces: list[Path] | None = None,
+    test: str | None = None,
+) -> dict[str, Any]:
+    """The queue payload of a bug: JSON, paths as strings (workers may be elsewhere)."""
+    return {
+        "title": title,
+        "report": str(report),
+        "repo": str(repo),
+        "logs": [str(p) for p in logs or ()],
+        "traces": [str(p) for p in traces or ()],
+        "test": test,
+    }
+
+
+def agent_investigator(
+    models: Models | None, *, python: Path | None = None, clock: Clock | None = None
+) -> Investigator:
+    """Runs :func:`fixbugs.agent.run_bug` on the spec's files with ``models``."""
+    from fixbugs.agent import run_bug
+    from fixbugs.inputs import load_inputs
+
+    interp = Path(python or sys.executable)
+    env = {"PATH": f"{interp.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    options = AgentOptions(test_env=env, use_model=models is not None)
+
+    async def investigate(spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
+        inputs = await asyncio.to_thread(
+            load_inputs,
+            Path(spec["report"]),
+            Path(spec["repo"]),
+            logs=[Path(p) for p in spec.get("logs", ())],
+            traces=[Path(p) for p in spec.get("traces", ())],
+            test=spec.get("test"),
+        )
+        report = await run_bug(inputs, models=models, options=options, clock=clock, sink=sink)
+        return report.data
+
+    return investigate

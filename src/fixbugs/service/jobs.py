@@ -1,0 +1,266 @@
+"""The service's job flow: admission, the durable queue, workers, status.
+
+A submitted bug is one item of a one-stage pipeline (``investigate``) on an
+:mod:`agentrt.queues` backend — SQLite embedded by default, Redis Streams
+when workers run on other machines. The queue is bounded: a submission that
+finds it full is refused with the time to come back (:mod:`.admission`),
+never parked in memory. The investigation's effect — the JSON report — is
+recorded by the backend exactly once per bug; its progress events go to the
+:class:`~.events.EventHub` that the SSE stream reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agentrt.clock import Clock
+from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
+from agentrt.queues import QueueBackend, StageRecord, StageState
+
+from fixbugs.agent import STAGES
+from fixbugs.progress import EventSink
+from fixbugs.service.admission import Admitted, RunTimes, admit
+from fixbugs.service.events import EventHub
+from fixbugs.service.workspace import Workspace
+
+__all__ = ["STAGE", "Investigator", "JobService", "QueueFull", "RunObserver"]
+
+STAGE = "investigate"
+
+# Runs one bug from its spec (paths inside the job's directory) and returns
+# the JSON report; progress goes to the sink as it happens.
+Investigator = Callable[[Mapping[str, Any], EventSink], Awaitable[dict[str, Any]]]
+
+
+class RunObserver(Protocol):
+    """Told about each finished run (tracing, metrics); must not raise."""
+
+    def run_finished(self, job: str, report: Mapping[str, Any]) -> None: ...
+
+
+class QueueFull(Exception):
+    def __init__(self, depth: int, retry_after_s: int) -> None:
+        super().__init__(f"the queue is full ({depth} bugs); retry after {retry_after_s} s")
+        self.depth = depth
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(frozen=True, slots=True)
+class JobStatus:
+    id: str
+    title: str
+    state: str  # queued | running | done | failed | dead
+    attempts: int
+    queued_at: float | None
+    started_at: float | None
+    finished_at: float | None
+    error: str | None
+    stages: dict[str, str]  # agent stage -> pending | running | done
+    current_stage: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "state": self.state,
+            "attempts": self.attempts,
+            "queued_at": self.queued_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "error": self.error,
+            "stages": self.stages,
+            "current_stage": self.current_stage,
+        }
+
+
+class JobService:
+    """Submissions in, reports out; ``run()`` serves this process's workers."""
+
+    def __init__(
+        self,
+        backend: QueueBackend,
+        investigator: Investigator,
+        workspace: Workspace,
+        *,
+        clock: Clock,
+        capacity: int = 16,
+        workers: int = 2,
+        lease_s: float = 60.0,
+        observer: RunObserver | None = None,
+        hub: EventHub | None = None,
+    ) -> None:
+        self.backend = backend
+        self.investigator = investigator
+        self.workspace = workspace
+        self.clock = clock
+        self.capacity = capacity
+        self.workers = workers
+        self.observer = observer
+        self.hub = hub or EventHub(clock)
+        self.pipeline = Pipeline(
+            [Stage(STAGE, self._investigate, concurrency=max(1, workers), lease_s=lease_s,
+                   capacity=capacity)],
+            name="fixbugs",
+            capacity=capacity,
+        )
+        self.runner = PipelineRunner(self.pipeline, backend, poll_s=0.5)
+        self.run_times = RunTimes()
+        self.accepted = 0
+        self.rejected = 0
+        self._titles: dict[str, str] = {}
+        self._admit_lock = asyncio.Lock()
+
+    # -- submissions --------------------------------------------------------
+    def new_id(self) -> str:
+        return uuid.uuid4().hex[:16]
+
+    async def check_room(self) -> None:
+        """Refuse early (before saving uploads) when the queue is already full."""
+        depth = await self.backend.depth(STAGE)
+        verdict = admit(depth, self.capacity, workers=self.workers,
+                        mean_run_s=self.run_times.mean_s)
+        if not isinstance(verdict, Admitted):
+            self.rejected += 1
+            raise QueueFull(verdict.depth, verdict.retry_after_s)
+
+    async def enqueue(self, job: str, spec: Mapping[str, Any]) -> None:
+        """Admit and enqueue a bug whose files are saved; :class:`QueueFull` if no room.
+
+        Check and put happen under one lock, so this process never puts past
+        the capacity (other processes may overshoot by their in-flight puts).
+        """
+        async with self._admit_lock:
+            depth = await self.backend.depth(STAGE)
+            verdict = admit(depth, self.capacity, workers=self.workers,
+                            mean_run_s=self.run_times.mean_s)
+            if not isinstance(verdict, Admitted):
+                self.rejected += 1
+                raise QueueFull(verdict.depth, verdict.retry_after_s)
+            title = str(spec.get("title") or job)
+            self._titles[job] = title
+            self.workspace.write_text(job, "spec.json", json.dumps(dict(spec)))
+            self.hub.open(job)
+            for m in self.pipeline.entry_messages(job, job, spec):
+                await self.backend.put(m)
+            self.accepted += 1
+
+    # -- reading ------------------------------------------------------------
+    def title(self, job: str) -> str:
+        if job not in self._titles:
+            try:
+                spec = json.loads((self.workspace.job_dir(job) / "spec.json").read_text())
+                self._titles[job] = str(spec.get("title") or job)
+            except (OSError, ValueError):
+                return job
+        return self._titles[job]
+
+    def _agent_stages(self, job: str) -> tuple[dict[str, str], str | None]:
+        stages = dict.fromkeys(STAGES, "pending")
+        current: str | None = None
+        log = self.hub.log(job)
+        for _, ev in log.events if log else ():
+            name = ev.get("stage")
+            if name in stages and ev.get("kind") == "stage_started":
+                stages[name] = "running"
+                current = name
+            elif name in stages and ev.get("kind") == "stage_finished":
+                stages[name] = "done"
+        running = [s for s, st in stages.items() if st == "running"]
+        return stages, (running[-1] if running else current)
+
+    def _status(self, job: str, rec: StageRecord) -> JobStatus:
+        stages, current = self._agent_stages(job)
+        return JobStatus(
+            id=job,
+            title=self.title(job),
+            state=rec.state.value,
+            attempts=rec.attempts,
+            queued_at=rec.queued_at,
+            started_at=rec.started_at,
+            finished_at=rec.finished_at,
+            error=rec.error,
+            stages=stages,
+            current_stage=current if rec.state is StageState.RUNNING else None,
+        )
+
+    async def status(self, job: str) -> JobStatus | None:
+        recs = [r for r in await self.backend.records(job) if r.stage == STAGE]
+        return self._status(job, recs[0]) if recs else None
+
+    async def list(self, limit: int = 100) -> list[JobStatus]:
+        recs = [r for r in await self.backend.records() if r.stage == STAGE]
+        recs.sort(key=lambda r: r.queued_at or 0.0, reverse=True)
+        return [self._status(r.job, r) for r in recs[:limit]]
+
+    async def report(self, job: str) -> dict[str, Any] | None:
+        res = await self.backend.results(job, [STAGE])
+        return dict(res[STAGE]) if STAGE in res else None
+
+    async def snapshot(self) -> dict[str, Any]:
+        """What the dashboard's pipeline view shows, in one read."""
+        recs = [r for r in await self.backend.records() if r.stage == STAGE]
+        by_state: dict[str, int] = {s.value: 0 for s in StageState}
+        for r in recs:
+            by_state[r.state.value] += 1
+        in_stage = dict.fromkeys(STAGES, 0)
+        for r in recs:
+            if r.state is StageState.RUNNING:
+                _, cur = self._agent_stages(r.job)
+                if cur in in_stage:
+                    in_stage[cur] += 1
+        return {
+            "queue": {
+                "stage": STAGE,
+                "depth": await self.backend.depth(STAGE),
+                "capacity": self.capacity,
+            },
+            "workers": {"slots": self.workers, "busy": self.runner.busy},
+            "sessions": {"held": self.runner.busy, "capacity": self.workers},
+            "stages": [{"name": s, "running": in_stage[s]} for s in STAGES],
+            "jobs": by_state,
+            "admission": {
+                "accepted": self.accepted,
+                "rejected": self.rejected,
+                "mean_run_s": round(self.run_times.mean_s, 3),
+            },
+        }
+
+    # -- workers ------------------------------------------------------------
+    async def run(self) -> None:
+        """Serve this process's worker slots until cancelled (none if ``workers`` is 0)."""
+        if self.workers > 0:
+            await self.runner.run()
+        else:
+            await asyncio.Event().wait()
+
+    async def _investigate(self, ctx: StageContext) -> Mapping[str, Any]:
+        job = ctx.job
+        self.hub.open(job)
+        if ctx.attempt > 1:
+            self.hub.publish(job, {"kind": "note", "stage": "run", "at_s": 0.0,
+                                   "message": f"attempt {ctx.attempt}", "data": {}})
+
+        def sink(ev: Any) -> None:
+            self.hub.publish(job, ev.to_dict())
+
+        start = self.clock.now()
+        try:
+            report = await self.investigator(ctx.input, sink)
+        except Exception as exc:
+            last = ctx.attempt >= self.backend.max_deliveries
+            self.hub.publish(job, {"kind": "failed", "stage": "run", "at_s": 0.0,
+                                   "message": f"{type(exc).__name__}: {exc}",
+                                   "data": {"final": last}})
+            if last:
+                self.hub.finish(job)
+            raise
+        self.run_times.add(self.clock.now() - start)
+        self.hub.finish(job)
+        if self.observer is not None:
+            self.observer.run_finished(job, report)
+        return report

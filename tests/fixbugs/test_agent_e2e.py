@@ -1,0 +1,146 @@
+"""The whole agent on the bundled example, with the shipped fake model.
+
+The fake model answers instantly with schema-shaped filler, so what is
+tested here is the agent's own logic: ranking, reproduction in the sandbox,
+fix search limited to the localized region, and validation that refuses to
+claim what it did not prove.
+"""
+
+import hashlib
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentrt.llm import FakeModel
+from fixbugs.agent import STAGES, run_bug
+from fixbugs.cli import example_dir
+from fixbugs.context import AgentOptions, Models
+from fixbugs.inputs import load_inputs
+from fixbugs.progress import collecting_sink
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+
+ENV = {
+    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+
+
+def _digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(root)).encode() + p.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    dst = tmp_path / "invoice"
+    shutil.copytree(example_dir("invoice"), dst)
+    return dst
+
+
+def _inputs(ex: Path, test: str | None = None):
+    return load_inputs(
+        ex / "report.md",
+        ex / "repo",
+        logs=sorted((ex / "logs").iterdir()),
+        traces=sorted((ex / "traces").iterdir()),
+        test=test,
+    )
+
+
+async def test_bundled_example_is_localized_reproduced_and_fixed(example: Path):
+    before = _digest(example / "repo")
+    sink, events = collecting_sink()
+    models = Models(map=FakeModel(), judge=FakeModel())
+    report = await run_bug(
+        _inputs(example), models=models, options=AgentOptions(test_env=ENV), sink=sink
+    )
+    d = report.data
+    assert d["ranked_files"][0]["path"] == "shop/pricing.py"
+    assert d["reproduction"]["confirmed"] and d["reproduction"]["origin"] == "report"
+    assert d["validated"] is True
+    assert d["patch"].startswith("--- a/shop/pricing.py")
+    assert set(d["stages"]) == set(STAGES)
+    kinds = [e.kind for e in events]
+    # the first hypothesis comes before any stage after analysis has even started
+    assert kinds.index("hypothesis") < kinds.index("reproduction")
+    hyp = events[kinds.index("hypothesis")]
+    assert hyp.data["path"] == "shop/pricing.py"
+    assert d["first_hypothesis_s"] == hyp.at_s
+    # the user's repository is never modified
+    assert _digest(example / "repo") == before
+
+
+async def test_validation_rejects_regressions_stray_edits_and_test_edits(example: Path):
+    from agentrt.clock import SystemClock
+    from agentrt.metrics import MetricsRecorder
+    from fixbugs.context import Candidate, RootCause, RunContext
+    from fixbugs.patch import make_diff
+    from fixbugs.sandbox import Sandbox
+    from fixbugs.stages.reproduce import reproduce
+    from fixbugs.stages.validate import validate_candidates
+
+    repo = example / "repo"
+    ctx = RunContext(
+        _inputs(example),
+        models=None,
+        options=AgentOptions(test_env=ENV),
+        clock=SystemClock(),
+        recorder=MetricsRecorder(),
+        sink=lambda _: None,
+    )
+    ctx.sandbox = Sandbox.create(repo)
+    try:
+        ctx.reproduction = await reproduce(ctx)
+        assert ctx.reproduction.confirmed and len(ctx.reproduction.baseline) == 5
+        ctx.root_cause = RootCause("shop/pricing.py", 19, 20, "threshold check", "static")
+        src = (repo / "shop/pricing.py").read_text()
+        tax = (repo / "shop/tax.py").read_text()
+        test = (repo / "tests/test_pricing.py").read_text()
+
+        def cand(path: str, old: str, new: str, text: str, why: str) -> Candidate:
+            return Candidate(make_diff(path, text, text.replace(old, new)), "test", why)
+
+        candidates = [
+            # fixes the reproduction, breaks the tests below and above the threshold
+            cand("shop/pricing.py", "if quantity > BULK", "if not quantity > BULK", src, "negate"),
+            # edits code far from the root cause
+            cand("shop/tax.py", '"0.19"', '"0.18"', tax, "stray"),
+            # "fixes" the bug by editing the test
+            cand(
+                "tests/test_pricing.py",
+                '10), Decimal("45.00")',
+                '10), Decimal("50.00")',
+                test,
+                "test edit",
+            ),
+            cand("shop/pricing.py", "if quantity > BULK", "if quantity >= BULK", src, "right"),
+        ]
+        v = await validate_candidates(ctx, candidates)
+    finally:
+        ctx.sandbox.close()
+    assert v.validated and v.candidate is candidates[3]
+    negate, stray, test_edit = v.rejected
+    assert negate.startswith("negate:") and "previously passing" in negate
+    assert stray.startswith("stray:") and "outside the localized region" in stray
+    assert test_edit.startswith("test edit:") and "edits a test file" in test_edit
+    assert v.tried == 2  # out-of-scope candidates are never even run
+
+
+async def test_no_reproduction_means_no_validated_fix(example: Path):
+    models = Models(map=FakeModel(), judge=FakeModel())
+    passing = "python -m unittest tests.test_cart"
+    report = await run_bug(
+        _inputs(example, passing), models=models, options=AgentOptions(test_env=ENV)
+    )
+    d = report.data
+    assert d["reproduction"]["confirmed"] is False
+    assert d["validated"] is False and d["patch"] is None
+    assert "no validated fix" in d["validation"]["summary"]
+    assert "No validated fix" in report.markdown()
