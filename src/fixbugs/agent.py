@@ -100,7 +100,8 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
         async def runner(
             argv: Sequence[str], root: Path, *, timeout_s: float = 180.0
         ) -> CommandRun:
-            r = await fork.run(list(argv), timeout_s=timeout_s, env=ctx.options.test_env)
+            with ctx.recorder.tool_call("tests under coverage"):
+                r = await fork.run(list(argv), timeout_s=timeout_s, env=ctx.options.test_env)
             return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
 
         result = await run_sbfl(

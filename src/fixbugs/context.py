@@ -150,6 +150,13 @@ class RunContext:
         self.events.append(ev)
         self._sink(ev)
 
+    async def run_in(self, sandbox: Any, cmd: str, what: str) -> Any:
+        """Run a test command in ``sandbox`` as a recorded tool call of the current stage."""
+        with self.recorder.tool_call(what):
+            return await sandbox.run(
+                cmd, timeout_s=self.options.test_timeout_s, env=self.options.test_env
+            )
+
     def note(self, stage: str, message: str) -> None:
         self.notes.append(message)
         self.emit("note", stage, message)

@@ -1,26 +1,23 @@
-"""Deadlines on an injected clock.
+"""Deadlines for graph runs and scatters, on the runtime's one deadline mechanism.
 
-``asyncio.timeout`` reads the event loop's clock, which a
-:class:`~agentrt.clock.FakeClock` does not move; a watchdog task sleeping on
-the injected clock does, so deadlines behave the same in tests and in runs.
+A graph's or a node's deadline is a :func:`agentrt.flow.deadline.fail_after`
+scope: it cancels the work when it passes, and, being carried in a context
+variable, it also bounds every retry and wait beneath it (no attempt starts
+after the caller's deadline). There is one :class:`DeadlineExceeded` for the
+whole runtime.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from agentrt.clock import Clock
-from agentrt.errors import AgentrtError
+from agentrt.flow.deadline import DeadlineExceeded, fail_after
 
 __all__ = ["DeadlineExceeded", "first_error", "with_deadline"]
 
 T = TypeVar("T")
-
-
-class DeadlineExceeded(AgentrtError, TimeoutError):
-    """Work ran past its deadline and was cancelled."""
 
 
 def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -39,21 +36,8 @@ async def with_deadline(
     Cancelling ``coro`` reaches whatever it awaits (a model call in flight is
     cancelled and recorded as such).
     """
-    fired = False
-
-    async def watchdog() -> None:
-        nonlocal fired
-        await clock.sleep(seconds)
-        fired = True
-        work.cancel()
-
     try:
-        async with asyncio.TaskGroup() as tg:
-            work = tg.create_task(coro)
-            dog = tg.create_task(watchdog())
-            work.add_done_callback(lambda _: dog.cancel())
-    except BaseExceptionGroup as eg:
-        raise first_error(eg) from None
-    if fired and work.cancelled():
-        raise DeadlineExceeded(f"{what} ran past its deadline of {seconds:g} s")
-    return work.result()
+        async with fail_after(seconds, clock):
+            return await coro
+    except DeadlineExceeded:
+        raise DeadlineExceeded(f"{what} ran past its deadline of {seconds:g} s") from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib.resources import files
 from typing import Annotated, Any, Literal
@@ -28,7 +28,7 @@ from fixbugs.service.workspace import TooLarge
 __all__ = ["EXAMPLES", "create_app"]
 
 EXAMPLES = ("invoice",)
-MetricsExposition = Callable[[], tuple[bytes, str]]
+MetricsExposition = Callable[[], Awaitable[tuple[bytes, str]]]
 
 
 class ErrorBody(BaseModel):
@@ -80,8 +80,9 @@ _JOB_ERRORS: dict[int | str, dict[str, Any]] = {
 
 def _accepted(job: str) -> Accepted:
     base = f"/v1/bugs/{job}"
-    return Accepted(id=job, status_url=base, events_url=f"{base}/events",
-                    report_url=f"{base}/report")
+    return Accepted(
+        id=job, status_url=base, events_url=f"{base}/events", report_url=f"{base}/report"
+    )
 
 
 def create_app(
@@ -122,8 +123,9 @@ def create_app(
 
     @app.exception_handler(QueueFull)
     async def _full(_: Request, exc: QueueFull) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=429,
-                            headers={"Retry-After": str(exc.retry_after_s)})
+        return JSONResponse(
+            {"detail": str(exc)}, status_code=429, headers={"Retry-After": str(exc.retry_after_s)}
+        )
 
     @app.exception_handler(TooLarge)
     async def _large(_: Request, exc: TooLarge) -> JSONResponse:
@@ -140,8 +142,14 @@ def create_app(
         return st
 
     # -- API ----------------------------------------------------------------
-    @app.post("/v1/bugs", status_code=202, response_model=Accepted, responses=_SUBMIT_ERRORS,
-              dependencies=authed, tags=["bugs"])
+    @app.post(
+        "/v1/bugs",
+        status_code=202,
+        response_model=Accepted,
+        responses=_SUBMIT_ERRORS,
+        dependencies=authed,
+        tags=["bugs"],
+    )
     async def submit_example(bug: ExampleBug) -> Accepted:
         """Submit a bundled example bug (JSON)."""
         from fixbugs.cli import example_dir
@@ -151,9 +159,14 @@ def create_app(
         await service.check_room()
         base = example_dir(bug.example)
         title = load_report(base / "report.md").title
-        spec = bug_spec(title=title, report=base / "report.md", repo=base / "repo",
-                        logs=sorted((base / "logs").glob("*")),
-                        traces=sorted((base / "traces").glob("*")), test=bug.test)
+        spec = bug_spec(
+            title=title,
+            report=base / "report.md",
+            repo=base / "repo",
+            logs=sorted((base / "logs").glob("*")),
+            traces=sorted((base / "traces").glob("*")),
+            test=bug.test,
+        )
         job = service.new_id()
         service.workspace.create(job)
         try:
@@ -163,17 +176,26 @@ def create_app(
             raise
         return _accepted(job)
 
-    @app.post("/v1/bugs/upload", status_code=202, response_model=Accepted,
-              responses=_SUBMIT_ERRORS, dependencies=authed, tags=["bugs"])
+    @app.post(
+        "/v1/bugs/upload",
+        status_code=202,
+        response_model=Accepted,
+        responses=_SUBMIT_ERRORS,
+        dependencies=authed,
+        tags=["bugs"],
+    )
     async def submit_upload(
-        report: Annotated[UploadFile, File(description="Bug report: markdown, text or "
-                                                       "GitHub issue JSON")],
-        repo: Annotated[UploadFile, File(description="Repository archive: .tar.gz, .tgz, "
-                                                     ".tar or .zip")],
+        report: Annotated[
+            UploadFile, File(description="Bug report: markdown, text or GitHub issue JSON")
+        ],
+        repo: Annotated[
+            UploadFile, File(description="Repository archive: .tar.gz, .tgz, .tar or .zip")
+        ],
         logs: Annotated[list[UploadFile] | None, File(description="Log files")] = None,
         traces: Annotated[list[UploadFile] | None, File(description="OTLP JSON traces")] = None,
-        test: Annotated[str | None, Form(max_length=2000,
-                                         description="A command that fails")] = None,
+        test: Annotated[
+            str | None, Form(max_length=2000, description="A command that fails")
+        ] = None,
     ) -> Accepted:
         """Submit a bug with its artifacts (multipart)."""
         from fixbugs.inputs import load_report
@@ -184,16 +206,27 @@ def create_app(
         ws = service.workspace
         d = ws.create(job)
         try:
+
             def save_all() -> dict[str, Any]:
                 rep = ws.save(job, "input", report.filename or "report.md", report.file)
                 root = ws.unpack(job, repo.filename or "repo.tar.gz", repo.file)
-                log_paths = [ws.save(job, "logs", f.filename or f"log{i}.log", f.file)
-                             for i, f in enumerate(logs or ())]
-                trace_paths = [ws.save(job, "traces", f.filename or f"trace{i}.json", f.file)
-                               for i, f in enumerate(traces or ())]
+                log_paths = [
+                    ws.save(job, "logs", f.filename or f"log{i}.log", f.file)
+                    for i, f in enumerate(logs or ())
+                ]
+                trace_paths = [
+                    ws.save(job, "traces", f.filename or f"trace{i}.json", f.file)
+                    for i, f in enumerate(traces or ())
+                ]
                 title = load_report(rep).title
-                return bug_spec(title=title, report=rep, repo=root, logs=log_paths,
-                                traces=trace_paths, test=test or None)
+                return bug_spec(
+                    title=title,
+                    report=rep,
+                    repo=root,
+                    logs=log_paths,
+                    traces=trace_paths,
+                    test=test or None,
+                )
 
             spec = await asyncio.to_thread(save_all)
             if not d.exists():  # pragma: no cover - defensive
@@ -204,23 +237,36 @@ def create_app(
             raise
         return _accepted(job)
 
-    @app.get("/v1/bugs", response_model=list[Status], responses=_ERRORS, dependencies=authed,
-             tags=["bugs"])
+    @app.get(
+        "/v1/bugs",
+        response_model=list[Status],
+        responses=_ERRORS,
+        dependencies=authed,
+        tags=["bugs"],
+    )
     async def list_bugs() -> list[dict[str, Any]]:
         """The latest bugs, newest first."""
         return [s.to_dict() for s in await service.list()]
 
-    @app.get("/v1/bugs/{bug_id}", response_model=Status, responses=_JOB_ERRORS,
-             dependencies=authed, tags=["bugs"])
+    @app.get(
+        "/v1/bugs/{bug_id}",
+        response_model=Status,
+        responses=_JOB_ERRORS,
+        dependencies=authed,
+        tags=["bugs"],
+    )
     async def bug_status(bug_id: str) -> dict[str, Any]:
         """Where a bug stands: queued, running (which stage), done, failed."""
         st = await _job_or_404(bug_id)
         result: dict[str, Any] = st.to_dict()
         return result
 
-    @app.get("/v1/bugs/{bug_id}/report", responses={
-        **_JOB_ERRORS, 409: {"model": ErrorBody, "description": "Not finished yet"}},
-        dependencies=authed, tags=["bugs"])
+    @app.get(
+        "/v1/bugs/{bug_id}/report",
+        responses={**_JOB_ERRORS, 409: {"model": ErrorBody, "description": "Not finished yet"}},
+        dependencies=authed,
+        tags=["bugs"],
+    )
     async def bug_report(bug_id: str) -> dict[str, Any]:
         """The JSON report of a finished investigation."""
         st = await _job_or_404(bug_id)
@@ -229,18 +275,29 @@ def create_app(
             raise HTTPException(409, f"bug {bug_id!r} is {st.state}; no report yet")
         return report
 
-    @app.get("/v1/bugs/{bug_id}/events", responses={
-        **_JOB_ERRORS, 200: {"content": {"text/event-stream": {}},
-                             "description": "Server-sent progress events"}},
-        dependencies=authed, tags=["bugs"], response_class=StreamingResponse)
+    @app.get(
+        "/v1/bugs/{bug_id}/events",
+        responses={
+            **_JOB_ERRORS,
+            200: {
+                "content": {"text/event-stream": {}},
+                "description": "Server-sent progress events",
+            },
+        },
+        dependencies=authed,
+        tags=["bugs"],
+        response_class=StreamingResponse,
+    )
     async def bug_events(bug_id: str, request: Request) -> StreamingResponse:
         """Progress as server-sent events; resumes after ``Last-Event-ID``."""
         await _job_or_404(bug_id)
         last = request.headers.get("last-event-id", "0")
         after = int(last) if last.isdigit() else 0
-        return StreamingResponse(_sse(bug_id, after), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache",
-                                          "X-Accel-Buffering": "no"})
+        return StreamingResponse(
+            _sse(bug_id, after),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
 
     async def _sse(job: str, after: int) -> AsyncIterator[str]:
         if service.hub.log(job) is not None:
@@ -274,11 +331,15 @@ def create_app(
     if metrics is not None:
         expose = metrics
 
-        @app.get("/metrics", tags=["service"], response_class=Response,
-                 responses={200: {"content": {"text/plain": {}}}})
+        @app.get(
+            "/metrics",
+            tags=["service"],
+            response_class=Response,
+            responses={200: {"content": {"text/plain": {}}}},
+        )
         async def prometheus() -> Response:
             """Prometheus exposition: stage latencies, queue depth, limits, retry budget."""
-            body, ctype = expose()
+            body, ctype = await expose()
             return Response(body, media_type=ctype)
 
     # -- dashboard ----------------------------------------------------------

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from agentrt.clock import Clock
-
 from fixbugs.context import AgentOptions, Models
 from fixbugs.progress import EventSink
 from fixbugs.service.jobs import Investigator
@@ -50,8 +49,10 @@ def agent_investigator(
     from fixbugs.inputs import load_inputs
 
     interp = Path(python or sys.executable)
-    env = {"PATH": f"{interp.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        "PATH": f"{interp.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     options = AgentOptions(test_env=env, use_model=models is not None)
 
     async def investigate(spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:

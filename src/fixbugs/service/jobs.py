@@ -21,14 +21,13 @@ from typing import Any, Protocol
 from agentrt.clock import Clock
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import QueueBackend, StageRecord, StageState
-
 from fixbugs.agent import STAGES
 from fixbugs.progress import EventSink
 from fixbugs.service.admission import Admitted, RunTimes, admit
 from fixbugs.service.events import EventHub
 from fixbugs.service.workspace import Workspace
 
-__all__ = ["STAGE", "Investigator", "JobService", "QueueFull", "RunObserver"]
+__all__ = ["STAGE", "Investigator", "JobService", "JobStatus", "QueueFull", "RunObserver"]
 
 STAGE = "investigate"
 
@@ -93,6 +92,7 @@ class JobService:
         lease_s: float = 60.0,
         observer: RunObserver | None = None,
         hub: EventHub | None = None,
+        flow: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         self.backend = backend
         self.investigator = investigator
@@ -101,10 +101,18 @@ class JobService:
         self.capacity = capacity
         self.workers = workers
         self.observer = observer
+        self.flow = flow
         self.hub = hub or EventHub(clock)
         self.pipeline = Pipeline(
-            [Stage(STAGE, self._investigate, concurrency=max(1, workers), lease_s=lease_s,
-                   capacity=capacity)],
+            [
+                Stage(
+                    STAGE,
+                    self._investigate,
+                    concurrency=max(1, workers),
+                    lease_s=lease_s,
+                    capacity=capacity,
+                )
+            ],
             name="fixbugs",
             capacity=capacity,
         )
@@ -122,8 +130,9 @@ class JobService:
     async def check_room(self) -> None:
         """Refuse early (before saving uploads) when the queue is already full."""
         depth = await self.backend.depth(STAGE)
-        verdict = admit(depth, self.capacity, workers=self.workers,
-                        mean_run_s=self.run_times.mean_s)
+        verdict = admit(
+            depth, self.capacity, workers=self.workers, mean_run_s=self.run_times.mean_s
+        )
         if not isinstance(verdict, Admitted):
             self.rejected += 1
             raise QueueFull(verdict.depth, verdict.retry_after_s)
@@ -136,8 +145,9 @@ class JobService:
         """
         async with self._admit_lock:
             depth = await self.backend.depth(STAGE)
-            verdict = admit(depth, self.capacity, workers=self.workers,
-                            mean_run_s=self.run_times.mean_s)
+            verdict = admit(
+                depth, self.capacity, workers=self.workers, mean_run_s=self.run_times.mean_s
+            )
             if not isinstance(verdict, Admitted):
                 self.rejected += 1
                 raise QueueFull(verdict.depth, verdict.retry_after_s)
@@ -223,6 +233,7 @@ class JobService:
             "sessions": {"held": self.runner.busy, "capacity": self.workers},
             "stages": [{"name": s, "running": in_stage[s]} for s in STAGES],
             "jobs": by_state,
+            "flow": dict(self.flow()) if self.flow else {"limits": [], "retry_budget": None},
             "admission": {
                 "accepted": self.accepted,
                 "rejected": self.rejected,
@@ -242,8 +253,16 @@ class JobService:
         job = ctx.job
         self.hub.open(job)
         if ctx.attempt > 1:
-            self.hub.publish(job, {"kind": "note", "stage": "run", "at_s": 0.0,
-                                   "message": f"attempt {ctx.attempt}", "data": {}})
+            self.hub.publish(
+                job,
+                {
+                    "kind": "note",
+                    "stage": "run",
+                    "at_s": 0.0,
+                    "message": f"attempt {ctx.attempt}",
+                    "data": {},
+                },
+            )
 
         def sink(ev: Any) -> None:
             self.hub.publish(job, ev.to_dict())
@@ -253,9 +272,16 @@ class JobService:
             report = await self.investigator(ctx.input, sink)
         except Exception as exc:
             last = ctx.attempt >= self.backend.max_deliveries
-            self.hub.publish(job, {"kind": "failed", "stage": "run", "at_s": 0.0,
-                                   "message": f"{type(exc).__name__}: {exc}",
-                                   "data": {"final": last}})
+            self.hub.publish(
+                job,
+                {
+                    "kind": "failed",
+                    "stage": "run",
+                    "at_s": 0.0,
+                    "message": f"{type(exc).__name__}: {exc}",
+                    "data": {"final": last},
+                },
+            )
             if last:
                 self.hub.finish(job)
             raise

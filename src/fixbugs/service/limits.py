@@ -7,6 +7,7 @@ no upload can fill memory or the disk's temporary files.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -55,10 +56,8 @@ class BodyLimit:
                 refused = True
                 await self._refuse(send)
 
-        try:
+        with contextlib.suppress(_TooLarge):
             await self.app(scope, counted, guarded)
-        except _TooLarge:
-            pass
         if over and not refused:
             refused = True
             await self._refuse(send)
@@ -70,8 +69,10 @@ class BodyLimit:
         start: dict[str, Any] = {
             "type": "http.response.start",
             "status": 413,
-            "headers": [(b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
         }
         await send(start)
         await send({"type": "http.response.body", "body": body})

@@ -55,7 +55,7 @@ async def reproduce(ctx: RunContext) -> Reproduction:
         ctx.emit("reproduction", "reproduction", rep.summary)
         return rep
     opts = ctx.options
-    run = await ctx.sandbox.run(cmd, timeout_s=opts.test_timeout_s, env=opts.test_env)
+    run = await ctx.run_in(ctx.sandbox, cmd, "reproduce")
     output = run.stdout + "\n" + run.stderr
     if run.timed_out:
         summary, confirmed = f"`{cmd}` ran past {opts.test_timeout_s:.0f} s", False
@@ -67,7 +67,7 @@ async def reproduce(ctx: RunContext) -> Reproduction:
     verbose = parsed.verbose()
     baseline: dict[str, str] = {}
     if confirmed and verbose:
-        vrun = await ctx.sandbox.run(verbose, timeout_s=opts.test_timeout_s, env=opts.test_env)
+        vrun = await ctx.run_in(ctx.sandbox, verbose, "baseline tests")
         baseline = dict(parse_outcomes(vrun.stdout + "\n" + vrun.stderr))
     rep = Reproduction(
         cmd,

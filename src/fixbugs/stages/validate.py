@@ -42,17 +42,11 @@ async def _check(ctx: RunContext, cand: Candidate) -> str | None:
         applied = await asyncio.to_thread(sandbox.apply_patch, cand.diff)
         if not applied.applied:
             return f"does not apply: {applied.message}"
-        run = await sandbox.run(
-            repro.command, timeout_s=ctx.options.test_timeout_s, env=ctx.options.test_env
-        )
+        run = await ctx.run_in(sandbox, repro.command, "reproduction on candidate")
         if run.returncode != 0:
             return "reproduction still fails" + (" (timed out)" if run.timed_out else "")
         if repro.verbose_command and repro.baseline:
-            after = await sandbox.run(
-                repro.verbose_command,
-                timeout_s=ctx.options.test_timeout_s,
-                env=ctx.options.test_env,
-            )
+            after = await ctx.run_in(sandbox, repro.verbose_command, "regression tests")
             outcomes = parse_outcomes(after.stdout + "\n" + after.stderr)
             broken = [
                 t

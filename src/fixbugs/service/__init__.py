@@ -1,0 +1,43 @@
+"""FixBugs as a service: HTTP API, server-sent progress, dashboard, workers.
+
+``fixbugs serve`` wires it all (:func:`build_app`); tests and benchmarks
+build a :class:`JobService` with a stand-in investigator and call
+:func:`create_app` on it.
+"""
+
+from fixbugs.service.admission import Admitted, Rejected, RunTimes, admit
+from fixbugs.service.app import create_app
+from fixbugs.service.auth import ApiKeys
+from fixbugs.service.events import EventHub
+from fixbugs.service.investigate import agent_investigator, bug_spec
+from fixbugs.service.jobs import STAGE, Investigator, JobService, JobStatus, QueueFull
+from fixbugs.service.serve import ServeConfig, build_app, serve_command
+from fixbugs.service.telemetry import ServiceTelemetry, stage_spans
+from fixbugs.service.workspace import Limits, TooLarge, UnsafePath, Workspace, safe_relpath
+
+__all__ = [
+    "STAGE",
+    "Admitted",
+    "ApiKeys",
+    "EventHub",
+    "Investigator",
+    "JobService",
+    "JobStatus",
+    "Limits",
+    "QueueFull",
+    "Rejected",
+    "RunTimes",
+    "ServeConfig",
+    "ServiceTelemetry",
+    "TooLarge",
+    "UnsafePath",
+    "Workspace",
+    "admit",
+    "agent_investigator",
+    "bug_spec",
+    "build_app",
+    "create_app",
+    "safe_relpath",
+    "serve_command",
+    "stage_spans",
+]

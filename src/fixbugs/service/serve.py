@@ -1,0 +1,153 @@
+"""``fixbugs serve``: the API, the dashboard and the workers in one process.
+
+Embedded defaults: a SQLite queue in the workspace and the configured
+(local) models. With ``--queue redis://…`` the same command on other
+machines adds workers (``--no-api``), and the API host can run with
+``--workers 0``; the workspace must then be shared storage, since the
+queue carries paths to each bug's files.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from fastapi import FastAPI
+
+from agentrt.clock import SystemClock
+from agentrt.errors import UserError
+from agentrt.observability import ExporterKind, TracingConfig
+from agentrt.queues import EpochClock, open_queue
+from fixbugs.context import Models
+from fixbugs.service.app import create_app
+from fixbugs.service.auth import ApiKeys
+from fixbugs.service.investigate import agent_investigator
+from fixbugs.service.jobs import Investigator, JobService
+from fixbugs.service.telemetry import ServiceTelemetry
+from fixbugs.service.workspace import Limits, Workspace
+
+__all__ = ["ServeConfig", "build_app", "serve_command"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServeConfig:
+    workspace: Path = Path(".fixbugs-service")
+    queue: str | None = None  # default: sqlite in the workspace
+    workers: int = 2
+    capacity: int = 16
+    api_keys: tuple[str, ...] = ()
+    max_upload_bytes: int = 64 << 20
+    limits: Limits = field(default_factory=Limits)
+    tracing: TracingConfig = field(default_factory=lambda: TracingConfig(service_name="fixbugs"))
+    max_deliveries: int = 2
+
+
+def build_app(
+    cfg: ServeConfig,
+    *,
+    models: Models | None,
+    investigator: Investigator | None = None,
+    run_workers: bool = True,
+) -> tuple[FastAPI, JobService, ServiceTelemetry]:
+    """Wire workspace, queue, investigator, telemetry and the app from ``cfg``."""
+    ws = Workspace(cfg.workspace, cfg.limits)
+    url = cfg.queue or f"sqlite:///{ws.root / 'queue.db'}"
+    backend = open_queue(
+        url, clock=EpochClock(), max_deliveries=cfg.max_deliveries, namespace="fixbugs"
+    )
+    clients = [models.map, models.judge] if models else []
+    telemetry = ServiceTelemetry(cfg.tracing, clients)
+    service = JobService(
+        backend,
+        investigator or agent_investigator(models),
+        ws,
+        clock=SystemClock(),
+        capacity=cfg.capacity,
+        workers=cfg.workers,
+        observer=telemetry,
+        flow=telemetry.flow,
+    )
+    app = create_app(
+        service,
+        keys=ApiKeys(cfg.api_keys),
+        max_request_bytes=cfg.max_upload_bytes,
+        metrics=telemetry.exposition_for(service),
+        run_workers=run_workers,
+    )
+    return app, service, telemetry
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve_command(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workspace: Annotated[Path, typer.Option(help="Where jobs' files and the queue live.")] = Path(
+        ".fixbugs-service"
+    ),
+    queue: Annotated[
+        str | None, typer.Option(help="Queue URL: sqlite:///PATH (default) or redis://HOST:PORT.")
+    ] = None,
+    workers: Annotated[int, typer.Option(help="Investigations at once in this process.")] = 2,
+    capacity: Annotated[int, typer.Option(help="Bugs queued or running before 429.")] = 16,
+    api_key: Annotated[
+        list[str] | None, typer.Option(help="Accepted API key (repeat); or FIXBUGS_API_KEYS.")
+    ] = None,
+    max_upload_mb: Annotated[int, typer.Option(help="Largest request body, MiB.")] = 64,
+    config: Annotated[Path | None, typer.Option(help="agentrt config TOML (models).")] = None,
+    no_model: Annotated[bool, typer.Option("--no-model", help="Static signals only.")] = False,
+    no_api: Annotated[bool, typer.Option("--no-api", help="Workers only (with --queue).")] = False,
+    traces: Annotated[str, typer.Option(help="Trace exporter: none, console or otlp.")] = "none",
+    otlp_endpoint: Annotated[str | None, typer.Option(help="OTLP/HTTP traces URL.")] = None,
+) -> None:
+    """Serve the HTTP API, the live dashboard and the workers."""
+    import asyncio
+
+    import uvicorn
+
+    from fixbugs.agent import models_from_config
+
+    keys = tuple(api_key or ()) + tuple(
+        k for k in os.environ.get("FIXBUGS_API_KEYS", "").split(",") if k.strip()
+    )
+    if not keys and not _loopback(host):
+        raise UserError(f"refusing to serve on {host} without an API key; pass --api-key")
+    if traces not in ("none", "console", "otlp"):
+        raise UserError(f"unknown trace exporter {traces!r}; use none, console or otlp")
+    if no_api and not queue:
+        raise UserError("--no-api runs workers for a shared queue; give --queue redis://…")
+    exporter: ExporterKind = traces  # type: ignore[assignment]
+    cfg = ServeConfig(
+        workspace=workspace,
+        queue=queue,
+        workers=workers,
+        capacity=capacity,
+        api_keys=keys,
+        max_upload_bytes=max_upload_mb << 20,
+        tracing=TracingConfig(exporter, otlp_endpoint, "fixbugs"),
+    )
+    models = None if no_model else models_from_config(config)
+    app, service, telemetry = build_app(cfg, models=models)
+    try:
+        if no_api:
+            typer.echo(f"fixbugs workers: {workers} slot(s) on {queue}")
+            asyncio.run(service.run())
+            return
+        typer.echo(
+            f"fixbugs: dashboard and API on http://{host}:{port}/ "
+            f"({workers} worker(s), queue bound {capacity})"
+        )
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        telemetry.shutdown()

@@ -1,0 +1,99 @@
+"""The service's traces and metrics, fed from each finished run's report.
+
+A report holds its call records and stage events, so a run is traced and
+measured from the report alone, in whichever process finished it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agentrt.llm import ModelClient
+from agentrt.metrics import CallRecord
+from agentrt.observability import (
+    LiveState,
+    RuntimeMetrics,
+    TracingConfig,
+    emit_run_spans,
+    flow_state,
+    tracer_provider,
+)
+from fixbugs.service.jobs import STAGE, JobService
+
+__all__ = ["ServiceTelemetry", "stage_spans"]
+
+
+def stage_spans(report: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    """Each stage's (start, end) on the run's timeline, from its events."""
+    spans: dict[str, list[float]] = {}
+    for ev in report.get("events", ()):
+        if ev.get("kind") == "stage_started":
+            spans[ev["stage"]] = [ev["at_s"], ev["at_s"]]
+        elif ev.get("kind") == "stage_finished" and ev["stage"] in spans:
+            spans[ev["stage"]][1] = ev["at_s"]
+    return {k: (a, b) for k, (a, b) in spans.items()}
+
+
+class ServiceTelemetry:
+    """Spans per run (when an exporter is configured) and the ``/metrics`` registry."""
+
+    def __init__(
+        self,
+        tracing: TracingConfig | None = None,
+        clients: Sequence[ModelClient] = (),
+        *,
+        provider: Any = None,
+    ) -> None:
+        tracing = tracing or TracingConfig(service_name="fixbugs")
+        self.provider = provider
+        if self.provider is None and tracing.exporter != "none":
+            self.provider = tracer_provider(tracing)
+        self.tracer = self.provider.get_tracer("fixbugs.service") if self.provider else None
+        self.clients = tuple(clients)
+        self._live = LiveState()
+        self.metrics = RuntimeMetrics(state=lambda: self._live)
+        self._rejected_seen = 0
+
+    def flow(self) -> dict[str, Any]:
+        return flow_state(self.clients).to_dict()
+
+    def run_finished(self, job: str, report: Mapping[str, Any]) -> None:
+        try:
+            records = [CallRecord.from_dict(dict(c)) for c in report.get("calls", ())]
+            walls = {k: float(v.get("wall_s", 0.0)) for k, v in report.get("stages", {}).items()}
+            self.metrics.observe_run(records, walls)
+            if self.tracer is not None:
+                emit_run_spans(
+                    self.tracer,
+                    records,
+                    run_name="fixbugs",
+                    stage_walls=stage_spans(report),
+                    attributes={
+                        "fixbugs.job": job,
+                        "fixbugs.validated": bool(report.get("validated")),
+                    },
+                )
+        except (KeyError, TypeError, ValueError):  # a malformed report is not worth a crash
+            return
+
+    def exposition_for(self, service: JobService) -> Callable[[], Any]:
+        async def expose() -> tuple[bytes, str]:
+            snap = await service.snapshot()
+            self._live = LiveState(
+                queue_depths={STAGE: snap["queue"]["depth"]},
+                queue_capacity={STAGE: snap["queue"]["capacity"]},
+                workers_busy=snap["workers"]["busy"],
+                workers=snap["workers"]["slots"],
+                flow=flow_state(self.clients),
+            )
+            if service.rejected > self._rejected_seen:
+                self.metrics.rejected.inc(service.rejected - self._rejected_seen)
+                self._rejected_seen = service.rejected
+            return self.metrics.exposition()
+
+        return expose
+
+    def shutdown(self) -> None:
+        if self.provider is not None:
+            self.provider.shutdown()
