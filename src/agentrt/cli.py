@@ -18,7 +18,7 @@ from rich.table import Table
 
 from agentrt.errors import UserError
 
-__all__ = ["app", "first_user_error", "main"]
+__all__ = ["app", "first_user_error", "main", "run_app"]
 
 app = typer.Typer(
     name="agentrt",
@@ -227,10 +227,14 @@ def first_user_error(exc: BaseException) -> UserError | None:
     return None
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app, turning user errors into one-line messages."""
+def run_app(typer_app: typer.Typer, argv: list[str] | None = None) -> None:
+    """Run a typer app, turning user errors into one-line messages and exit 2.
+
+    Shared by every console entry point of the project, so all of them
+    treat bad input the same way.
+    """
     try:
-        app(args=argv, standalone_mode=True)
+        typer_app(args=argv, standalone_mode=True)
     except (UserError, BaseExceptionGroup) as exc:
         user = first_user_error(exc)
         if user is None:
@@ -240,3 +244,8 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of `agentrt`."""
+    run_app(app, argv)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.resources
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 
-from agentrt.cli import first_user_error
+from agentrt.cli import run_app
 from fixbugs.errors import InputError
 from fixbugs.progress import ProgressEvent
 
@@ -143,13 +142,5 @@ def version() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    try:
-        app(args=argv, standalone_mode=True)
-    except BaseException as exc:
-        if isinstance(exc, SystemExit | KeyboardInterrupt):
-            raise
-        user = first_user_error(exc)
-        if user is None:
-            raise
-        err_console.print(f"[red]error:[/] {user}", highlight=False, soft_wrap=True)
-        sys.exit(2)
+    """Entry point of `fixbugs`."""
+    run_app(app, argv)

@@ -10,12 +10,13 @@ exactly one line, so it is minimal by construction; validation decides.
 
 from __future__ import annotations
 
+import ast
 import io
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["LineEdit", "mutations_for_line", "mutations_in_region"]
+__all__ = ["LineEdit", "TextEdit", "ast_mutations", "mutations_for_line", "mutations_in_region"]
 
 # operator swaps, both ways where both are plausible slips
 _OP_SWAPS: dict[str, tuple[str, ...]] = {
@@ -138,4 +139,98 @@ def mutations_in_region(
             out.extend(mutations_for_line(path, n, lines[n - 1]))
             if len(out) >= limit:
                 return out[:limit]
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """A whole-file rewrite confined to lines ``start``..``end`` of ``path``."""
+
+    path: str
+    start: int
+    end: int
+    new_text: str
+    why: str
+
+
+def _segment_edit(
+    path: str, text: str, node: ast.AST, replacement: str, why: str
+) -> TextEdit | None:
+    """Replace the exact source of ``node`` with ``replacement``."""
+    if not hasattr(node, "lineno") or getattr(node, "end_lineno", None) is None:
+        return None
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    a = starts[node.lineno - 1] + _char_offset(lines[node.lineno - 1], node.col_offset)
+    end_line = node.end_lineno or node.lineno
+    b = starts[end_line - 1] + _char_offset(lines[end_line - 1], node.end_col_offset or 0)
+    new = text[:a] + replacement + text[b:]
+    try:
+        ast.parse(new)
+    except SyntaxError:
+        return None
+    return TextEdit(path, node.lineno, end_line, new, why)
+
+
+def _char_offset(line: str, byte_col: int) -> int:
+    """ast columns are UTF-8 byte offsets; convert to a character offset."""
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def ast_mutations(
+    path: str, text: str, ranges: tuple[tuple[int, int], ...], *, limit: int = 60
+) -> list[TextEdit]:
+    """Expression-level repairs inside ``ranges``: drop one operand of ``and``/``or``,
+    drop a ``not``, delete one simple statement. Every result still parses."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+
+    def inside(node: ast.AST) -> bool:
+        lo = getattr(node, "lineno", 0)
+        hi = getattr(node, "end_lineno", lo) or lo
+        return any(a <= lo and hi <= b for a, b in ranges)
+
+    out: list[TextEdit] = []
+    for node in ast.walk(tree):
+        if not inside(node):
+            continue
+        if isinstance(node, ast.BoolOp) and len(node.values) >= 2:
+            op = "and" if isinstance(node.op, ast.And) else "or"
+            for i in range(len(node.values)):
+                kept = node.values[:i] + node.values[i + 1 :]
+                # keep the operands' own source text (quotes, line breaks)
+                parts = [ast.get_source_segment(text, v) or ast.unparse(v) for v in kept]
+                rep = f" {op} ".join(parts)
+                e = _segment_edit(path, text, node, rep, f"drop operand {i + 1} of `{op}`")
+                if e:
+                    out.append(e)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            operand = ast.get_source_segment(text, node.operand) or ast.unparse(node.operand)
+            e = _segment_edit(path, text, node, operand, "drop `not`")
+            if e:
+                out.append(e)
+        elif isinstance(node, ast.Assign | ast.Expr | ast.AugAssign) and node.lineno == (
+            node.end_lineno or node.lineno
+        ):
+            lines = text.splitlines(keepends=True)
+            new = "".join(lines[: node.lineno - 1] + lines[node.lineno :])
+            try:
+                ast.parse(new)
+            except SyntaxError:
+                continue
+            out.append(
+                TextEdit(
+                    path,
+                    node.lineno,
+                    node.lineno,
+                    new,
+                    f"delete the statement on line {node.lineno}",
+                )
+            )
+        if len(out) >= limit:
+            break
     return out

@@ -71,3 +71,21 @@ def test_reproduction_command_is_taken_from_the_report():
     report = "# Bug\n\n## How to reproduce\n\n```\n$ python -m pytest tests/t.py::x\n```\n"
     assert command_from_report(report) == "python -m pytest tests/t.py::x"
     assert command_from_report("no code here") is None
+
+
+def test_ast_mutations_drop_operands_and_negations_keeping_source_text():
+    from fixbugs.mutate import ast_mutations
+
+    src = (
+        "def match(c):\n"
+        '    return ("no match" in c.err\n'
+        "            and 'hint' in c.err and not c.quiet)\n"
+        "x = 1\n"
+    )
+    edits = {e.why: e for e in ast_mutations("m.py", src, ((1, 3),))}
+    assert "delete the statement on line 4" not in edits  # outside the region
+    drop2 = edits["drop operand 2 of `and`"].new_text
+    assert '"no match" in c.err and not c.quiet' in drop2  # original quotes kept
+    assert "c.err\n            and 'hint' in c.err and c.quiet" in edits["drop `not`"].new_text
+    for e in edits.values():
+        compile(e.new_text, "m.py", "exec")

@@ -15,7 +15,7 @@ from pathlib import Path
 from agentrt.errors import ProviderError
 from agentrt.llm import ChatRequest
 from fixbugs.context import Candidate, RunContext
-from fixbugs.mutate import mutations_in_region
+from fixbugs.mutate import ast_mutations, mutations_in_region
 from fixbugs.patch import apply_line_edit, make_diff, replace_lines
 
 __all__ = ["fix_regions", "propose_fixes"]
@@ -111,6 +111,14 @@ async def propose_fixes(ctx: RunContext, root: Path) -> list[Candidate]:
                 continue
             texts[path] = f.read_text(errors="replace")
         text = texts[path]
+        for tedit in ast_mutations(path, text, ((a, b),)):
+            add(
+                Candidate(
+                    make_diff(path, text, tedit.new_text),
+                    "mutation",
+                    f"{path}:{tedit.start}: {tedit.why}",
+                )
+            )
         for edit in mutations_in_region(path, text, ((a, b),)):
             add(
                 Candidate(
