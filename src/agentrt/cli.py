@@ -40,6 +40,15 @@ def _attach_sim() -> None:
 _attach_sim()
 
 
+def _attach_report() -> None:
+    from agentrt.report import report_command
+
+    app.command("report")(report_command)
+
+
+_attach_report()
+
+
 def _attach_profile() -> None:
     @app.command("profile")
     def profile_cmd(

@@ -132,6 +132,10 @@ from fixbugs.eval import eval_command  # noqa: E402
 
 app.command("eval")(eval_command)
 
+from fixbugs.service.serve import serve_command  # noqa: E402
+
+app.command("serve")(serve_command)
+
 
 @app.command()
 def version() -> None:
