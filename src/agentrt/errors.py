@@ -90,7 +90,12 @@ class UnknownModel(ProviderError, UserError):
 
 
 class StructuredOutputError(ProviderError, UserError):
-    """The model's answer is not JSON matching the requested schema."""
+    """The model's answer is not JSON matching the requested schema.
+
+    Not retryable by the retry layer: at temperature 0 (how agents call
+    models) the same request gets the same answer again, so a retry would
+    only spend time and budget; a caller that samples may retry itself.
+    """
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, status=None, retryable=True)
+        super().__init__(message, status=None, retryable=False)

@@ -64,3 +64,15 @@ def test_missing_config_file_and_bad_env_field(tmp_path):
         load_settings(tmp_path / "nope.toml", env={})
     with pytest.raises(ConfigError, match="unknown endpoint field"):
         load_settings(None, env={"AGENTRT_ENDPOINT_X_COLOUR": "red"})
+
+
+def test_role_clients_sit_behind_the_one_retrying_layer(tmp_path, monkeypatch):
+    from agentrt.flow import ResilientModel
+    from agentrt.llm import OpenAIModel, client_for_role
+
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(env={"AGENTRT_BASE_URL": "http://127.0.0.1:9/v1", "AGENTRT_MODEL": "m"})
+    c = client_for_role(s, "judge")
+    assert isinstance(c, ResilientModel) and isinstance(c.inner, OpenAIModel)
+    assert c.inner.sdk.max_retries == 0  # the SDK never retries underneath us
+    assert not isinstance(client_for_role(s, "judge", resilient=False), ResilientModel)

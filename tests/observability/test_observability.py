@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
 from agentrt.cli import main as agentrt_main
 from agentrt.clock import FakeClock
 from agentrt.flow import ConcurrencyLimiter, LocalRetryBudget, ResilientModel, StaticLimit
@@ -18,13 +20,32 @@ from agentrt.observability import (
     tracer_provider,
 )
 from agentrt.report import concurrency_profile, gantt, load_run_obj
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 CALLS = [
-    CallRecord("analysis", "model", "small", 0.0, 2.0, ttft_s=0.5, input_tokens=100,
-               output_tokens=40, attempts=1),
-    CallRecord("analysis", "model", "small", 1.0, 2.0, ttft_s=0.7, input_tokens=80,
-               output_tokens=20, attempts=3, outcome="error", error="ProviderError: 503"),
+    CallRecord(
+        "analysis",
+        "model",
+        "small",
+        0.0,
+        2.0,
+        ttft_s=0.5,
+        input_tokens=100,
+        output_tokens=40,
+        attempts=1,
+    ),
+    CallRecord(
+        "analysis",
+        "model",
+        "small",
+        1.0,
+        2.0,
+        ttft_s=0.7,
+        input_tokens=80,
+        output_tokens=20,
+        attempts=3,
+        outcome="error",
+        error="ProviderError: 503",
+    ),
     CallRecord("fix", "tool", "pytest", 4.0, 1.0),
 ]
 
@@ -32,13 +53,20 @@ CALLS = [
 def test_spans_form_run_stage_call_tree_with_genai_attributes() -> None:
     exporter = InMemorySpanExporter()
     provider = tracer_provider(TracingConfig(), exporter=exporter)
-    n = emit_run_spans(provider.get_tracer("t"), CALLS, run_name="fixbugs",
-                       stage_walls={"analysis": (0.0, 3.5), "fix": (3.5, 5.0)},
-                       start_epoch_s=1000.0)
+    n = emit_run_spans(
+        provider.get_tracer("t"),
+        CALLS,
+        run_name="fixbugs",
+        stage_walls={"analysis": (0.0, 3.5), "fix": (3.5, 5.0)},
+        start_epoch_s=1000.0,
+    )
     spans = {s.name: s for s in exporter.get_finished_spans()}
     assert n == 6 == len(exporter.get_finished_spans())  # run, 2 stages, 3 calls
-    run, stage, tool = spans["invoke_agent fixbugs"], spans["stage analysis"], spans[
-        "execute_tool pytest"]
+    run, stage, tool = (
+        spans["invoke_agent fixbugs"],
+        spans["stage analysis"],
+        spans["execute_tool pytest"],
+    )
     chats = [s for s in exporter.get_finished_spans() if s.name == "chat small"]
     assert all(c.parent.span_id == stage.context.span_id for c in chats)
     assert stage.parent.span_id == run.context.span_id
@@ -64,10 +92,18 @@ def test_unknown_exporter_is_a_user_error() -> None:
 
 def test_prometheus_histograms_and_live_gauges() -> None:
     clock = FakeClock()
-    limited = ResilientModel(FakeModel(clock=clock), limiter=ConcurrencyLimiter(StaticLimit(7)),
-                             budget=LocalRetryBudget(), name="judge", clock=clock)
-    m = RuntimeMetrics(state=lambda: LiveState({"investigate": 3}, {"investigate": 16}, 1, 2,
-                                               flow_state([limited, limited])))
+    limited = ResilientModel(
+        FakeModel(clock=clock),
+        limiter=ConcurrencyLimiter(StaticLimit(7)),
+        budget=LocalRetryBudget(),
+        name="judge",
+        clock=clock,
+    )
+    m = RuntimeMetrics(
+        state=lambda: LiveState(
+            {"investigate": 3}, {"investigate": 16}, 1, 2, flow_state([limited, limited])
+        )
+    )
     m.observe_run(CALLS, {"analysis": 3.5, "fix": 1.5})
     text = m.exposition()[0].decode()
     assert 'agentrt_stage_seconds_bucket{le="5.0",stage="analysis"} 1.0' in text
@@ -90,13 +126,24 @@ def test_concurrency_profile_sweeps_in_flight_levels() -> None:
 
 
 def test_gantt_rows_follow_stage_events() -> None:
-    run = load_run_obj({"title": "t", "calls": [c.to_dict() for c in CALLS], "events": [
-        {"kind": "stage_started", "stage": "analysis", "at_s": 0.0},
-        {"kind": "stage_finished", "stage": "analysis", "at_s": 3.5}]})
+    run = load_run_obj(
+        {
+            "title": "t",
+            "calls": [c.to_dict() for c in CALLS],
+            "events": [
+                {"kind": "stage_started", "stage": "analysis", "at_s": 0.0},
+                {"kind": "stage_finished", "stage": "analysis", "at_s": 3.5},
+            ],
+        }
+    )
     bars = gantt(run)
-    assert [(b.row, b.kind) for b in bars] == [("analysis", "stage"), ("analysis", "model"),
-                                               ("analysis", "model"), ("fix", "stage"),
-                                               ("fix", "tool")]
+    assert [(b.row, b.kind) for b in bars] == [
+        ("analysis", "stage"),
+        ("analysis", "model"),
+        ("analysis", "model"),
+        ("fix", "stage"),
+        ("fix", "tool"),
+    ]
     assert (bars[0].start, bars[0].end) == (0.0, 3.5) and bars[2].failed
 
 

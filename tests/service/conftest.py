@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from agentrt.clock import FakeClock
 from agentrt.metrics import CallRecord
 from agentrt.queues import MemoryQueue

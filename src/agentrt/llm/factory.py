@@ -66,6 +66,21 @@ def client_for_role(
     *,
     clock: Clock | None = None,
     recorder: MetricsRecorder | None = None,
+    resilient: bool = True,
 ) -> ModelClient:
+    """The client serving ``role``, behind the runtime's one retrying layer.
+
+    With ``resilient`` (the default) the backend client is wrapped in
+    :class:`~agentrt.flow.ResilientModel`: the process-wide retry budget,
+    full-jitter backoff, propagating deadlines and a circuit breaker, with
+    one metrics record per call whose ``attempts`` counts the requests sent.
+    """
     name, cfg = settings.endpoint_for(role)
-    return make_client(cfg, name=name, clock=clock, recorder=recorder)
+    if not resilient:
+        return make_client(cfg, name=name, clock=clock, recorder=recorder)
+    from agentrt.flow import CircuitBreaker, ResilientModel
+
+    inner = make_client(cfg, name=name, clock=clock)
+    return ResilientModel(
+        inner, breaker=CircuitBreaker(), name=name, clock=clock, recorder=recorder
+    )

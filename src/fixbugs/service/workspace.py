@@ -15,7 +15,7 @@ import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO
 
 from fixbugs.errors import InputError
 
@@ -53,7 +53,7 @@ def safe_relpath(name: str) -> PurePosixPath:
     return PurePosixPath(*parts)
 
 
-def _copy_limited(src: BinaryIO, dst: Path, budget: int, what: str) -> int:
+def _copy_limited(src: IO[bytes], dst: Path, budget: int, what: str) -> int:
     written = 0
     with dst.open("wb") as out:
         while chunk := src.read(_CHUNK):
@@ -86,7 +86,7 @@ class Workspace:
     def remove(self, job: str) -> None:
         shutil.rmtree(self.job_dir(job), ignore_errors=True)
 
-    def save(self, job: str, sub: str, name: str, data: BinaryIO) -> Path:
+    def save(self, job: str, sub: str, name: str, data: IO[bytes]) -> Path:
         """Save one uploaded file as ``<job>/<sub>/<basename>``, within the file limit."""
         rel = safe_relpath(name)
         if len(rel.parts) != 1:
@@ -104,7 +104,7 @@ class Workspace:
         dst.write_text(text)
         return dst
 
-    def unpack(self, job: str, name: str, data: BinaryIO) -> Path:
+    def unpack(self, job: str, name: str, data: IO[bytes]) -> Path:
         """Unpack a repository archive (.tar, .tar.gz, .tgz, .zip) into ``<job>/repo``."""
         dest = self.job_dir(job) / "repo"
         dest.mkdir(parents=True, exist_ok=True)
@@ -117,7 +117,7 @@ class Workspace:
             raise InputError(f"repository archive {name!r}: give a .tar, .tar.gz, .tgz or .zip")
         return _single_top(dest)
 
-    def _untar(self, data: BinaryIO, dest: Path) -> None:
+    def _untar(self, data: IO[bytes], dest: Path) -> None:
         left = self.limits.max_archive_bytes
         try:
             with tarfile.open(fileobj=data, mode="r:*") as tar:
@@ -140,7 +140,7 @@ class Workspace:
         except tarfile.TarError as exc:
             raise InputError(f"repository archive is not a readable tar file: {exc}") from None
 
-    def _unzip(self, data: BinaryIO, dest: Path) -> None:
+    def _unzip(self, data: IO[bytes], dest: Path) -> None:
         left = self.limits.max_archive_bytes
         try:
             with zipfile.ZipFile(io.BytesIO(data.read())) as zf:
