@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Harness
+from svckit import Harness
 
 
 async def sse_events(client: httpx.AsyncClient, path: str, **kw: Any) -> list[tuple[str, dict]]:

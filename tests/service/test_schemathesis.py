@@ -12,9 +12,9 @@ import pytest
 
 schemathesis = pytest.importorskip("schemathesis")
 
-from conftest import ScriptedInvestigator, make_service  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 from schemathesis.checks import not_a_server_error  # noqa: E402
+from svckit import ScriptedInvestigator, make_service  # noqa: E402
 
 from fixbugs.service import ApiKeys, create_app  # noqa: E402
 
