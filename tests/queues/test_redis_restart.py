@@ -82,7 +82,7 @@ async def test_restart_mid_run_loses_nothing_acknowledged(tmp_path: Path) -> Non
         await asyncio.to_thread(server.start)
 
     try:
-        async with asyncio.TaskGroup() as tg:
+        async with asyncio.timeout(90), asyncio.TaskGroup() as tg:
             serving = tg.create_task(runner.run())
             await asyncio.gather(produce(), chaos())
             while True:
