@@ -70,6 +70,7 @@ class Reproduction:
     baseline: Mapping[str, str] = field(default_factory=dict)  # test id -> outcome
     verbose_command: str | None = None
     output_tail: str = ""
+    suite_command: str | None = None  # the whole test folder, for the last gate
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +141,7 @@ class RunContext:
         self.candidates: list[Candidate] = []
         self.validation: Validation | None = None
         self.sandbox: Any = None
+        self.suite_baseline: dict[str, str] | None = None  # filled on first use
         self.notes: list[str] = []
 
     def elapsed(self) -> float:

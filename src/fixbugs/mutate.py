@@ -154,10 +154,10 @@ class TextEdit:
 
 
 def _segment_edit(
-    path: str, text: str, node: ast.AST, replacement: str, why: str
+    path: str, text: str, node: ast.expr, replacement: str, why: str
 ) -> TextEdit | None:
     """Replace the exact source of ``node`` with ``replacement``."""
-    if not hasattr(node, "lineno") or getattr(node, "end_lineno", None) is None:
+    if node.end_lineno is None:
         return None
     lines = text.splitlines(keepends=True)
     starts = [0]

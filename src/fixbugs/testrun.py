@@ -54,6 +54,21 @@ class TestCommand:
             return "python -m unittest -v " + " ".join(shlex.quote(m) for m in mods)
         return None
 
+    def suite(self) -> str | None:
+        """A pytest run of the whole test folder the targets live in, or None.
+
+        Validation's last gate: a fix that passes its own test file must not
+        break tests elsewhere (a shared helper changed for one caller).
+        """
+        roots: set[str] = set()
+        if self.runner == "pytest":
+            roots = {f.split("/")[0] for f in self.files if "/" in f}
+        elif self.runner == "unittest":
+            roots = {t.split(".")[0] for t in self.targets if "." in t and "/" not in t}
+        if len(roots) != 1:
+            return None
+        return f"python -m pytest -v -p no:cacheprovider {shlex.quote(roots.pop())}"
+
 
 def parse_test_command(command: str) -> TestCommand:
     try:

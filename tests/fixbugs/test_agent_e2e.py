@@ -100,8 +100,10 @@ async def test_validation_rejects_regressions_stray_edits_and_test_edits(example
         ctx.reproduction = await reproduce(ctx)
         assert ctx.reproduction.confirmed and len(ctx.reproduction.baseline) == 5
         ctx.root_cause = RootCause("shop/pricing.py", 19, 20, "threshold check", "static")
+        ctx.suspicious["shop/tax.py"] = [(5, 5, 0.5)]  # RATES: localized, but shared
         src = (repo / "shop/pricing.py").read_text()
         tax = (repo / "shop/tax.py").read_text()
+        cur = (repo / "shop/currency.py").read_text()
         test = (repo / "tests/test_pricing.py").read_text()
 
         def cand(path: str, old: str, new: str, text: str, why: str) -> Candidate:
@@ -111,7 +113,7 @@ async def test_validation_rejects_regressions_stray_edits_and_test_edits(example
             # fixes the reproduction, breaks the tests below and above the threshold
             cand("shop/pricing.py", "if quantity > BULK", "if not quantity > BULK", src, "negate"),
             # edits code far from the root cause
-            cand("shop/tax.py", '"0.19"', '"0.18"', tax, "stray"),
+            cand("shop/currency.py", '"1.08"', '"1.09"', cur, "stray"),
             # "fixes" the bug by editing the test
             cand(
                 "tests/test_pricing.py",
@@ -120,17 +122,25 @@ async def test_validation_rejects_regressions_stray_edits_and_test_edits(example
                 test,
                 "test edit",
             ),
+            # fixes the bug, keeps its test file green, breaks a test in another file
+            Candidate(
+                cand("shop/pricing.py", "if quantity > BULK", "if quantity >= BULK", src, "").diff
+                + cand("shop/tax.py", '"0.19"', '"0.18"', tax, "").diff,
+                "test",
+                "shared",
+            ),
             cand("shop/pricing.py", "if quantity > BULK", "if quantity >= BULK", src, "right"),
         ]
         v = await validate_candidates(ctx, candidates)
     finally:
         ctx.sandbox.close()
-    assert v.validated and v.candidate is candidates[3]
-    negate, stray, test_edit = v.rejected
+    assert v.validated and v.candidate is candidates[4]
+    negate, stray, test_edit, shared = v.rejected
     assert negate.startswith("negate:") and "previously passing" in negate
     assert stray.startswith("stray:") and "outside the localized region" in stray
     assert test_edit.startswith("test edit:") and "edits a test file" in test_edit
-    assert v.tried == 2  # out-of-scope candidates are never even run
+    assert shared.startswith("shared:") and "elsewhere in the suite" in shared
+    assert v.tried == 3  # out-of-scope candidates are never even run
 
 
 async def test_no_reproduction_means_no_validated_fix(example: Path):

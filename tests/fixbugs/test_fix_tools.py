@@ -50,6 +50,9 @@ def test_test_commands_are_understood():
     u = parse_test_command("python -m unittest tests.test_p.TestX.test_y")
     assert u.runner == "unittest" and u.verbose() == "python -m unittest -v tests.test_p"
     assert parse_test_command("make check").verbose() is None
+    assert c.suite() == "python -m pytest -v -p no:cacheprovider tests"
+    assert u.suite() == "python -m pytest -v -p no:cacheprovider tests"
+    assert parse_test_command("python -m pytest test_top.py").suite() is None
 
 
 def test_outcomes_from_pytest_and_unittest_output():

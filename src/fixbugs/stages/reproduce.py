@@ -77,6 +77,7 @@ async def reproduce(ctx: RunContext) -> Reproduction:
         baseline,
         verbose,
         _tail(output),
+        parsed.suite(),
     )
     passing = sum(1 for v in baseline.values() if v == "passed")
     ctx.emit(

@@ -55,9 +55,37 @@ async def _check(ctx: RunContext, cand: Candidate) -> str | None:
             ]
             if broken:
                 return f"breaks {len(broken)} previously passing test(s), e.g. {broken[0]}"
-        return None
+        return await _suite_check(ctx, sandbox)
     finally:
         await asyncio.to_thread(sandbox.close)
+
+
+async def _suite_check(ctx: RunContext, sandbox: object) -> str | None:
+    """The last gate: no test of the whole test folder that passed before fails now.
+
+    Run only for candidates that passed everything else, so it costs two
+    suite runs per validated fix (the baseline is run once, on the original).
+    """
+    repro = ctx.reproduction
+    if repro is None or repro.suite_command is None:
+        return None
+    if ctx.suite_baseline is None:
+        base = await ctx.run_in(ctx.sandbox, repro.suite_command, "test suite baseline")
+        ctx.suite_baseline = dict(parse_outcomes(base.stdout + "\n" + base.stderr))
+        if not ctx.suite_baseline:
+            ctx.note("validation", f"`{repro.suite_command}` named no tests; suite gate skipped")
+    if not ctx.suite_baseline:
+        return None
+    after = await ctx.run_in(sandbox, repro.suite_command, "test suite on candidate")
+    outcomes = parse_outcomes(after.stdout + "\n" + after.stderr)
+    broken = [
+        t
+        for t, before in ctx.suite_baseline.items()
+        if before == "passed" and outcomes.get(t) != "passed"
+    ]
+    if broken:
+        return f"breaks {len(broken)} test(s) elsewhere in the suite, e.g. {broken[0]}"
+    return None
 
 
 async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> Validation:
