@@ -61,7 +61,7 @@ async def _relevance(ctx: RunContext, static: list[FileEvidence]) -> list[FileEv
     """Model relevance over the top candidates' file chunks (scatter-gather)."""
     if ctx.models is None or not ctx.options.use_model:
         return []
-    files = {p: ctx.inputs.repo.read(p) for p in ctx.inputs.repo.files()}
+    files = ctx.files()
     candidates = [r.path for r in rank_files(static, limit=ctx.options.relevance_top_n)]
     if not candidates:
         return []
@@ -90,7 +90,7 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
     test_files = list(parsed.files)
     if parsed.runner == "unittest":
         test_files = [t.replace(".", "/") + ".py" for t in _unittest_modules(parsed.targets)]
-    test_files = [t for t in test_files if t in set(ctx.inputs.repo.files())]
+    test_files = [t for t in test_files if t in ctx.files()]
     if not test_files:
         return []
     python = Path(_python(ctx))
@@ -175,7 +175,9 @@ async def run_bug(
         return await _sbfl(ctx)
 
     async def judge(n: NodeContext) -> None:
-        ctx.ranked = rank_files([*static, *n.inputs["file_relevance"], *n.inputs["reproduction"]])
+        evidence = [*static, *n.inputs["file_relevance"], *n.inputs["reproduction"]]
+        # only files of the repository listing (coverage may name others)
+        ctx.ranked = [r for r in rank_files(evidence) if r.path in ctx.files()]
         _ranked_event(ctx, "root_cause", "ranked files (static, SBFL and model relevance)")
         ctx.root_cause = await root_cause(ctx)
         if ctx.root_cause is not None:

@@ -143,6 +143,14 @@ class RunContext:
         self.sandbox: Any = None
         self.suite_baseline: dict[str, str] | None = None  # filled on first use
         self.notes: list[str] = []
+        self._files: dict[str, str] | None = None
+
+    def files(self) -> dict[str, str]:
+        """The repository's text files (path -> text), read once per run."""
+        if self._files is None:
+            repo = self.inputs.repo
+            self._files = {p: repo.read(p) for p in repo.files()}
+        return self._files
 
     def elapsed(self) -> float:
         return self.clock.now() - self.started

@@ -50,7 +50,7 @@ def log_signal_records(path: Path) -> Iterator[LogRecord]:
 
 def trace_file_evidence(ctx: RunContext) -> list[FileEvidence]:
     """Spans that failed or name their code point at files; keep them as evidence."""
-    files = set(ctx.inputs.repo.files())
+    files = ctx.files()
     out: list[FileEvidence] = []
     for trace in ctx.inputs.traces:
         for span in trace.spans:
@@ -139,7 +139,7 @@ async def analyze(ctx: RunContext) -> list[FileEvidence]:
     """Parse and compress the artifacts; emit the first hypothesis. Returns file evidence."""
     report = ctx.inputs.report
     text = report.body + "\n" + "\n".join(report.comments)
-    files = {p: ctx.inputs.repo.read(p) for p in ctx.inputs.repo.files()}
+    files = ctx.files()
     ctx.failure = parse_failure(text, files.keys())
     test_ids = _test_ids(ctx)
     file_ev = static_evidence(files, report.title + "\n" + text, ctx.failure, test_ids)

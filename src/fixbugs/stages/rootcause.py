@@ -63,7 +63,7 @@ def _fallback(ctx: RunContext) -> RootCause | None:
     if not ctx.ranked:
         return None
     top = ctx.ranked[0]
-    text = ctx.inputs.repo.read(top.path)
+    text = ctx.files()[top.path]
     a, b = _candidate_ranges(ctx, top.path, len(text.splitlines()))[0]
     origin: Literal["sbfl", "static"] = "sbfl" if ctx.suspicious.get(top.path) else "static"
     why = "; ".join(top.reasons[:3])
@@ -82,7 +82,7 @@ async def root_cause(ctx: RunContext) -> RootCause | None:
     if fallback is None or ctx.models is None or not ctx.options.use_model:
         return fallback
     files = [r.path for r in ctx.ranked[:TOP_FILES]]
-    texts = {p: ctx.inputs.repo.read(p) for p in files}
+    texts = {p: ctx.files()[p] for p in files}
     parts = [f"Bug report: {ctx.inputs.report.title}"]
     if ctx.failure is not None and ctx.failure.exception_type:
         parts.append(
