@@ -17,11 +17,12 @@ from typing import Any
 
 from agentrt.chunking import CodeChunk, chunk_code
 from agentrt.clock import Clock, SystemClock
+from agentrt.context import PromptLayout
 from agentrt.graph import DeadlineExceeded, Outcome, scatter, with_deadline
-from agentrt.llm import ChatRequest, ModelClient
+from agentrt.llm import ModelClient
 from fixbugs.localize.evidence import Evidence
 
-__all__ = ["RELEVANCE_SCHEMA", "RelevanceResult", "build_prompt", "model_relevance"]
+__all__ = ["RELEVANCE_SCHEMA", "RelevanceResult", "chunk_question", "layout_for", "model_relevance"]
 
 RELEVANCE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -55,10 +56,18 @@ class RelevanceResult:
     notes: tuple[str, ...] = ()
 
 
-def build_prompt(bug_summary: str, chunk: CodeChunk) -> str:
+def layout_for(bug_summary: str) -> PromptLayout:
+    """What every call of the scatter shares, first and byte-identical: the
+    system prompt and the bug. A serving engine's prefix cache then computes
+    it once; only each chunk's files are new prefill."""
+    return PromptLayout.of(_SYSTEM, [("Bug report", bug_summary)])
+
+
+def chunk_question(chunk: CodeChunk) -> str:
+    """The varying part of one call: its files and the question about them."""
     listed = ", ".join(chunk.paths)
     return (
-        f"Bug report:\n{bug_summary}\n\nSource files:\n{chunk.render()}\n\n"
+        f"Source files:\n{chunk.render()}\n\n"
         f"For each of these files ({listed}) answer: is the bug likely in it? "
         'Reply as {"files": [{"path": ..., "relevant": true|false, "reason": ...}]}.'
     )
@@ -111,10 +120,11 @@ async def model_relevance(
         return RelevanceResult((), 0, 0, ("no candidate files for the model",))
     chunks = chunk_code(pairs, budget_tokens)[:max_chunks]
 
+    layout = layout_for(bug_summary)
+
     async def judge(chunk: CodeChunk) -> list[Evidence]:
-        req = ChatRequest.of(
-            build_prompt(bug_summary, chunk),
-            system=_SYSTEM,
+        req = layout.request(
+            chunk_question(chunk),
             max_tokens=max_tokens,
             json_schema=RELEVANCE_SCHEMA,
             stage=stage,

@@ -88,3 +88,18 @@ async def test_model_opinion_cannot_lift_a_file_without_static_evidence():
     ]
     ranked = rank_files([*static, *rel.evidence])
     assert [r.path for r in ranked] == ["a.py", "b.py"]
+
+
+def test_scatter_prompts_share_a_byte_identical_prefix():
+    from agentrt.chunking import chunk_code
+
+    from fixbugs.localize.relevance import chunk_question, layout_for
+
+    layout = layout_for("crash in parser: KeyError 'x'")
+    a, b = chunk_code([("a.py", "x = 1\n" * 50), ("b.py", "y = 2\n" * 50)], 120)[:2]
+    ra, rb = layout.request(chunk_question(a)), layout.request(chunk_question(b))
+    assert ra.messages[0] == rb.messages[0]  # the system prompt
+    ua, ub = ra.messages[-1].content, rb.messages[-1].content
+    shared = layout.shared_text
+    assert ua.startswith(shared) and ub.startswith(shared) and "crash in parser" in shared
+    assert ua != ub and "a.py" in ua[len(shared) :] and "b.py" in ub[len(shared) :]
