@@ -92,7 +92,6 @@ async def test_model_opinion_cannot_lift_a_file_without_static_evidence():
 
 def test_scatter_prompts_share_a_byte_identical_prefix():
     from agentrt.chunking import chunk_code
-
     from fixbugs.localize.relevance import chunk_question, layout_for
 
     layout = layout_for("crash in parser: KeyError 'x'")
