@@ -8,14 +8,16 @@ watches it. Then every call's metrics and the per-stage aggregates.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.resources
+import io
 from pathlib import Path
 
 from rich.console import Console
 
+from agentrt.chunking import chunk_log
 from agentrt.clock import SystemClock
 from agentrt.config import load_settings
+from agentrt.graph import gather_map
 from agentrt.llm.client import ModelClient
 from agentrt.llm.factory import client_for_role
 from agentrt.llm.types import ChatRequest, Completed, TextDelta
@@ -23,7 +25,7 @@ from agentrt.metrics.recorder import MetricsRecorder, stage
 from agentrt.metrics.table import calls_table, stages_table
 from agentrt.tokens.counting import estimate_tokens
 
-__all__ = ["chunk_lines", "demo_log", "run_demo"]
+__all__ = ["demo_log", "log_chunks", "run_demo"]
 
 MAP_SYSTEM = "You read service logs. Answer in one short sentence."
 REDUCE_SYSTEM = "You are an incident analyst. Be brief and concrete."
@@ -33,23 +35,11 @@ def demo_log() -> str:
     return (importlib.resources.files("agentrt") / "data" / "demo_incident.log").read_text()
 
 
-def chunk_lines(text: str, parts: int) -> list[str]:
-    """Greedy line packing into about ``parts`` chunks of similar token size."""
-    lines = text.splitlines(keepends=True)
+def log_chunks(text: str, parts: int) -> list[str]:
+    """The log chunked greedily by lines (:func:`agentrt.chunking.chunk_log`),
+    with a token budget that gives about ``parts`` chunks."""
     budget = max(1, -(-estimate_tokens(text) // max(1, parts)))
-    chunks: list[str] = []
-    cur: list[str] = []
-    size = 0
-    for line in lines:
-        n = estimate_tokens(line)
-        if cur and size + n > budget:
-            chunks.append("".join(cur))
-            cur, size = [], 0
-        cur.append(line)
-        size += n
-    if cur:
-        chunks.append("".join(cur))
-    return chunks
+    return [c.text for c in chunk_log(io.BytesIO(text.encode()), budget, source="demo")]
 
 
 async def _map_one(model: ModelClient, i: int, chunk: str) -> str:
@@ -74,7 +64,7 @@ async def run_demo(
     ep_name, ep = settings.endpoint_for("default")
     recorder = MetricsRecorder(SystemClock())
     model = client_for_role(settings, "default", recorder=recorder)
-    pieces = chunk_lines(demo_log(), chunks)
+    pieces = log_chunks(demo_log(), chunks)
     console.print(
         f"[bold]agentrt demo[/]: scatter-gather over {len(pieces)} log chunks on "
         f"endpoint [cyan]{ep_name}[/] ({ep.kind}, model {ep.model})"
@@ -82,9 +72,12 @@ async def run_demo(
     try:
         with recorder.activate():
             with stage("map"):
-                async with asyncio.TaskGroup() as tg:
-                    tasks = [tg.create_task(_map_one(model, i, c)) for i, c in enumerate(pieces)]
-            summaries = [t.result() for t in tasks]
+
+                async def summarize(item: tuple[int, str]) -> str:
+                    return await _map_one(model, *item)
+
+                outcomes = await gather_map(summarize, list(enumerate(pieces)), on_error="raise")
+            summaries = [o.unwrap() for o in outcomes]
             for s in summaries:
                 console.print(f"  {s}")
             req = ChatRequest.of(

@@ -42,7 +42,7 @@ from fixbugs.stages.fix import propose_fixes
 from fixbugs.stages.reproduce import reproduce
 from fixbugs.stages.rootcause import root_cause
 from fixbugs.stages.validate import validate_candidates
-from fixbugs.testrun import parse_test_command
+from fixbugs.testrun import parse_test_command, unittest_module
 
 __all__ = ["STAGES", "apply_to_repo", "run_bug", "run_from_paths"]
 
@@ -89,7 +89,8 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
     parsed = parse_test_command(rep.command)
     test_files = list(parsed.files)
     if parsed.runner == "unittest":
-        test_files = [t.replace(".", "/") + ".py" for t in _unittest_modules(parsed.targets)]
+        mods = [unittest_module(t) for t in parsed.targets]
+        test_files = [m if m.endswith(".py") else m.replace(".", "/") + ".py" for m in mods]
     test_files = [t for t in test_files if t in ctx.files()]
     if not test_files:
         return []
@@ -117,15 +118,6 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
             for a, b in suspicious_ranges(scores)
         ]
     return sbfl_evidence(result)
-
-
-def _unittest_modules(targets: Sequence[str]) -> list[str]:
-    out = []
-    for t in targets:
-        parts = t.split(".")
-        cut = next((i for i, p in enumerate(parts) if p[:1].isupper()), len(parts))
-        out.append(".".join(parts[:cut]))
-    return out
 
 
 def _python(ctx: RunContext) -> str:

@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["TestCommand", "parse_outcomes", "parse_test_command"]
+__all__ = [
+    "TestCommand",
+    "parse_outcomes",
+    "parse_test_command",
+    "regressions",
+    "unittest_module",
+]
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 
@@ -50,7 +57,7 @@ class TestCommand:
                 shlex.quote(f) for f in self.files
             )
         if self.runner == "unittest" and self.targets:
-            mods = sorted({_unittest_module(t) for t in self.targets})
+            mods = sorted({unittest_module(t) for t in self.targets})
             return "python -m unittest -v " + " ".join(shlex.quote(m) for m in mods)
         return None
 
@@ -97,6 +104,12 @@ def parse_test_command(command: str) -> TestCommand:
     return TestCommand(command, runner, targets, files)
 
 
+def regressions(before: Mapping[str, str], output: str) -> list[str]:
+    """Tests that passed ``before`` and did not pass in the run that printed ``output``."""
+    after = parse_outcomes(output)
+    return [t for t, was in before.items() if was == "passed" and after.get(t) != "passed"]
+
+
 def parse_outcomes(output: str) -> dict[str, Outcome]:
     """Per-test outcomes from ``pytest -v`` or ``unittest -v`` output."""
     out: dict[str, Outcome] = {}
@@ -123,7 +136,7 @@ def parse_outcomes(output: str) -> dict[str, Outcome]:
     return out
 
 
-def _unittest_module(target: str) -> str:
+def unittest_module(target: str) -> str:
     """The module part of a unittest target (``pkg.mod.Class.test`` -> ``pkg.mod``)."""
     if "/" in target or target.endswith(".py"):
         return target

@@ -15,7 +15,7 @@ from fixbugs.context import Candidate, RunContext, Validation
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.patch import Hunk, diff_hunks
 from fixbugs.stages.fix import fix_regions
-from fixbugs.testrun import parse_outcomes
+from fixbugs.testrun import parse_outcomes, regressions
 
 __all__ = ["out_of_scope", "validate_candidates"]
 
@@ -47,12 +47,7 @@ async def _check(ctx: RunContext, cand: Candidate) -> str | None:
             return "reproduction still fails" + (" (timed out)" if run.timed_out else "")
         if repro.verbose_command and repro.baseline:
             after = await ctx.run_in(sandbox, repro.verbose_command, "regression tests")
-            outcomes = parse_outcomes(after.stdout + "\n" + after.stderr)
-            broken = [
-                t
-                for t, before in repro.baseline.items()
-                if before == "passed" and outcomes.get(t) != "passed"
-            ]
+            broken = regressions(repro.baseline, after.stdout + "\n" + after.stderr)
             if broken:
                 return f"breaks {len(broken)} previously passing test(s), e.g. {broken[0]}"
         return await _suite_check(ctx, sandbox)
@@ -77,12 +72,7 @@ async def _suite_check(ctx: RunContext, sandbox: object) -> str | None:
     if not ctx.suite_baseline:
         return None
     after = await ctx.run_in(sandbox, repro.suite_command, "test suite on candidate")
-    outcomes = parse_outcomes(after.stdout + "\n" + after.stderr)
-    broken = [
-        t
-        for t, before in ctx.suite_baseline.items()
-        if before == "passed" and outcomes.get(t) != "passed"
-    ]
+    broken = regressions(ctx.suite_baseline, after.stdout + "\n" + after.stderr)
     if broken:
         return f"breaks {len(broken)} test(s) elsewhere in the suite, e.g. {broken[0]}"
     return None
