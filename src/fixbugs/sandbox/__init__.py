@@ -7,6 +7,7 @@ allows it; what could not be enforced is said in each result's ``notes``.
 """
 
 from fixbugs.sandbox.containment import Mechanisms, probe
+from fixbugs.sandbox.interpreters import interpreter_paths
 from fixbugs.sandbox.limits import CommandResult, LimitHit, Limits, classify_limit
 from fixbugs.sandbox.output import CappedOutput
 from fixbugs.sandbox.workspace import PatchResult, Sandbox
@@ -20,5 +21,6 @@ __all__ = [
     "PatchResult",
     "Sandbox",
     "classify_limit",
+    "interpreter_paths",
     "probe",
 ]

@@ -88,8 +88,10 @@ class Sandbox:
         uid: int | None,
         mechanisms: Mechanisms,
         clock: Clock,
+        readonly_paths: Sequence[Path] = (),
     ) -> None:
         self.base = base
+        self.readonly_paths = tuple(readonly_paths)
         self.root = base / "repo"
         self.uid = uid
         self.mechanisms = mechanisms
@@ -105,24 +107,44 @@ class Sandbox:
         *,
         base_dir: Path | None = None,
         clock: Clock | None = None,
+        readonly_paths: Sequence[Path] = (),
     ) -> Sandbox:
         """Copy ``repo_root`` into a new sandbox under ``base_dir`` (default: the temp dir).
+
+        ``readonly_paths`` are extra directories the commands need to see,
+        read-only (the test interpreter's venv and its base prefix, even under
+        ``/root``); everything else outside the system directories is hidden.
+        :func:`interpreter_paths` lists them for a Python interpreter.
 
         This copies a tree and blocks; from async code call it via ``asyncio.to_thread``.
         """
         src = Path(repo_root).expanduser()
         if not src.is_dir():
             raise InputError(f"repository {src} is not a directory; give the path of its work tree")
-        return cls._from_tree(src, base_dir=base_dir, clock=clock or SystemClock(), git_dir=None)
+        return cls._from_tree(
+            src,
+            base_dir=base_dir,
+            clock=clock or SystemClock(),
+            git_dir=None,
+            readonly_paths=tuple(Path(p) for p in readonly_paths),
+        )
 
     @classmethod
     def _from_tree(
-        cls, src: Path, *, base_dir: Path | None, clock: Clock, git_dir: Path | None
+        cls,
+        src: Path,
+        *,
+        base_dir: Path | None,
+        clock: Clock,
+        git_dir: Path | None,
+        readonly_paths: tuple[Path, ...] = (),
     ) -> Sandbox:
         mechanisms = probe()
         base = Path(tempfile.mkdtemp(prefix="fixbugs-sandbox-", dir=base_dir)).resolve()
         uid = _UID_LOW + secrets.randbelow(_UID_SPAN) if mechanisms.separate_uid else None
-        sandbox = cls(base, uid=uid, mechanisms=mechanisms, clock=clock)
+        sandbox = cls(
+            base, uid=uid, mechanisms=mechanisms, clock=clock, readonly_paths=readonly_paths
+        )
         try:
             os.chmod(base, 0o711)
             shutil.copytree(src, sandbox.root, symlinks=True, ignore=_ignore)
@@ -143,7 +165,11 @@ class Sandbox:
     def fork(self) -> Sandbox:
         """A fresh, independent copy of this copy; its diff is still against the original."""
         return type(self)._from_tree(
-            self.root, base_dir=self.base.parent, clock=self.clock, git_dir=self._git_dir
+            self.root,
+            base_dir=self.base.parent,
+            clock=self.clock,
+            git_dir=self._git_dir,
+            readonly_paths=self.readonly_paths,
         )
 
     def close(self) -> None:
