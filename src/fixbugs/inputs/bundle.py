@@ -46,6 +46,7 @@ def load_inputs(
     """Load and validate everything; logs are checked here but streamed later."""
     notes: list[str] = []
     bug = load_report(report)
+    notes.extend(bug.notes)
     repository = open_repo(repo)
     kept_logs: list[Path] = []
     for log in logs:

@@ -21,7 +21,12 @@ from pathlib import Path
 from typing import IO, Any, Literal, cast
 
 from fixbugs.errors import InputError
-from fixbugs.inputs.textfile import GZIP_MAGIC, SNIFF_BYTES, looks_binary, require_file
+from fixbugs.inputs.textfile import (
+    GZIP_MAGIC,
+    SNIFF_BYTES,
+    looks_binary_document,
+    require_file,
+)
 
 __all__ = ["LogFormat", "LogRecord", "check_log", "iter_log_records", "parse_line"]
 
@@ -93,7 +98,7 @@ def check_log(path: Path) -> tuple[Path, str | None]:
                 head = g.read(SNIFF_BYTES)
             except (OSError, EOFError) as e:
                 raise InputError(f"log {p} is a broken gzip file ({e}); decompress it") from e
-    if looks_binary(head):
+    if looks_binary_document(head):
         raise InputError(
             f"log {p} is binary, not a text log; give a plain-text, JSON-lines or logfmt log"
         )

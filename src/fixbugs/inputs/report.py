@@ -11,12 +11,12 @@ as a list whose first item is the issue).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from fixbugs.errors import InputError
-from fixbugs.inputs.textfile import looks_binary, require_file
+from fixbugs.inputs.textfile import clean_text, looks_binary_document, require_file
 
 __all__ = ["BugReport", "ReportFormat", "load_report"]
 
@@ -31,6 +31,7 @@ class BugReport:
     comments: tuple[str, ...]
     source: Path
     format: ReportFormat
+    notes: tuple[str, ...] = ()  # what reading it changed (terminal escapes cleaned, ...)
 
     @property
     def text(self) -> str:
@@ -47,11 +48,18 @@ def load_report(path: Path) -> BugReport:
             f"bug report {p} is {len(data)} bytes (limit {MAX_REPORT_BYTES}); "
             "pass the report, and give logs with --logs"
         )
-    if looks_binary(data[:8192]):
+    if looks_binary_document(data[:8192]):
         raise InputError(f"bug report {p} is binary; give a markdown, text or GitHub JSON file")
-    text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
+    cleaned = clean_text(data.decode("utf-8", errors="replace").lstrip("\ufeff"))
+    text = cleaned.text
+    note = cleaned.note(f"bug report {p}")
     if not text.strip():
         raise InputError(f"bug report {p} is empty; describe the bug in it")
+    report = _parse(p, text)
+    return replace(report, notes=(note,)) if note else report
+
+
+def _parse(p: Path, text: str) -> BugReport:
     if p.suffix.lower() == ".json" or text.lstrip().startswith(("{", "[")):
         return _github(p, text)
     if p.suffix.lower() in (".md", ".markdown", ".mdown"):
@@ -99,9 +107,9 @@ def _github(p: Path, text: str) -> BugReport:
         )
     if isinstance(issue.get("comments"), list):
         comments = list(issue["comments"]) + comments
-    rendered = tuple(c for c in (_comment(c) for c in comments) if c)
-    title = str(issue.get("title") or "").strip()
-    body = str(issue.get("body") or "").strip()
+    rendered = tuple(c for c in (clean_text(_comment(c)).text for c in comments) if c)
+    title = clean_text(str(issue.get("title") or "")).text.strip()
+    body = clean_text(str(issue.get("body") or "")).text.strip()
     if not title and body:
         title, _, body = body.partition("\n")
     return BugReport(title.strip(), body.strip(), rendered, p, "github")

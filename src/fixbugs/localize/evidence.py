@@ -1,7 +1,8 @@
 """Evidence: one reason, from one signal, to suspect one file.
 
 Every localization signal (traceback frames, test imports, naming
-conventions, report symbols, BM25, spectrum-based fault localization, model
+conventions, report symbols, quoted code lines, string literals, typed
+commands, BM25, spectrum-based fault localization, model
 relevance) produces the same record, so ranking is one merge over a flat
 list and every score can be explained by the reasons that made it.
 """
@@ -15,11 +16,14 @@ __all__ = ["KINDS", "Evidence"]
 # The signal kinds, strongest first; rank.py gives each a weight.
 KINDS = (
     "traceback",
+    "quoted",
     "sbfl",
     "naming",
+    "command",
     "trace",
     "import",
     "symbol",
+    "literal",
     "warning",
     "bm25",
     "model",

@@ -17,6 +17,11 @@ from agentrt.llm import ModelClient
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.relevance import model_relevance
+from fixbugs.localize.report_signals import (
+    command_evidence,
+    literal_evidence,
+    quoted_code_evidence,
+)
 from fixbugs.localize.sbfl import SbflResult, run_sbfl, sbfl_evidence
 from fixbugs.localize.signals import (
     bm25_evidence,
@@ -52,9 +57,17 @@ def static_evidence(
         *traceback_evidence(failure),
         *import_evidence(tests, files),
         *naming_evidence(tests, files),
-        *symbol_evidence(report, files),
+        *symbol_evidence(report, files, exclude=_frame_functions(failure)),
         *bm25_evidence(report, files),
+        *quoted_code_evidence(report, files, failure),
+        *literal_evidence(report, files),
+        *command_evidence(report, files),
     ]
+
+
+def _frame_functions(failure: ParsedFailure) -> set[str]:
+    """Functions of frames mapped to a file: the traceback signal already counts them."""
+    return {f.function for f in failure.frames if f.path and f.function}
 
 
 def bug_summary(report: str, failure: ParsedFailure, *, max_chars: int = 900) -> str:

@@ -24,11 +24,14 @@ __all__ = ["DEFAULT_WEIGHTS", "RankedFile", "rank_files"]
 
 DEFAULT_WEIGHTS: Mapping[str, float] = {
     "traceback": 3.0,
+    "quoted": 2.5,  # a source line the report quotes (a frame whose path was cut)
     "sbfl": 2.0,
+    "command": 2.0,  # a module named like the command the user typed
     "naming": 2.0,
     "trace": 1.5,  # a span of the failing request names this file (code.filepath)
     "import": 1.0,
     "symbol": 1.0,
+    "literal": 1.25,  # a message or pattern of the code that the report shows
     "warning": 0.5,
     "bm25": 0.75,
     "model": 0.25,

@@ -66,6 +66,8 @@ SOURCE_SUFFIXES = frozenset(
 )
 _CALLER_DECAY = 0.6  # each frame further from the failure is this much less suspect
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SHAPED = re.compile(r"^[A-Za-z][a-z0-9]+[A-Z]")  # camelCase / CamelCase
+_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\(")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _STOP_WORDS = (
     "the a an and or of to in is it for on with as be by this that not are was from at if "
@@ -81,17 +83,20 @@ def is_source(path: str) -> bool:
 def traceback_evidence(parsed: ParsedFailure) -> list[Evidence]:
     """Project, non-test frames; innermost 1.0, each caller ``_CALLER_DECAY`` times less."""
     out: list[Evidence] = []
-    for tb in parsed.tracebacks:
+    for i, tb in enumerate(parsed.tracebacks):
         mine = sorted((f for f in tb if f.path and not is_test_path(f.path)), key=lambda f: f.depth)
+        cut = i in parsed.truncated
         for rank, f in enumerate(mine):
             assert f.path is not None
             where = f" in {f.function}" if f.function else ""
             role = "deepest project frame" if rank == 0 else f"caller frame #{rank}"
+            if cut:  # the failure is in code this frame calls, which the paste left out
+                role = "innermost frame shown (trace cut below)" if rank == 0 else role
             out.append(
                 Evidence(
                     f.path,
                     "traceback",
-                    _CALLER_DECAY**rank,
+                    _CALLER_DECAY ** (rank + cut),
                     f"{role} {f.path}:{f.line}{where}",
                     ((f.line, f.line),),
                 )
@@ -201,29 +206,81 @@ def _definitions(text: str) -> set[str]:
     tree = _parse(text)
     if tree is None:
         return set()
-    return {
+    names = {
         n.name
         for n in ast.walk(tree)
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     }
+    # classes made by a factory at module level: ``Point = namedtuple(...)``
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name) and t.id[:1].isupper()}
+    return names
 
 
-def symbol_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
+def _code_words(report: str) -> set[str]:
+    """Identifiers the report writes as code: in code blocks or backticks, or shaped
+    like code anywhere (``snake_case``, ``CamelCase``, ``call(``). Plain prose words
+    ("my value") are left to :func:`_phrases`."""
+    from fixbugs.localize.report_text import code_blocks, inline_code
+
+    coded = "\n".join([*code_blocks(report), *inline_code(report)])
+    out = set(_WORD.findall(coded))
+    out |= {w for w in _WORD.findall(report) if "_" in w.strip("_") or _SHAPED.match(w)}
+    out |= {m.group(1) for m in _CALL.finditer(report)}
+    return out
+
+
+def _phrases(report: str) -> dict[str, float]:
+    """Names a report may mean in prose, keyed by their folded form (lower case, no
+    underscores): "corrected command" → ``CorrectedCommand``/``corrected_command``.
+    Phrases of two or three words count fully; a single word only half, since
+    ``value`` or ``settings`` in prose is a weaker pointer than ``Settings`` in code.
+    """
+    words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", report)]
+    out: dict[str, float] = {}
+    for n, weight in ((1, 0.5), (2, 1.0), (3, 1.0)):
+        for i in range(len(words) - n + 1):
+            gram = words[i : i + n]
+            if any(w in _STOP for w in gram) or sum(map(len, gram)) < 5:
+                continue
+            key = "".join(gram)
+            out[key] = max(out.get(key, 0.0), weight)
+    return out
+
+
+def symbol_evidence(
+    report: str, files: Mapping[str, str], *, exclude: Iterable[str] = ()
+) -> list[Evidence]:
     """Functions and classes named in the report, matched to the files that define them.
 
     A symbol defined in ``k`` source files gives each of them ``1/k``: rare
-    names point somewhere, names every module defines point nowhere.
+    names point somewhere, names every module defines point nowhere. Names
+    the report writes as code count fully; names it says in words ("the
+    corrected command") count through :func:`_phrases`. ``exclude`` holds
+    names already accounted for elsewhere (the functions of traceback frames
+    mapped to their files), so one mention is not counted twice.
     """
-    named = {w for w in _WORD.findall(report) if len(w) > 2 and w.lower() not in _STOP}
+    skip = set(exclude)
+    named = {
+        w for w in _code_words(report) if len(w) > 2 and w.lower() not in _STOP and w not in skip
+    }
+    phrases = _phrases(report)
     defined_in: dict[str, list[str]] = defaultdict(list)
+    weight_of: dict[str, float] = {}
     for path, text in files.items():
         if path.endswith(".py") and not is_test_path(path):
-            for name in _definitions(text) & named:
-                defined_in[name].append(path)
+            for name in _definitions(text):
+                if name in skip:
+                    continue
+                w = 1.0 if name in named else phrases.get(name.lower().replace("_", ""), 0.0)
+                if w > 0:
+                    defined_in[name].append(path)
+                    weight_of[name] = w
     per_file: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for name, paths in defined_in.items():
         for path in paths:
-            per_file[path].append((1.0 / len(paths), name))
+            per_file[path].append((weight_of[name] / len(paths), name))
     out: list[Evidence] = []
     for path, hits in per_file.items():
         hits.sort(reverse=True)

@@ -7,7 +7,9 @@ surfaced. Reports paste tracebacks in several shapes — CPython's
 ``path:line: ExcType``), pytest's short/collapsed ``path:line: in func`` —
 and with paths from the reporter's machine (``/home/user/project/...``), so
 paths are mapped back onto the repository's files by their longest
-matching suffix; frames in installed packages map to nothing.
+matching suffix. Frames in an installed copy of the project itself
+(``site-packages/pkg/...``) map to the repository's ``pkg/...``; frames in
+other installed packages and the standard library map to nothing.
 """
 
 from __future__ import annotations
@@ -37,9 +39,12 @@ _PLAIN_EXC = re.compile(
     r"^(?P<type>(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)):\s*(?P<msg>.*)$"
 )
 _NODE_ID = re.compile(r"(?P<id>[\w./-]+\.py::[\w:]+(?:\[[^\]\n]*\])?)")
+# a line a person leaves where they cut a pasted traceback short
+_CUT = re.compile(r"^\s*(?:\.\.\.|\[\.\.\.\]|…|\[…\]|\(\.\.\.\)|\[snip\w*\]|<snip\w*>)\s*$", re.I)
 _SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$")
 _EXC_NAME = re.compile(r"^(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)$")
-_INSTALLED = ("site-packages/", "dist-packages/", "/lib/python", "<frozen", "<string>")
+_INSTALLED = ("site-packages/", "dist-packages/", "/lib/python", "<frozen", "<string>", "<")
+_PACKAGE_DIRS = ("site-packages/", "dist-packages/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +70,9 @@ class ParsedFailure:
     exception_type: str | None = None
     exception_message: str | None = None
     notes: tuple[str, ...] = field(default=())
+    # indexes into ``tracebacks`` of pasted traces cut short ("...", "[...]"): their
+    # innermost shown frame is a caller of the failure, not its site
+    truncated: frozenset[int] = frozenset()
 
     @property
     def frames(self) -> tuple[Frame, ...]:
@@ -96,9 +104,17 @@ def relativize(raw: str, repo_files: Collection[str] | None) -> str | None:
     Without a file list, relative paths are kept as given. With one, the
     longest suffix of the path that names a repository file wins; a bare
     file name from an absolute path is not enough (``__init__.py`` is in
-    every package), and installed packages never match.
+    every package). A frame in an *installed copy* of the project
+    (``…/site-packages/pkg/mod.py``, ``/usr/lib/python3/dist-packages/…``,
+    an egg) is the repository's own ``pkg/mod.py`` (or ``src/pkg/mod.py``)
+    when the repository has it: users run the released package, not the
+    work tree. Other installed packages and the standard library map to
+    nothing.
     """
     path = raw.strip().replace("\\", "/")
+    installed = _installed_part(path)
+    if installed is not None:
+        return _installed_file(installed, repo_files)
     if any(marker in path for marker in _INSTALLED):
         return None
     path = path.removeprefix("./")
@@ -115,6 +131,32 @@ def relativize(raw: str, repo_files: Collection[str] | None) -> str | None:
         if cand in repo_files:
             return cand
     return None
+
+
+def _installed_part(path: str) -> str | None:
+    """The path inside ``site-packages``/``dist-packages``, or None for other paths."""
+    for marker in _PACKAGE_DIRS:
+        if marker in path:
+            rest = path.rsplit(marker, 1)[1]
+            parts = [p for p in rest.split("/") if p]
+            if parts and parts[0].endswith((".egg", ".whl")):  # zipped or egg installs
+                parts = parts[1:]
+            return "/".join(parts) or None
+    return None
+
+
+def _installed_file(rel: str, repo_files: Collection[str] | None) -> str | None:
+    """The repository file an installed module came from: ``pkg/mod.py`` at the root or
+    under a source folder (``src/pkg/mod.py``); the shortest such path wins."""
+    if repo_files is None:
+        return None
+    if rel in repo_files:
+        return rel
+    if "/" not in rel:
+        return None  # a lone module name (six.py) is too weak to claim a file
+    tail = "/" + rel
+    found = sorted((f for f in repo_files if f.endswith(tail)), key=lambda f: (len(f), f))
+    return found[0] if found else None
 
 
 def _frame(
@@ -145,6 +187,7 @@ def parse_failure(text: str, repo_files: Collection[str] | None = None) -> Parse
     exc_type: str | None = None
     exc_msg: str | None = None
     in_warnings = False
+    cut: set[int] = set()  # indexes of tracebacks whose innermost frames were left out
     lines = text.splitlines()
 
     def close() -> None:
@@ -175,8 +218,12 @@ def parse_failure(text: str, repo_files: Collection[str] | None = None) -> Parse
             continue
         m = _CPYTHON.match(line)
         if m:
-            code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            code = "" if _CPYTHON.match(nxt) or _CUT.match(nxt) else nxt.strip()
             current.append(_frame(m["path"], m["line"], m["func"], code, repo_files))
+            continue
+        if current and _CUT.match(line):
+            cut.add(len(tracebacks))  # frames below the last one shown were left out
             continue
         m = _PYTEST_LOC.match(line)
         if m:
@@ -203,7 +250,9 @@ def parse_failure(text: str, repo_files: Collection[str] | None = None) -> Parse
         block.append(line)
     close()
     failing = tuple(dict.fromkeys(m["id"] for m in _NODE_ID.finditer(text)))
-    return ParsedFailure(tuple(tracebacks), tuple(warnings), failing, exc_type, exc_msg)
+    return ParsedFailure(
+        tuple(tracebacks), tuple(warnings), failing, exc_type, exc_msg, truncated=frozenset(cut)
+    )
 
 
 def failing_test_files(test_ids: Iterable[str]) -> tuple[str, ...]:

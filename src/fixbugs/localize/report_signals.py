@@ -1,0 +1,212 @@
+"""Signals from what a user's report quotes, matched against the repository.
+
+A report written by a person rarely names the file at fault, but it holds
+pieces of the program: the commands they typed, the code lines a pasted
+traceback quotes, and the messages the program printed. Each is matched
+against something the repository defines:
+
+* **quoted code**: a source line quoted in the report (under a traceback
+  frame, or left alone when the trace was cut short) is searched for among
+  the repository's lines, so a partial trace still points at its file
+  and line;
+* **string literals**: fixed fragments of the code's string literals (error
+  messages, patterns, environment variable names) that the report contains;
+* **typed commands**: the words of a command the user ran, or a command the
+  tool printed back, against module names (``git push -u`` → ``git_push.py``;
+  CLI tools often name a module after the command or rule it handles); an
+  identifier in the report that is a module's name counts too.
+
+Every match is weighted by how few files share it: a line or message that
+five modules hold points at none of them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+
+from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.report_text import code_lines, command_words, typed_commands
+from fixbugs.localize.traceback import ParsedFailure, is_test_path
+
+__all__ = ["command_evidence", "literal_evidence", "literal_fragments", "quoted_code_evidence"]
+
+_WS = re.compile(r"\s+")
+_MAX_SHARED = 5  # a quoted line or fragment held by more files than this points nowhere
+# placeholders and regex syntax split a literal into the fixed text a message shows
+_SPLIT = re.compile(r"\{[^{}]*\}|%[-+ #0-9.]*[sdrifx]|\\.|[\[\]()|^$*+?{}\\]|\.\*|\.\+")
+_IDENT = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def _norm(line: str) -> str:
+    return _WS.sub(" ", line.strip())
+
+
+def _python_sources(files: Mapping[str, str]) -> dict[str, str]:
+    return {p: t for p, t in files.items() if p.endswith(".py") and not is_test_path(p)}
+
+
+def quoted_code_evidence(
+    report: str, files: Mapping[str, str], failure: ParsedFailure | None = None
+) -> list[Evidence]:
+    """Source lines the report quotes, found in the repository (file and line).
+
+    Lines under frames already mapped to a file add nothing new and are
+    skipped; the rest (frames of unknown paths, lines left after a cut) are
+    looked up exactly, whitespace aside.
+    """
+    known = {_norm(f.text) for f in (failure.frames if failure else ()) if f.path and f.text}
+    wanted = {_norm(ln) for ln in code_lines(report)} - known
+    extra = {_norm(f.text) for f in (failure.frames if failure else ()) if not f.path and f.text}
+    wanted |= {w for w in extra if len(w) >= 12}
+    if not wanted:
+        return []
+    where: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for path, text in files.items():
+        if is_test_path(path) or PurePosixPath(path).suffix not in (".py", ".pyx"):
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            key = _norm(line)
+            if key in wanted:
+                where[key].append((path, n))
+    per_file: dict[str, list[tuple[float, int, str]]] = defaultdict(list)
+    for key, hits in where.items():
+        paths = {p for p, _ in hits}
+        if len(paths) > _MAX_SHARED:
+            continue
+        for path, n in hits:
+            per_file[path].append((1.0 / len(paths), n, key))
+    out: list[Evidence] = []
+    for path, found in per_file.items():
+        found.sort(key=lambda t: (-t[0], t[1]))
+        strength = min(1.0, sum(w for w, _, _ in found))
+        _, n, key = found[0]
+        shown = key if len(key) <= 60 else key[:57] + "..."
+        out.append(
+            Evidence(
+                path,
+                "quoted",
+                strength,
+                f"line {n} is quoted in the report: {shown}",
+                tuple(sorted({(ln, ln) for _, ln, _ in found})),
+            )
+        )
+    return out
+
+
+def literal_fragments(value: str, *, min_chars: int = 8) -> list[str]:
+    """The fixed pieces of a string literal a printed message would show, lower-cased."""
+    out = []
+    for piece in _SPLIT.split(value):
+        frag = _norm(piece).strip(" '\"`:,;").lower()
+        if len(frag) >= min_chars and (" " in frag or "_" in frag or len(frag) >= 12):
+            out.append(frag)
+    return out
+
+
+def _literals(text: str) -> list[tuple[str, int]]:
+    """(value, line) of the module's string literals, docstrings left out (never printed)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return []
+    docs = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    return [
+        (node.value, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+    ]
+
+
+def literal_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
+    """String literals of the code whose fixed text the report contains."""
+    said = _norm(report).lower()
+    holders: dict[str, dict[str, int]] = defaultdict(dict)  # fragment -> path -> line
+    for path, text in _python_sources(files).items():
+        for value, line in _literals(text):
+            if len(value) < 8 or len(value) > 2000:
+                continue
+            for frag in literal_fragments(value):
+                if frag in said:
+                    holders[frag].setdefault(path, line)
+    per_file: dict[str, list[tuple[float, str, int]]] = defaultdict(list)
+    for frag, paths in holders.items():
+        if len(paths) > _MAX_SHARED:
+            continue
+        weight = min(1.0, len(frag) / 40) / len(paths)
+        for path, line in paths.items():
+            per_file[path].append((weight, frag, line))
+    out: list[Evidence] = []
+    for path, found in per_file.items():
+        found.sort(key=lambda t: (-t[0], t[2]))
+        strength = min(1.0, sum(w for w, _, _ in found))
+        shown = ", ".join(repr(f if len(f) <= 40 else f[:37] + "...") for _, f, _ in found[:2])
+        out.append(
+            Evidence(
+                path,
+                "literal",
+                strength,
+                f"string {shown} from the report is in this file (line {found[0][2]})",
+                tuple(sorted({(ln, ln) for _, _, ln in found})),
+            )
+        )
+    return out
+
+
+def command_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
+    """Modules named like a command the report shows, or named in it outright.
+
+    A module ``a_b_c`` matches a command when the command's program is one
+    of its name's parts and another part is among the command's words (a
+    module named just for the program matches too); its score is the share of its parts among the
+    command's words, times how much of the command it explains, so
+    ``git push -u`` prefers ``git_push`` to ``git`` and to ``git_push_force``.
+    Scores are relative: the best match gets 1.
+    """
+    stems: dict[str, list[str]] = defaultdict(list)
+    for path in _python_sources(files):
+        stem = PurePosixPath(path).stem
+        if stem != "__init__":
+            stems[stem].append(path)
+    scores: dict[str, tuple[float, str]] = {}
+    for cmd in typed_commands(report):
+        words = command_words(cmd)
+        if not words:
+            continue
+        wordset = set(words)
+        for stem, paths in stems.items():
+            parts = stem.lower().split("_")
+            if words[0] not in parts:
+                continue
+            matched = sum(1 for p in parts if p in wordset)
+            if matched < min(2, len(parts)):
+                continue  # the program alone names only a module called just that
+            score = (matched / len(parts)) * (0.5 + 0.5 * min(1.0, matched / len(words)))
+            score /= len(paths)
+            for path in paths:
+                if score > scores.get(path, (0.0, ""))[0]:
+                    scores[path] = (score, f"named like the command `{cmd}` in the report")
+    for ident in set(_IDENT.findall(report)):
+        for path in stems.get(ident, []):
+            scores[path] = (1.0 / len(stems[ident]), f"module {ident} is named in the report")
+    if not scores:
+        return []
+    best = max(s for s, _ in scores.values())
+    return [
+        Evidence(path, "command", s / best, why)
+        for path, (s, why) in scores.items()
+        if s / best >= 0.3
+    ]

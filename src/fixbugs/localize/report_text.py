@@ -1,0 +1,135 @@
+"""What a user's report holds besides prose: code blocks, inline code, typed commands.
+
+Users paste terminal sessions (``$ git push -u`` then what the tool
+printed), tracebacks, and put commands in backticks. These helpers pull
+those pieces out of markdown or plain text so the localization signals can
+match them against the repository: commands against module names, code
+lines against source lines, messages against string literals. Pure
+functions over a string.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+__all__ = ["code_blocks", "code_lines", "command_words", "inline_code", "typed_commands"]
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+_PROMPT = re.compile(r"^\s*(?:[\w.@-]+[:~\w/.-]*)?[$%❯»]\s+(?P<cmd>\S.*)$")
+_PROGRAM = re.compile(r"^[a-z][a-z0-9_.+-]*$")
+_CODE_HINT = re.compile(r"[()=\[\].]")
+_FRAME = re.compile(r'^\s*File "|^\s*Traceback \(|^[\w./-]+\.py:\d+')
+_CHAIN = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def code_blocks(text: str) -> list[str]:
+    """Bodies of fenced code blocks; an unclosed fence runs to the end."""
+    blocks: list[str] = []
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            if current is None:
+                current = []
+            else:
+                blocks.append("\n".join(current))
+                current = None
+            continue
+        if current is not None:
+            current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def inline_code(text: str) -> list[str]:
+    """Backticked spans outside fenced blocks."""
+    outside: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            outside.append(line)
+    return [m.group(1).strip() for m in _INLINE.finditer("\n".join(outside)) if m.group(1).strip()]
+
+
+def _split_chain(command: str) -> list[str]:
+    return [c.strip() for c in _CHAIN.split(command) if c.strip()]
+
+
+def _program(command: str) -> str | None:
+    first = command.split(maxsplit=1)[0] if command.split() else ""
+    name = first.rsplit("/", 1)[-1].lower()
+    return name if _PROGRAM.match(name) else None
+
+
+def typed_commands(text: str) -> list[str]:
+    """Shell commands the report shows being run, or names as commands.
+
+    Prompt lines in code blocks (``$ git push -u``), backticked spans of a
+    program and its arguments, and code-block lines that start with a
+    program seen in either of those (a tool printing a suggested command).
+    Chains (``a && b``) are split into their commands.
+    """
+    prompted: list[str] = []
+    blocks = code_blocks(text)
+    for block in blocks:
+        for line in block.splitlines():
+            m = _PROMPT.match(line)
+            if m:
+                prompted += _split_chain(m["cmd"])
+    spans = [c for s in inline_code(text) for c in _split_chain(s) if _program(c)]
+    programs = {p for p in map(_program, [*prompted, *spans]) if p}
+    spans = [c for c in spans if len(c.split()) > 1]  # a lone `word` is a name, not a run
+    echoed: list[str] = []
+    for block in blocks:
+        for line in block.splitlines():
+            if _PROMPT.match(line) or _FRAME.match(line):
+                continue
+            for c in _split_chain(line.strip()):
+                if _program(c) in programs:
+                    echoed.append(c)
+    return list(dict.fromkeys([*prompted, *spans, *echoed]))
+
+
+def command_words(command: str) -> list[str]:
+    """The program (base name) and the lower-case words of its arguments, options
+    without their dashes (``git push --force-with-lease`` → git, push, force, with, lease)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        argv = command.split()
+    if not argv:
+        return []
+    prog = argv[0].rsplit("/", 1)[-1].lower()
+    words = [prog]
+    for arg in argv[1:]:
+        words += _TOKEN.findall(arg.lower())
+    return words
+
+
+def code_lines(text: str, *, min_chars: int = 12) -> list[str]:
+    """Lines of pasted code: from code blocks, the ones that look like source.
+
+    A traceback quotes the source line under each frame and pytest marks the
+    failing line with ``>``; a person cutting a trace keeps such lines. Prompt
+    lines, frame headers and short or prose-like lines are left out.
+    """
+    out: list[str] = []
+    for block in code_blocks(text) or [text]:
+        for raw in block.splitlines():
+            if _PROMPT.match(raw) or _FRAME.match(raw):
+                continue
+            line = raw.strip()
+            if line.startswith(">"):
+                line = line[1:].strip()
+            elif not raw.startswith((" ", "\t")):
+                continue  # code in pasted output is indented under its frame
+            if len(line) < min_chars or not _CODE_HINT.search(line) or line.startswith("E "):
+                continue
+            out.append(line)
+    return list(dict.fromkeys(out))
