@@ -67,8 +67,8 @@ def test_missing_config_file_and_bad_env_field(tmp_path):
 
 
 def test_role_clients_sit_behind_the_one_retrying_layer(tmp_path, monkeypatch):
-    from agentrt.flow import ResilientModel
-    from agentrt.llm import OpenAIModel, client_for_role
+    from agentrt.flow import ResilientModel, client_for_role, retry_budget
+    from agentrt.llm import OpenAIModel
 
     monkeypatch.chdir(tmp_path)
     s = load_settings(env={"AGENTRT_BASE_URL": "http://127.0.0.1:9/v1", "AGENTRT_MODEL": "m"})
@@ -76,3 +76,20 @@ def test_role_clients_sit_behind_the_one_retrying_layer(tmp_path, monkeypatch):
     assert isinstance(c, ResilientModel) and isinstance(c.inner, OpenAIModel)
     assert c.inner.sdk.max_retries == 0  # the SDK never retries underneath us
     assert not isinstance(client_for_role(s, "judge", resilient=False), ResilientModel)
+
+
+def test_retry_budget_is_scoped_by_configuration_not_the_process(tmp_path, monkeypatch):
+    from agentrt.flow import ResilientModel, client_for_role, retry_budget
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agentrt.toml").write_text("[retry]\nmax_attempts = 6\nshare = 0.5\n")
+    s = load_settings(env={"AGENTRT_BASE_URL": "http://127.0.0.1:9/v1", "AGENTRT_MODEL": "m"})
+    shared = retry_budget(s)
+    a = client_for_role(s, "map", budget=shared)
+    b = client_for_role(s, "judge", budget=shared)
+    c = client_for_role(s, "judge")
+    assert isinstance(a, ResilientModel) and isinstance(b, ResilientModel)
+    assert isinstance(c, ResilientModel)
+    assert a.budget is b.budget is shared  # one run's clients share what they are given
+    assert c.budget is not shared  # and nothing else does
+    assert shared.budget.share == 0.5 and a.policy.max_attempts == 6

@@ -94,17 +94,44 @@ def test_retry_budget_in_flight_share_with_minimum():
     assert b.try_retry()
 
 
-def test_retry_budget_ratio_over_time():
-    b = RetryBudget(share=1.0, min_in_flight=1000, ratio=0.1, burst=3)
+def test_retry_budget_ratio_over_time_applies_in_a_brownout():
+    b = RetryBudget(share=1.0, min_in_flight=1000, ratio=0.1, burst=3, brownout_ratio=0.35)
     granted = 0
-    for _ in range(1000):
+    for i in range(1000):
         b.call_started()
+        b.record(ok=i % 2 == 0)  # half the attempts fail: a brownout
         if b.try_retry():
             granted += 1
             b.retry_finished()
         b.call_finished()
-    assert granted <= 0.1 * 1000 + 3
+    assert b.in_brownout()
+    assert granted <= 0.1 * 1000 + 3 + b.min_samples
     assert granted >= 0.1 * 1000 - 1
+
+
+def test_retry_budget_retries_a_steady_error_rate_in_full():
+    b = RetryBudget(share=1.0, min_in_flight=1000, ratio=0.1, burst=3, brownout_ratio=0.35)
+    granted = 0
+    for i in range(1000):
+        b.call_started()
+        b.record(ok=i % 5 != 0)  # 20% of attempts fail, steadily
+        if i % 5 == 0 and b.try_retry():
+            granted += 1
+            b.retry_finished()
+        b.call_finished()
+    assert not b.in_brownout()
+    assert granted == 200
+
+
+def test_retry_budget_says_busy_or_refused():
+    b = RetryBudget(share=0.2, min_in_flight=1, ratio=0.0, burst=0.0, min_samples=2)
+    b.call_started()
+    assert b.ask_retry() == "granted"
+    assert b.ask_retry() == "busy"  # one retry in flight already
+    b.retry_finished()
+    b.record(ok=False)
+    b.record(ok=False)
+    assert b.ask_retry() == "refused"  # a brownout: no more retries
 
 
 def test_adaptive_throttle_follows_the_sre_formula():

@@ -37,7 +37,7 @@ async def test_stream_is_retried_before_its_first_text_only():
 async def test_retry_budget_exhaustion_surfaces_the_provider_error():
     clock = FakeClock()
     inner = FakeModel(clock=clock, failures=[provider_error(503)] * 10)
-    budget = LocalRetryBudget(RetryBudget(ratio=0.0, burst=0.0))  # no retries at all
+    budget = LocalRetryBudget(RetryBudget(share=0.0, min_in_flight=0))  # no retries at all
     model = ResilientModel(inner, clock=clock, budget=budget)
     async with clock.autojumping():
         with pytest.raises(ProviderError, match="503"):

@@ -1,8 +1,12 @@
 """agentrt: run LLM agent work the way distributed systems are run.
 
 The runtime never imports the application (``fixbugs``); it offers model
-clients over every backend, a provider simulator, token math, and per-call
-metrics, all on an injectable clock.
+clients over every backend, flow control (limits, one retry budget,
+deadlines, breakers), graphs and scatter-gather, token math, and per-call
+metrics, all on an injectable clock. Importing it needs only the light core
+(httpx, pydantic, openai); the CLI, the simulator, llama.cpp, Redis,
+OpenTelemetry, Prometheus and the report charts are extras, imported only
+by the modules that use them.
 """
 
 from agentrt.clock import Clock, FakeClock, ScaledClock, SystemClock
@@ -17,6 +21,7 @@ from agentrt.errors import (
     UnknownProfile,
     UserError,
 )
+from agentrt.flow.clients import client_for_role
 from agentrt.llm import (
     CallTiming,
     ChatRequest,
@@ -29,9 +34,9 @@ from agentrt.llm import (
     StreamEvent,
     TextDelta,
     Usage,
-    client_for_role,
     make_client,
 )
+from agentrt.llm.protocol import ChatModel
 from agentrt.metrics import CallRecord, MetricsRecorder, StageStats, stage
 from agentrt.tokens import LatencyModel, calibrate, estimate_tokens, make_plan
 
@@ -39,6 +44,7 @@ __all__ = [
     "AgentrtError",
     "CallRecord",
     "CallTiming",
+    "ChatModel",
     "ChatRequest",
     "ChatResult",
     "Clock",

@@ -1,223 +1,25 @@
-"""The `agentrt` command line.
+"""The `agentrt` entry point, and the error handling every console command shares.
 
+The commands themselves (:mod:`agentrt.commands`) need the ``cli`` extra
+(typer, rich); without it `agentrt` says in one line what to install.
 User errors (:class:`~agentrt.errors.UserError`) print one line to stderr
 and exit 2; no traceback reaches the user for something they can fix.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import sys
-from pathlib import Path
-from typing import Annotated, Any
-
-import typer
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from agentrt.errors import UserError
 
-__all__ = ["app", "first_user_error", "main", "run_app"]
+if TYPE_CHECKING:
+    import typer
 
-app = typer.Typer(
-    name="agentrt",
-    help="Run LLM agent work the way distributed systems are run.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-console = Console()
-err_console = Console(stderr=True)
+__all__ = ["CLI_MODULES", "first_user_error", "main", "run_app"]
 
-
-def _attach_sim() -> None:
-    from agentrt.sim.cli import sim_app
-
-    app.add_typer(sim_app, name="sim", help="The OpenAI-compatible provider simulator.")
-
-
-_attach_sim()
-
-
-def _attach_report() -> None:
-    from agentrt.report import report_command
-
-    app.command("report")(report_command)
-
-
-_attach_report()
-
-
-def _attach_profile() -> None:
-    @app.command("profile")
-    def profile_cmd(
-        run: Annotated[Path, typer.Argument(help="Metrics JSON of a recorded run.")],
-        json_path: Annotated[
-            Path | None, typer.Option("--json", help="Also write the profile as JSON.")
-        ] = None,
-        parallel: Annotated[int, typer.Option(help="Calls at once for the what-if.")] = 16,
-        smaller_speedup: Annotated[float, typer.Option(help="Smaller model's speed, x.")] = 3.0,
-        cached_share: Annotated[float, typer.Option(help="Input share a cache serves.")] = 0.8,
-    ) -> None:
-        """Where a recorded run's time went per stage, and what changes would buy."""
-        from agentrt.profile import WhatIf, breakdown, estimates, load_run, print_profile
-        from agentrt.profile import profile_json as to_json
-
-        bd = breakdown(load_run(run))
-        ests = estimates(bd, WhatIf(parallel, smaller_speedup, cached_share))
-        print_profile(console, bd, ests)
-        if json_path:
-            json_path.write_text(json.dumps(to_json(bd, ests), indent=2) + "\n")
-
-
-_attach_profile()
-
-
-def _attach_worker() -> None:
-    from agentrt.pipeline.cli import worker
-
-    app.command("worker")(worker)
-
-
-_attach_worker()
-
-JsonOpt = Annotated[
-    Path | None, typer.Option("--json", help="Also write the figures as JSON to this path.")
-]
-
-
-@app.command()
-def plan(
-    output_tokens: Annotated[int, typer.Option(help="Output tokens of the whole job.")],
-    tps: Annotated[float, typer.Option(help="Decode rate of one stream, tokens/s.")] = 50.0,
-    parallel: Annotated[int, typer.Option(help="Concurrent calls of the fan-out.")] = 16,
-    input_tokens: Annotated[int, typer.Option(help="Input tokens of the whole job.")] = 0,
-    ttft: Annotated[float, typer.Option(help="Base time to first token, s.")] = 0.5,
-    prefill_ms: Annotated[float, typer.Option(help="Prefill cost, ms per input token.")] = 0.05,
-    slots: Annotated[int | None, typer.Option(help="Calls the endpoint serves at once.")] = None,
-    aggregate_tps: Annotated[
-        float | None, typer.Option(help="Endpoint's total decode tokens/s.")
-    ] = None,
-    json_path: JsonOpt = None,
-) -> None:
-    """Estimate one big call against a fan-out, from the latency model."""
-    from agentrt.tokens.plan import make_plan
-
-    try:
-        p = make_plan(
-            output_tokens=output_tokens,
-            tps=tps,
-            parallel=parallel,
-            input_tokens=input_tokens,
-            ttft_base_s=ttft,
-            prefill_ms_per_token=prefill_ms,
-            slots=slots,
-            aggregate_tps=aggregate_tps,
-        )
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    console.print(
-        f"one call      : [bold]{p.single_s:,.1f} s[/]  "
-        f"(TTFT {p.model.ttft(input_tokens):.2f} s + {output_tokens:,} tokens / {tps:g} tok/s)"
-    )
-    f = p.fanout
-    console.print(
-        f"fan-out x{parallel:<4}: [bold]{f.seconds:,.1f} s[/]  "
-        f"(TTFT {p.model.ttft(-(-input_tokens // parallel)):.2f} s + "
-        f"{f.tokens_per_call:,.0f} tokens / {f.per_stream_tps:g} tok/s"
-        + (f", {f.waves} waves" if f.waves > 1 else "")
-        + ")"
-    )
-    console.print(f"speed-up      : {p.speedup:.1f}x")
-    console.print("assumptions:")
-    for a in p.assumptions:
-        console.print(f"  - {a}")
-    if json_path:
-        json_path.write_text(json.dumps(p.to_dict(), indent=2) + "\n")
-
-
-@app.command()
-def bench(
-    name: Annotated[str | None, typer.Argument(help="Benchmark to run.")] = None,
-    json_path: JsonOpt = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--set", help="Override an option: KEY=VALUE.")
-    ] = None,
-    list_all: Annotated[bool, typer.Option("--list", help="List the benchmarks.")] = False,
-) -> None:
-    """Run a named benchmark; prints ratios measured side by side in one run."""
-    from agentrt.bench.harness import get_benchmark, list_benchmarks
-
-    if list_all or name is None:
-        for b in list_benchmarks():
-            console.print(f"[bold]{b.name:14}[/] {b.description}")
-        return
-    b = get_benchmark(name)
-    opts = dict(b.options)
-    for item in option or []:
-        key, sep, value = item.partition("=")
-        if not sep or key not in opts:
-            raise UserError(
-                f"--set {item!r}: expected KEY=VALUE with KEY one of {', '.join(opts) or 'none'}"
-            )
-        opts[key] = _coerce(value, opts[key])
-    console.print(f"[dim]running benchmark {name} with {opts}[/]")
-    result = asyncio.run(b.run(opts))
-    table = Table(title=f"bench {name}", show_header=True)
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    for k, v in result.figures.items():
-        table.add_row(k, _fmt(v))
-    console.print(table)
-    for label, ratio in result.ratios:
-        console.print(f"ratio  {label}: [bold]{ratio:.3f}[/]")
-    for label, ok in result.checks:
-        console.print(f"check  {label}: " + ("[green]holds[/]" if ok else "[red]does not hold[/]"))
-    for note in result.notes:
-        console.print(f"[dim]note   {note}[/]")
-    console.print_json(json.dumps(result.to_json_obj()))
-    if json_path:
-        result.write_json(json_path)
-
-
-def _coerce(value: str, like: Any) -> Any:
-    try:
-        if isinstance(like, bool):
-            return value.lower() in {"1", "true", "yes", "on"}
-        if isinstance(like, int):
-            return int(value)
-        if isinstance(like, float):
-            return float(value)
-    except ValueError:
-        raise UserError(f"--set: {value!r} is not a {type(like).__name__}") from None
-    return value
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:,.4g}"
-    return str(v)
-
-
-@app.command()
-def demo(
-    json_path: JsonOpt = None,
-    config: Annotated[Path | None, typer.Option(help="Config TOML file.")] = None,
-    chunks: Annotated[int, typer.Option(help="Log chunks to map over.")] = 4,
-) -> None:
-    """A small scatter-gather on the embedded model, with per-call metrics."""
-    from agentrt.demo import run_demo
-
-    asyncio.run(run_demo(console, json_path=json_path, config=config, chunks=chunks))
-
-
-@app.command()
-def version() -> None:
-    """Print the version."""
-    from importlib.metadata import version as v
-
-    console.print(v("fixbugs"))
+# what the `cli` extra brings; a missing one of these means the extra is missing
+CLI_MODULES = frozenset({"typer", "rich", "click"})
 
 
 def first_user_error(exc: BaseException) -> UserError | None:
@@ -248,13 +50,26 @@ def run_app(typer_app: typer.Typer, argv: list[str] | None = None) -> None:
         user = first_user_error(exc)
         if user is None:
             raise
-        err_console.print(f"[red]error:[/] {user}", highlight=False, soft_wrap=True)
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[red]error:[/] {user}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
-        err_console.print("interrupted")
+        print("interrupted", file=sys.stderr)
         sys.exit(130)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of `agentrt`."""
+    try:
+        from agentrt.commands import app
+    except ModuleNotFoundError as exc:
+        if exc.name not in CLI_MODULES:
+            raise
+        print(
+            f"error: the agentrt command line needs the 'cli' extra ({exc.name} is not "
+            "installed): pip install 'agentrt[cli]'",
+            file=sys.stderr,
+        )
+        sys.exit(2)
     run_app(app, argv)

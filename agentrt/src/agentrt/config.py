@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from agentrt.errors import ConfigError
 
-__all__ = ["DEFAULT_ROLE", "EndpointConfig", "Settings", "load_settings"]
+__all__ = ["DEFAULT_ROLE", "EndpointConfig", "RetryConfig", "Settings", "load_settings"]
 
 DEFAULT_ROLE = "default"
 EndpointKind = Literal["llama", "openai", "anthropic"]
@@ -68,6 +68,29 @@ class EndpointConfig(BaseModel):
         return None
 
 
+class RetryConfig(BaseModel):
+    """The retry policy and budget of the clients built from one configuration.
+
+    ``[retry]`` in the TOML file. The budget is scoped by configuration: the
+    clients a run builds from one :class:`Settings` share one budget
+    (:func:`agentrt.flow.retry_budget`), never a process-wide one. Defaults:
+    4 attempts, full-jitter backoff from 0.5 s; retries in flight up to 20%
+    of the calls in flight, never fewer than 3; during a brownout (35% or
+    more of recent attempts failing) retries limited to 5% of calls plus 2.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int = Field(default=4, ge=1)
+    base_s: float = Field(default=0.5, ge=0.0)
+    cap_s: float = Field(default=20.0, ge=0.0)
+    share: float = Field(default=0.2, ge=0.0, le=1.0)
+    min_in_flight: int = Field(default=3, ge=0)
+    brownout_ratio: float = Field(default=0.35, gt=0.0, le=1.0)
+    ratio: float = Field(default=0.05, ge=0.0, le=1.0)
+    burst: float = Field(default=2.0, ge=0.0)
+
+
 def _default_endpoints() -> dict[str, EndpointConfig]:
     return {"local": EndpointConfig(kind="llama", model="smollm2-135m")}
 
@@ -79,6 +102,7 @@ class Settings(BaseModel):
 
     endpoints: dict[str, EndpointConfig] = Field(default_factory=_default_endpoints)
     roles: dict[str, str] = Field(default_factory=lambda: {DEFAULT_ROLE: "local"})
+    retry: RetryConfig = Field(default_factory=RetryConfig)
     source: str = "built-in defaults"
 
     @model_validator(mode="after")

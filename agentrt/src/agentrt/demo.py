@@ -17,9 +17,9 @@ from rich.console import Console
 from agentrt.chunking import chunk_log
 from agentrt.clock import SystemClock
 from agentrt.config import load_settings
+from agentrt.flow.clients import client_for_role
 from agentrt.graph import gather_map
-from agentrt.llm.client import ModelClient
-from agentrt.llm.factory import client_for_role
+from agentrt.llm.protocol import ChatModel
 from agentrt.llm.types import ChatRequest, Completed, TextDelta
 from agentrt.metrics.recorder import MetricsRecorder, stage
 from agentrt.metrics.table import calls_table, stages_table
@@ -42,7 +42,7 @@ def log_chunks(text: str, parts: int) -> list[str]:
     return [c.text for c in chunk_log(io.BytesIO(text.encode()), budget, source="demo")]
 
 
-async def _map_one(model: ModelClient, i: int, chunk: str) -> str:
+async def _map_one(model: ChatModel, i: int, chunk: str) -> str:
     req = ChatRequest.of(
         f"Log lines:\n{chunk}\nWhat goes wrong in these lines, if anything?",
         system=MAP_SYSTEM,

@@ -79,9 +79,8 @@ def _load_builtin() -> None:
     import importlib
     import pkgutil
 
-    import agentrt.bench as pkg
-
-    for info in pkgutil.iter_modules(pkg.__path__):
+    # the package's folder, found without importing the package (which imports us)
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
         if info.name not in {"harness", "simproc"}:
             importlib.import_module(f"agentrt.bench.{info.name}")
 

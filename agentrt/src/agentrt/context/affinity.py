@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from agentrt.clock import Clock
 from agentrt.errors import ConfigError
-from agentrt.llm.client import ModelClient, RawResult
+from agentrt.llm.protocol import ChatModel
 from agentrt.llm.types import ChatRequest, ChatResult, StreamEvent
 
 __all__ = ["AffinityModel", "AffinityRouter", "Route", "affinity_key", "request_key"]
@@ -131,12 +131,12 @@ class AffinityRouter:
         self.inflight[replica] -= 1
 
 
-class AffinityModel(ModelClient):
+class AffinityModel:
     """A client over replicas of one model that routes by :func:`request_key`."""
 
     def __init__(
         self,
-        replicas: Mapping[str, ModelClient],
+        replicas: Mapping[str, ChatModel],
         *,
         slack: int = 4,
         max_inflight: int | None = None,
@@ -145,15 +145,11 @@ class AffinityModel(ModelClient):
         if not replicas:
             raise ConfigError("affinity routing needs at least one replica")
         first = next(iter(replicas.values()))
-        super().__init__(model=first.model, name="affinity", clock=clock or first.clock)
+        self.model: str = first.model
+        self.name: str = "affinity"
+        self.clock: Clock = clock or first.clock
         self.clients = dict(replicas)
         self.router = AffinityRouter(list(replicas), slack=slack, max_inflight=max_inflight)
-
-    async def _complete(self, request: ChatRequest, model: str) -> RawResult:
-        raise NotImplementedError  # complete() is overridden: the replica does the work
-
-    def _stream(self, request: ChatRequest, model: str) -> AsyncIterator[str | RawResult]:
-        raise NotImplementedError
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         route = self.router.route(request_key(request))
@@ -164,11 +160,15 @@ class AffinityModel(ModelClient):
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         route = self.router.route(request_key(request))
+        events = self.clients[route.replica].stream(request)
         try:
-            async for ev in self.clients[route.replica].stream(request):
+            async for ev in events:
                 yield ev
         finally:
             self.router.done(route.replica)
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
     async def aclose(self) -> None:
         for c in self.clients.values():

@@ -12,7 +12,7 @@ from typing import Any
 
 from agentrt.evidence.model import Evidence
 from agentrt.evidence.reducers import Digest
-from agentrt.llm.client import ModelClient
+from agentrt.llm.protocol import ChatModel
 from agentrt.llm.types import ChatRequest, ChatResult
 
 __all__ = ["JUDGMENT_SCHEMA", "Judgment", "Ranked", "judge", "judgment_request"]
@@ -66,7 +66,7 @@ def judgment_request(question: str, evidence: Digest, *, max_tokens: int = 512) 
 
 
 async def judge(
-    client: ModelClient, question: str, evidence: Digest, *, max_tokens: int = 512
+    client: ChatModel, question: str, evidence: Digest, *, max_tokens: int = 512
 ) -> Judgment:
     """One structured call; citations that point at no evidence are dropped."""
     result = await client.complete(judgment_request(question, evidence, max_tokens=max_tokens))

@@ -10,6 +10,7 @@ the retry budget between processes.
 
 from agentrt.flow.adaptive import AdaptiveLimit, LimitAlgorithm, Sample, StaticLimit
 from agentrt.flow.breaker import BreakerState, CircuitBreaker, CircuitOpen
+from agentrt.flow.clients import client_for_role, retry_budget, retry_policy
 from agentrt.flow.deadline import (
     Deadline,
     DeadlineExceeded,
@@ -34,12 +35,13 @@ from agentrt.flow.ratelimit import (
     parse_duration,
     parse_rate_headers,
 )
-from agentrt.flow.resilient import ResilientModel, default_budget
+from agentrt.flow.resilient import ResilientModel, is_pacing
 from agentrt.flow.retry import (
     GiveUp,
     RetryAfter,
     RetryBudget,
     RetryPolicy,
+    RetryVerdict,
     is_retryable,
     next_action,
 )
@@ -68,21 +70,25 @@ __all__ = [
     "RetryAfter",
     "RetryBudget",
     "RetryPolicy",
+    "RetryVerdict",
     "RoutedModel",
     "RoutingTable",
     "Sample",
     "SharedBudget",
     "StaticLimit",
     "Throttled",
+    "client_for_role",
     "current_deadline",
-    "default_budget",
     "fail_after",
     "fail_at",
+    "is_pacing",
     "is_retryable",
     "move_on_after",
     "next_action",
     "parse_duration",
     "parse_rate_headers",
+    "retry_budget",
+    "retry_policy",
     "time_left",
     "with_headroom",
 ]

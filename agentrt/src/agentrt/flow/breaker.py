@@ -50,6 +50,14 @@ class CircuitBreaker:
         self._outcomes: collections.deque[bool] = collections.deque(maxlen=window)
         self._probing = 0
         self._probe_ok = 0
+        # each half-open period is numbered, so a probe cancelled late can
+        # only free a slot of the period that lent it
+        self.episode = 0
+
+    @property
+    def probing(self) -> int:
+        """Probes out in the current half-open period."""
+        return self._probing if self.state == "half_open" else 0
 
     def _open(self, now: float, *, again: bool) -> None:
         self.state = "open"
@@ -70,6 +78,7 @@ class CircuitBreaker:
             if now < self.opened_at + self.open_s:
                 return False
             self.state = "half_open"
+            self.episode += 1
             self._probing = 0
             self._probe_ok = 0
         if self.state == "half_open":
@@ -98,8 +107,14 @@ class CircuitBreaker:
             if failures / n >= self.failure_ratio:
                 self._open(now, again=False)
 
-    def cancel_probe(self) -> None:
-        """A half-open probe ended without an outcome (cancelled): free its slot."""
+    def cancel_probe(self, episode: int | None = None) -> None:
+        """A half-open probe ended without an outcome (cancelled, paced): free its slot.
+
+        ``episode`` is the half-open period the probe was let through in;
+        a probe of an earlier period has no slot left to free.
+        """
+        if episode is not None and episode != self.episode:
+            return
         if self.state == "half_open" and self._probing > 0:
             self._probing -= 1
 

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from agentrt.clock import Clock
 from agentrt.flow.ratelimit import HeaderView, RateBuckets, Reservation
-from agentrt.flow.retry import RetryBudget
+from agentrt.flow.retry import RetryBudget, RetryVerdict
 
 __all__ = ["LocalRateGate", "LocalRetryBudget", "RateGate", "SharedBudget", "with_headroom"]
 
@@ -45,7 +45,11 @@ class SharedBudget(Protocol):
 
     async def call_finished(self) -> None: ...
 
-    async def try_retry(self) -> bool: ...
+    async def record(self, *, ok: bool) -> None:
+        """One attempt's outcome at the provider: the brownout signal."""
+        ...
+
+    async def ask_retry(self) -> RetryVerdict: ...
 
     async def retry_finished(self) -> None: ...
 
@@ -109,6 +113,12 @@ class LocalRetryBudget:
 
     async def call_finished(self) -> None:
         self.budget.call_finished()
+
+    async def record(self, *, ok: bool) -> None:
+        self.budget.record(ok=ok)
+
+    async def ask_retry(self) -> RetryVerdict:
+        return self.budget.ask_retry()
 
     async def try_retry(self) -> bool:
         return self.budget.try_retry()

@@ -25,6 +25,7 @@ from redis.asyncio import Redis
 from agentrt.clock import Clock
 from agentrt.flow.gate import with_headroom
 from agentrt.flow.ratelimit import HeaderView, Reservation
+from agentrt.flow.retry import RetryVerdict
 
 __all__ = ["RedisRateGate", "RedisRetryBudget"]
 
@@ -98,9 +99,12 @@ _BUDGET = """
 local op = ARGV[1]
 local share, minf, ratio, burst = tonumber(ARGV[2]), tonumber(ARGV[3]),
   tonumber(ARGV[4]), tonumber(ARGV[5])
+local bratio, window, minsamples = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local active = tonumber(redis.call('HGET', KEYS[1], 'active')) or 0
 local retrying = tonumber(redis.call('HGET', KEYS[1], 'retrying')) or 0
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance')) or burst
+local samples = tonumber(redis.call('HGET', KEYS[1], 'samples')) or 0
+local frate = tonumber(redis.call('HGET', KEYS[1], 'frate')) or 0
 local out = 1
 if op == 'start' then
   active = active + 1
@@ -108,23 +112,37 @@ if op == 'start' then
   redis.call('HINCRBY', KEYS[1], 'calls', 1)
 elseif op == 'finish' then
   active = math.max(0, active - 1)
+elseif op == 'ok' or op == 'fail' then
+  samples = samples + 1
+  local alpha = math.max(1 / window, 1 / samples)
+  local x = 0
+  if op == 'fail' then x = 1 end
+  frate = frate + alpha * (x - frate)
 elseif op == 'try' then
   local cap = math.max(minf, math.floor(share * active))
-  if retrying >= cap or balance < 1 then
+  local brownout = samples >= minsamples and frate >= bratio
+  if retrying >= cap then
     out = 0
+    if cap <= 0 then out = 2 end
+    redis.call('HINCRBY', KEYS[1], 'denied', 1)
+  elseif brownout and balance < 1 then
+    out = 2
     redis.call('HINCRBY', KEYS[1], 'denied', 1)
   else
     retrying = retrying + 1
-    balance = balance - 1
+    if brownout then balance = balance - 1 end
     redis.call('HINCRBY', KEYS[1], 'retries', 1)
   end
 elseif op == 'rfinish' then
   retrying = math.max(0, retrying - 1)
 end
-redis.call('HSET', KEYS[1], 'active', active, 'retrying', retrying, 'balance', tostring(balance))
+redis.call('HSET', KEYS[1], 'active', active, 'retrying', retrying, 'balance', tostring(balance),
+  'samples', samples, 'frate', tostring(frate))
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[6]))
 return out
 """
+
+_VERDICTS: dict[int, RetryVerdict] = {0: "busy", 1: "granted", 2: "refused"}
 
 
 class RedisRateGate:
@@ -196,13 +214,25 @@ class RedisRetryBudget:
         *,
         share: float = 0.2,
         min_in_flight: int = 3,
-        ratio: float = 0.1,
-        burst: float = 3.0,
+        ratio: float = 0.05,
+        burst: float = 2.0,
+        brownout_ratio: float = 0.35,
+        window: int = 20,
+        min_samples: int = 8,
         ttl_s: float = 600.0,
     ) -> None:
         self.redis = redis
         self.key = key
-        self._params = [share, min_in_flight, ratio, burst, int(ttl_s * 1000)]
+        self._params = [
+            share,
+            min_in_flight,
+            ratio,
+            burst,
+            int(ttl_s * 1000),
+            brownout_ratio,
+            window,
+            min_samples,
+        ]
         self._script = redis.register_script(_BUDGET)
 
     async def _run(self, op: str) -> int:
@@ -214,8 +244,14 @@ class RedisRetryBudget:
     async def call_finished(self) -> None:
         await self._run("finish")
 
+    async def record(self, *, ok: bool) -> None:
+        await self._run("ok" if ok else "fail")
+
+    async def ask_retry(self) -> RetryVerdict:
+        return _VERDICTS[await self._run("try")]
+
     async def try_retry(self) -> bool:
-        return await self._run("try") == 1
+        return await self.ask_retry() == "granted"
 
     async def retry_finished(self) -> None:
         await self._run("rfinish")

@@ -1,19 +1,29 @@
-"""ResilientModel: flow control around any model client.
+"""ResilientModel: flow control around any chat model.
 
-Wraps a :class:`~agentrt.llm.ModelClient` (OpenAI, Anthropic, llama.cpp, the
-fake) and gives every call, in this order: the caller's deadline, the
-endpoint's circuit breaker, client-side adaptive throttling, RPM/TPM
-reservation, a concurrency permit, then the attempt itself (with an
-optional per-attempt timeout). A failed attempt goes through
-:func:`~agentrt.flow.retry.next_action` and the shared retry budget; the
-backoff sleeps on the injected clock and never past the deadline.
+A wrapper over a :class:`~agentrt.llm.ChatModel` (OpenAI, Anthropic,
+llama.cpp, the fake, another wrapper), in the manner of pydantic-ai's
+wrapper models: it implements the same protocol and delegates. Every call
+gets, in this order: the caller's deadline, the endpoint's circuit breaker,
+client-side adaptive throttling, RPM/TPM reservation, a concurrency permit,
+then the attempt itself (with an optional per-attempt timeout).
+
+Admission is an async context manager (:class:`_Admission`): whatever it
+took — permit, rate reservation, half-open breaker probe — is given back in
+its ``__aexit__`` on every way out of an attempt: success, failure,
+``CancelledError`` (a caller's deadline, ``deadline_s``, a cancelled task)
+and ``GeneratorExit`` (a ``break`` out of :meth:`ResilientModel.stream`).
+The call's share of the retry budget is given back the same way.
+
+A failed attempt goes through :func:`~agentrt.flow.retry.next_action` and
+the retry budget; a 429 with ``Retry-After`` is pacing, not failure: it
+slows the rate gate and the adaptive limit, the call waits and sends again
+without spending from the budget. Every wait sleeps on the injected clock
+and never past the deadline.
 
 Metrics: the wrapped client records one :class:`CallRecord` per attempt;
 those are captured in a private recorder and folded into ONE record per
 logical call, whose ``attempts`` is the number of requests sent and whose
 ``queue_wait_s`` is the time spent waiting for rate buckets and permits.
-(Give the inner client no ``recorder=`` of its own, or its per-attempt
-records go there as well.)
 """
 
 from __future__ import annotations
@@ -21,8 +31,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
+from types import TracebackType
 
 from agentrt.clock import Clock, SystemClock
 from agentrt.errors import ProviderError
@@ -33,23 +44,13 @@ from agentrt.flow.limiter import ConcurrencyLimiter, Permit
 from agentrt.flow.ratelimit import Reservation, parse_rate_headers
 from agentrt.flow.retry import GiveUp, RetryPolicy, is_retryable, next_action
 from agentrt.flow.throttle import AdaptiveThrottle, Throttled
-from agentrt.llm.client import ModelClient, RawResult
+from agentrt.llm.protocol import ChatModel
 from agentrt.llm.types import ChatRequest, ChatResult, Completed, StreamEvent
 from agentrt.metrics.record import CallRecord, Outcome
-from agentrt.metrics.recorder import MetricsRecorder, current_stage
+from agentrt.metrics.recorder import MetricsRecorder, current_recorder, current_stage
 from agentrt.tokens.counting import EstimateCounter, TokenCounter
 
-__all__ = ["ResilientModel", "default_budget"]
-
-_DEFAULT_BUDGET: LocalRetryBudget | None = None
-
-
-def default_budget() -> LocalRetryBudget:
-    """The process-wide retry budget every ResilientModel shares unless given one."""
-    global _DEFAULT_BUDGET
-    if _DEFAULT_BUDGET is None:
-        _DEFAULT_BUDGET = LocalRetryBudget()
-    return _DEFAULT_BUDGET
+__all__ = ["ResilientModel", "is_pacing"]
 
 
 def _is_drop(exc: BaseException) -> bool:
@@ -59,31 +60,99 @@ def _is_drop(exc: BaseException) -> bool:
     return False
 
 
+def is_pacing(exc: BaseException) -> bool:
+    """A 429 that says when to come back: the provider pacing us, not failing."""
+    if not isinstance(exc, ProviderError) or exc.status != 429 or not exc.retryable:
+        return False
+    return isinstance(exc.retry_after, int | float) and exc.retry_after > 0
+
+
+async def _settle(step: Awaitable[None]) -> None:
+    """Run a release step to its end even if this task is cancelled meanwhile.
+
+    Used in ``finally`` blocks: a second cancellation arriving while a
+    shared (Redis) counter is being given back must not leave it taken.
+    """
+    fut = asyncio.ensure_future(step)
+    await asyncio.shield(fut)
+
+
+async def _aclose(events: AsyncIterator[StreamEvent]) -> None:
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
 @dataclass(slots=True)
 class _Call:
     """Book-keeping of one logical call across its attempts."""
 
     start: float
-    attempts: int = 0
+    attempts: int = 0  # requests sent
+    failures: int = 0  # attempts that failed (pacing 429s excluded)
+    paced: int = 0
+    busy_waits: int = 0
     queue_wait: float = 0.0
-    retrying: bool = False
+    retrying: bool = False  # holds one of the budget's retries in flight
     scratch: list[CallRecord] = field(default_factory=list)
 
 
-class ResilientModel(ModelClient):
-    """A model client with limits, retries, deadlines and a breaker around ``inner``.
+@dataclass(slots=True)
+class _Ticket:
+    """What one attempt holds; everything here is given back exactly once."""
+
+    reservation: Reservation | None = None
+    permit: Permit | None = None
+    probe: int | None = None  # the breaker's half-open period, when this is a probe
+    sent: bool = False  # the request went out (the provider may have charged it)
+    settled: bool = False  # the reservation was corrected by an outcome
+    judged: bool = False  # the breaker heard this attempt's outcome
+
+
+class _Admission:
+    """``async with _Admission(model, request, call) as ticket:`` one attempt."""
+
+    __slots__ = ("call", "model", "request", "ticket")
+
+    def __init__(self, model: ResilientModel, request: ChatRequest, call: _Call) -> None:
+        self.model = model
+        self.request = request
+        self.call = call
+        self.ticket = _Ticket()
+
+    async def __aenter__(self) -> _Ticket:
+        try:
+            await self.model._admit(self.request, self.call, self.ticket)
+        except BaseException:
+            await self.model._release(self.ticket)
+            raise
+        return self.ticket
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.model._release(self.ticket)
+
+
+class ResilientModel:
+    """A chat model with limits, retries, deadlines and a breaker around ``inner``.
 
     Every piece is optional except the retry policy and budget: ``limiter``
     (a :class:`ConcurrencyLimiter`, static or adaptive), ``rate`` (a
     :class:`~agentrt.flow.gate.RateGate`, local or Redis), ``throttle``,
     ``breaker``, ``attempt_timeout_s`` and ``deadline_s`` (the whole call,
-    combined with any enclosing deadline scope). ``budget`` defaults to the
-    process-wide :func:`default_budget`.
+    combined with any enclosing deadline scope). ``budget`` is the retry
+    budget this model shares with the others given the same one; without
+    one, the model has its own (see :func:`agentrt.flow.retry_budget` for one
+    built from configuration).
     """
 
     def __init__(
         self,
-        inner: ModelClient,
+        inner: ChatModel,
         *,
         limiter: ConcurrencyLimiter | None = None,
         rate: RateGate | None = None,
@@ -100,16 +169,14 @@ class ResilientModel(ModelClient):
         clock: Clock | None = None,
         recorder: MetricsRecorder | None = None,
     ) -> None:
-        super().__init__(
-            model=inner.model,
-            name=name or inner.name,
-            clock=clock or inner.clock or SystemClock(),
-            recorder=recorder,
-        )
         self.inner = inner
+        self.model: str = inner.model
+        self.name: str = name or inner.name
+        self.clock: Clock = clock or inner.clock or SystemClock()
+        self._recorder = recorder
         self.limiter = limiter
         self.rate = rate
-        self.budget: SharedBudget = budget if budget is not None else default_budget()
+        self.budget: SharedBudget = budget if budget is not None else LocalRetryBudget()
         self.policy = policy or RetryPolicy()
         self.throttle = throttle
         self.breaker = breaker
@@ -119,13 +186,7 @@ class ResilientModel(ModelClient):
         self.counter: TokenCounter = counter or EstimateCounter()
         self.rng = rng or random.Random()
         self.attempts_sent = 0  # requests sent by this client, all calls
-
-    # the base class's primitives are not used: complete/stream are overridden
-    async def _complete(self, request: ChatRequest, model: str) -> RawResult:
-        raise NotImplementedError
-
-    def _stream(self, request: ChatRequest, model: str) -> AsyncIterator[str | RawResult]:
-        raise NotImplementedError
+        self.calls_in_flight = 0
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -133,21 +194,24 @@ class ResilientModel(ModelClient):
     # -- public API -------------------------------------------------------
     async def complete(self, request: ChatRequest) -> ChatResult:
         call = _Call(start=self.clock.now())
-        await self.budget.call_started()
         result: ChatResult | None = None
         error: BaseException | None = None
+        await self._begin()
         try:
             async with self._overall_deadline():
                 while True:
-                    reservation, permit = await self._admit(request, call)
-                    try:
-                        async with self._attempt(call):
-                            result = await self.inner.complete(request)
-                    except Exception as exc:
-                        await self._after_failure(exc, reservation, permit, call)
-                        continue
-                    await self._after_success(request, result, reservation, permit, call)
-                    return result
+                    failure: Exception
+                    async with _Admission(self, request, call) as ticket:
+                        try:
+                            async with self._attempt(call, ticket):
+                                result = await self.inner.complete(request)
+                        except Exception as exc:
+                            failure = exc
+                            await self._on_failure(exc, ticket)
+                        else:
+                            await self._on_success(request, result, ticket)
+                            return result
+                    await self._next_attempt(failure, call)
         except BaseException as exc:
             error = exc
             raise
@@ -155,34 +219,49 @@ class ResilientModel(ModelClient):
             await self._end(request, call, result, error, streamed=False)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        """Stream with the same protection; an attempt is retried only before its first text."""
+        """Stream with the same protection; an attempt is retried only before its first text.
+
+        Leaving the loop early (``break``) closes this generator: the
+        attempt in flight is cancelled and everything it held given back.
+        """
         call = _Call(start=self.clock.now())
-        await self.budget.call_started()
         result: ChatResult | None = None
         error: BaseException | None = None
+        await self._begin()
         try:
             async with self._overall_deadline():
                 while result is None:
-                    reservation, permit = await self._admit(request, call)
-                    yielded = False
-                    try:
-                        async with self._attempt(call):
-                            async for ev in self.inner.stream(request):
-                                if isinstance(ev, Completed):
-                                    result = ev.result
-                                    continue
-                                yielded = True
-                                yield ev
-                    except Exception as exc:
-                        if yielded:
-                            # text already reached the caller: a retry would repeat it
-                            self._note_failure(exc, permit)
-                            raise
-                        await self._after_failure(exc, reservation, permit, call)
-                        continue
-                    if result is None:
-                        raise ProviderError(f"stream from {self.name!r} ended without a result")
-                    await self._after_success(request, result, reservation, permit, call)
+                    failure: Exception
+                    async with _Admission(self, request, call) as ticket:
+                        yielded = False
+                        try:
+                            async with self._attempt(call, ticket):
+                                events = self.inner.stream(request)
+                                try:
+                                    async for ev in events:
+                                        if isinstance(ev, Completed):
+                                            result = ev.result
+                                            continue
+                                        yielded = True
+                                        yield ev
+                                finally:
+                                    # close the inner stream now, not when it is collected
+                                    await _aclose(events)
+                            if result is None:
+                                raise ProviderError(
+                                    f"stream from {self.name!r} ended without a result"
+                                )
+                        except Exception as exc:
+                            failure = exc
+                            await self._on_failure(exc, ticket)
+                            if yielded:
+                                # text already reached the caller: a retry would repeat it
+                                raise
+                        else:
+                            await self._on_success(request, result, ticket)
+                            break
+                    await self._next_attempt(failure, call)
+            assert result is not None
             yield Completed(result)
         except BaseException as exc:
             error = exc
@@ -191,6 +270,10 @@ class ResilientModel(ModelClient):
             await self._end(request, call, result, error, streamed=True)
 
     # -- the steps of a call ---------------------------------------------
+    async def _begin(self) -> None:
+        await self.budget.call_started()
+        self.calls_in_flight += 1
+
     @contextlib.asynccontextmanager
     async def _overall_deadline(self) -> AsyncIterator[None]:
         if self.deadline_s is None:
@@ -205,24 +288,24 @@ class ResilientModel(ModelClient):
             what = "the next attempt" if wait <= 0 else f"a {wait:.2f} s wait"
             raise DeadlineExceeded(f"deadline reached before {what} for {self.name!r}")
 
-    async def _admit(
-        self, request: ChatRequest, call: _Call
-    ) -> tuple[Reservation | None, Permit | None]:
-        """Wait for everything an attempt needs; raise if it must not go out."""
+    async def _admit(self, request: ChatRequest, call: _Call, ticket: _Ticket) -> None:
+        """Wait for everything an attempt needs, noting it in ``ticket`` as it is taken."""
         self._check_deadline()
         now = self.clock.now()
-        if self.breaker is not None and not self.breaker.allow(now):
-            raise CircuitOpen(self.name, self.breaker.retry_in(now))
+        if self.breaker is not None:
+            if not self.breaker.allow(now):
+                raise CircuitOpen(self.name, self.breaker.retry_in(now))
+            if self.breaker.state == "half_open":
+                ticket.probe = self.breaker.episode
         if self.throttle is not None and self.throttle.should_reject(now, self.rng):
             raise Throttled(self.name, self.throttle.reject_probability(now))
         waited_from = self.clock.now()
-        reservation: Reservation | None = None
         if self.rate is not None:
             tokens = self._estimate(request)
             while True:
                 got = await self.rate.reserve(tokens)
                 if isinstance(got, Reservation):
-                    reservation = got
+                    ticket.reservation = got
                     break
                 if got == float("inf"):
                     raise ProviderError(
@@ -232,26 +315,32 @@ class ResilientModel(ModelClient):
                     )
                 self._check_deadline(got)
                 await self.clock.sleep(got)
-        permit: Permit | None = None
-        try:
-            if self.limiter is not None:
-                permit = await self.limiter.acquire()
-            # waits are over: the attempt must still start before the deadline
-            self._check_deadline()
-        except BaseException:
-            if permit is not None:
-                permit.release()
-            if reservation is not None and self.rate is not None:
-                await self.rate.settle(reservation, 0.0)
-            raise
+        if self.limiter is not None:
+            ticket.permit = await self.limiter.acquire()
+        # waits are over: the attempt must still start before the deadline
+        self._check_deadline()
         call.queue_wait += self.clock.now() - waited_from
-        return reservation, permit
+
+    async def _release(self, ticket: _Ticket) -> None:
+        """Give back what ``ticket`` holds; idempotent, safe under cancellation."""
+        if ticket.permit is not None:
+            ticket.permit.release()  # idempotent
+        if ticket.probe is not None and not ticket.judged and self.breaker is not None:
+            # a probe that ended without an outcome must not hold the half-open slot
+            self.breaker.cancel_probe(ticket.probe)
+            ticket.judged = True
+        if ticket.reservation is not None and not ticket.settled and self.rate is not None:
+            ticket.settled = True
+            if not ticket.sent:
+                await _settle(self.rate.settle(ticket.reservation, 0.0))
+            # sent and cut off: the provider counted the request, keep the charge
 
     @contextlib.asynccontextmanager
-    async def _attempt(self, call: _Call) -> AsyncIterator[None]:
+    async def _attempt(self, call: _Call, ticket: _Ticket) -> AsyncIterator[None]:
         """Send one attempt: count it, capture its record, bound it by the timeout."""
         call.attempts += 1
         self.attempts_sent += 1
+        ticket.sent = True
         scratch = MetricsRecorder(self.clock)
         try:
             with scratch.activate():
@@ -272,86 +361,108 @@ class ResilientModel(ModelClient):
         finally:
             call.scratch.extend(scratch.records)
 
-    def _note_failure(self, exc: BaseException, permit: Permit | None) -> None:
+    async def _on_failure(self, exc: Exception, ticket: _Ticket) -> None:
+        """Account for a failed attempt while its ticket is still held."""
         now = self.clock.now()
-        retryable = is_retryable(exc)
-        if permit is not None:
-            if _is_drop(exc):
-                permit.dropped()
-            permit.release()
-        if self.breaker is not None:
-            self.breaker.record(now, ok=not retryable)
-        if self.throttle is not None:
-            self.throttle.record(now, accepted=not retryable)
-
-    async def _after_failure(
-        self,
-        exc: Exception,
-        reservation: Reservation | None,
-        permit: Permit | None,
-        call: _Call,
-    ) -> None:
-        """Account for a failed attempt, then back off for a retry or re-raise."""
-        self._note_failure(exc, permit)
-        status = getattr(exc, "status", None)
-        retry_after = getattr(exc, "retry_after", None)
+        pacing = is_pacing(exc)
+        if ticket.permit is not None and _is_drop(exc):
+            ticket.permit.dropped()  # a 429 slows the adaptive limit too
+        if not pacing:
+            retryable = is_retryable(exc)
+            if self.breaker is not None:
+                self.breaker.record(now, ok=not retryable)
+                ticket.judged = True
+            if self.throttle is not None:
+                self.throttle.record(now, accepted=not retryable)
+            if getattr(exc, "status", None) is not None or retryable:
+                await self.budget.record(ok=not retryable)
         if self.rate is not None:
-            if reservation is not None and status is not None:
+            status = getattr(exc, "status", None)
+            if ticket.reservation is not None and status is not None:
                 # the provider answered with an error: it did not charge the call
-                await self.rate.settle(reservation, 0.0)
+                ticket.settled = True
+                await self.rate.settle(ticket.reservation, 0.0)
             headers = getattr(exc, "headers", None)
             if headers:
                 await self.rate.observe(parse_rate_headers(headers), 0.0)
-            if status == 429 and isinstance(retry_after, int | float) and retry_after > 0:
-                await self.rate.block_for(float(retry_after))
+            if pacing:
+                await self.rate.block_for(float(getattr(exc, "retry_after", 0.0)))
+
+    async def _on_success(self, request: ChatRequest, result: ChatResult, ticket: _Ticket) -> None:
+        now = self.clock.now()
+        if ticket.permit is not None:
+            ticket.permit.succeeded(work=1.0 + result.usage.output_tokens)
+        if self.breaker is not None:
+            self.breaker.record(now, ok=True)
+            ticket.judged = True
+        if self.throttle is not None:
+            self.throttle.record(now, accepted=True)
+        await self.budget.record(ok=True)
+        if self.rate is not None:
+            if ticket.reservation is not None:
+                out = (
+                    result.usage.output_tokens if self.refund_unused_output else request.max_tokens
+                )
+                ticket.settled = True
+                await self.rate.settle(ticket.reservation, result.usage.input_tokens + out)
+            if result.headers:
+                age = result.timing.wall_s - result.timing.queue_wait_s
+                await self.rate.observe(parse_rate_headers(result.headers), age)
+
+    async def _next_attempt(self, exc: Exception, call: _Call) -> None:
+        """After a failed attempt (its ticket given back): wait for the next, or re-raise."""
         if call.retrying:
-            await self.budget.retry_finished()
             call.retrying = False
+            await self.budget.retry_finished()
+        if is_pacing(exc):
+            await self._pace(exc, call)
+            return
+        call.failures += 1
         d = current_deadline()
         action = next_action(
             self.policy,
-            attempts=call.attempts,
+            attempts=call.failures,
             error=exc,
             now=self.clock.now(),
             deadline=None if d is None else d.at,
             rng=self.rng,
         )
-        if not isinstance(action, GiveUp) and not await self.budget.try_retry():
-            action = GiveUp("budget")
         if isinstance(action, GiveUp):
             if action.reason == "deadline":
                 raise DeadlineExceeded(
                     f"no retry of {self.name!r} fits before the deadline after: {exc}"
                 ) from exc
             raise exc
+        waited = False
+        while True:
+            verdict = await self.budget.ask_retry()
+            if verdict == "granted":
+                break
+            if verdict == "refused" or call.busy_waits >= self.policy.max_busy_waits:
+                raise exc
+            # the budget's in-flight share is taken by peers' retries: one ends soon
+            call.busy_waits += 1
+            delay = self.policy.backoff(call.failures + call.busy_waits, self.rng)
+            self._check_deadline(delay)
+            await self.clock.sleep(delay)
+            waited = True
         call.retrying = True
-        await self.clock.sleep(action.delay_s)
+        if not waited:
+            await self.clock.sleep(action.delay_s)
 
-    async def _after_success(
-        self,
-        request: ChatRequest,
-        result: ChatResult,
-        reservation: Reservation | None,
-        permit: Permit | None,
-        call: _Call,
-    ) -> None:
-        now = self.clock.now()
-        if permit is not None:
-            permit.succeeded(work=1.0 + result.usage.output_tokens)
-            permit.release()
-        if self.breaker is not None:
-            self.breaker.record(now, ok=True)
-        if self.throttle is not None:
-            self.throttle.record(now, accepted=True)
-        if self.rate is not None:
-            if reservation is not None:
-                out = (
-                    result.usage.output_tokens if self.refund_unused_output else request.max_tokens
-                )
-                await self.rate.settle(reservation, result.usage.input_tokens + out)
-            if result.headers:
-                age = result.timing.wall_s - result.timing.queue_wait_s
-                await self.rate.observe(parse_rate_headers(result.headers), age)
+    async def _pace(self, exc: Exception, call: _Call) -> None:
+        """A 429 with Retry-After: wait as asked (within the deadline) and go again."""
+        call.paced += 1
+        if call.paced > self.policy.max_paced:
+            raise exc
+        wait = float(getattr(exc, "retry_after", 0.0))
+        d = current_deadline()
+        if d is not None and d.remaining() <= wait:
+            raise DeadlineExceeded(
+                f"no retry of {self.name!r} fits before the deadline "
+                f"(it asked to wait {wait:.2f} s): {exc}"
+            ) from exc
+        await self.clock.sleep(wait)
 
     def _estimate(self, request: ChatRequest) -> float:
         return float(
@@ -367,10 +478,23 @@ class ResilientModel(ModelClient):
         *,
         streamed: bool,
     ) -> None:
+        self.calls_in_flight -= 1
         if call.retrying:
-            await self.budget.retry_finished()
-        await self.budget.call_finished()
-        rec = self._recorder_now()
+            call.retrying = False
+            await _settle(self.budget.retry_finished())
+        await _settle(self.budget.call_finished())
+        self._record_call(request, call, result, error, streamed=streamed)
+
+    def _record_call(
+        self,
+        request: ChatRequest,
+        call: _Call,
+        result: ChatResult | None,
+        error: BaseException | None,
+        *,
+        streamed: bool,
+    ) -> None:
+        rec = self._recorder or current_recorder()
         if rec is None:
             return
         now = self.clock.now()

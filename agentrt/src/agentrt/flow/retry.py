@@ -1,17 +1,24 @@
-"""Retry decisions as a pure function, and one retry budget for the whole process.
+"""Retry decisions as a pure function, and one retry budget per configuration.
 
 Retries compound: three SDK retries under three framework re-attempts make
 nine calls nobody designed, and during a brownout every layer's retries pile
-onto the struggling provider. The rules here follow what Envoy and Google
-SRE settled on:
+onto the struggling provider. The rules here follow what Envoy, gRPC and
+Google SRE settled on:
 
 * one retrying layer (ours; the SDKs run with ``max_retries=0``);
-* a budget shared by every stage: retries in flight are at most ``share``
-  (20%) of the calls in flight, never fewer than ``min_in_flight`` (3), and
-  over time at most ``ratio`` (10%) of calls may be retried at all;
+* a budget shared by every stage that is given it (it is scoped by
+  configuration, see :func:`agentrt.flow.factory.retry_budget`): retries in
+  flight are at most ``share`` (20%) of the calls in flight, never fewer
+  than ``min_in_flight`` (3) — Envoy's retry budget;
+* a steady error rate is retried; a brownout is not: while the recent share
+  of failed attempts (``failure_rate``) is at or above ``brownout_ratio``
+  (35%), retries are also limited over time to ``ratio`` (5%) of calls plus
+  a ``burst`` (2) — the Finagle/SRE budget, applied only when it is needed;
 * full-jitter exponential backoff, never shorter than ``Retry-After``;
 * only what can succeed when repeated is retried (connection errors, 408,
   409, 429, 5xx, 529) — never a quota-exhausted 429 or another 4xx;
+* a 429 with ``Retry-After`` is pacing, not failure: the driver waits and
+  sends again without spending from this budget (see ``ResilientModel``);
 * no attempt starts at or after the caller's deadline.
 
 :func:`next_action` is the core, in the spirit of tenacity's ``iter()``: it
@@ -33,6 +40,7 @@ __all__ = [
     "RetryAfter",
     "RetryBudget",
     "RetryPolicy",
+    "RetryVerdict",
     "is_retryable",
     "next_action",
 ]
@@ -51,12 +59,19 @@ class RetryPolicy:
 
     ``base_s * 2**n`` capped at ``cap_s`` bounds the n-th backoff; the wait
     is drawn uniformly below that bound ("full jitter": retries of many
-    callers spread out instead of arriving together).
+    callers spread out instead of arriving together). ``max_attempts``
+    counts failed attempts; pacing (429 with ``Retry-After``) and waits for
+    a busy budget have their own bounds, and every wait is bounded by the
+    caller's deadline.
     """
 
     max_attempts: int = 4
     base_s: float = 0.5
     cap_s: float = 20.0
+    # waits that are not failures: a 429 with Retry-After (pacing), and a
+    # retry the budget called "busy" (its in-flight share was taken)
+    max_paced: int = 10
+    max_busy_waits: int = 8
 
     def backoff(self, retry_number: int, rng: random.Random) -> float:
         """Full-jitter wait before retry ``retry_number`` (1 for the first retry)."""
@@ -111,21 +126,36 @@ def next_action(
     return RetryAfter(delay)
 
 
+RetryVerdict = Literal["granted", "busy", "refused"]
+
+
 class RetryBudget:
-    """The retry allowance shared by every stage that uses it.
+    """The retry allowance shared by every call that is given it.
 
-    Two limits, both must allow a retry:
+    Two limits:
 
-    * in flight (Envoy's retry budget): a retry may start while the retries
-      in progress are fewer than ``max(min_in_flight, share * active)``,
-      ``active`` being the calls in progress (retries included);
-    * over time (Finagle/SRE): every call deposits ``ratio`` into an
-      allowance capped at ``burst``, every retry withdraws one, so across a
-      run retries are at most ``ratio`` of calls plus ``burst``.
+    * in flight (Envoy's retry budget), always: a retry may start while the
+      retries in progress (from the decision, across the backoff, to the
+      end of the retried attempt) are fewer than
+      ``max(min_in_flight, share * active)``, ``active`` being the calls in
+      progress. A retry refused here is ``"busy"``: the driver may back off
+      and ask again, since a slot frees as soon as a peer's retry ends;
+    * over time (Finagle/SRE), only during a brownout: every call deposits
+      ``ratio`` into an allowance capped at ``burst`` and each retry granted
+      during a brownout withdraws one. A retry refused here is
+      ``"refused"`` and the call gives up (as it does when the in-flight
+      cap is 0: such a budget never retries).
+
+    A brownout is a recent failure share (an average over about the last
+    ``window`` attempt outcomes, plain average until ``window`` are known)
+    at or above ``brownout_ratio``, once ``min_samples`` outcomes are
+    known. So a steady 20% of errors is retried in full and a 50% brownout
+    costs about ``ratio`` extra requests per call.
 
     Plain counters, no I/O or time: the driver calls :meth:`call_started`,
-    :meth:`try_retry`, :meth:`retry_finished`, :meth:`call_finished`.
-    A :class:`~agentrt.flow.redis_store.RedisRetryBudget` keeps the same
+    :meth:`record` after each attempt that reached the provider,
+    :meth:`ask_retry`, :meth:`retry_finished`, :meth:`call_finished`. A
+    :class:`~agentrt.flow.redis_store.RedisRetryBudget` keeps the same
     counters in Redis for many processes.
     """
 
@@ -134,24 +164,37 @@ class RetryBudget:
         *,
         share: float = 0.2,
         min_in_flight: int = 3,
-        ratio: float = 0.1,
-        burst: float = 3.0,
+        ratio: float = 0.05,
+        burst: float = 2.0,
+        brownout_ratio: float = 0.35,
+        window: int = 20,
+        min_samples: int = 8,
     ) -> None:
-        if not 0 <= share <= 1 or not 0 <= ratio <= 1:
-            raise ValueError("share and ratio are fractions in [0, 1]")
+        if not 0 <= share <= 1 or not 0 <= ratio <= 1 or not 0 < brownout_ratio <= 1:
+            raise ValueError("share, ratio and brownout_ratio are fractions in [0, 1]")
+        if window < 1 or min_samples < 0:
+            raise ValueError("window must be at least 1 and min_samples at least 0")
         self.share = share
         self.min_in_flight = min_in_flight
         self.ratio = ratio
         self.burst = burst
+        self.brownout_ratio = brownout_ratio
+        self.window = window
+        self.min_samples = min_samples
         self.active = 0
         self.retrying = 0
         self.balance = burst
         self.calls = 0
         self.retries = 0
         self.denied = 0
+        self.samples = 0
+        self.failure_rate = 0.0
 
     def in_flight_cap(self) -> int:
         return max(self.min_in_flight, math.floor(self.share * self.active))
+
+    def in_brownout(self) -> bool:
+        return self.samples >= self.min_samples and self.failure_rate >= self.brownout_ratio
 
     def call_started(self) -> None:
         self.active += 1
@@ -159,17 +202,33 @@ class RetryBudget:
         self.balance = min(self.burst, self.balance + self.ratio)
 
     def call_finished(self) -> None:
-        self.active -= 1
+        self.active = max(0, self.active - 1)
 
-    def try_retry(self) -> bool:
-        """Take a retry from the budget if both limits allow one."""
-        if self.retrying >= self.in_flight_cap() or self.balance < 1.0:
+    def record(self, *, ok: bool) -> None:
+        """One attempt's outcome at the provider (pacing 429s are not recorded)."""
+        self.samples += 1
+        alpha = max(1.0 / self.window, 1.0 / self.samples)
+        self.failure_rate += alpha * ((0.0 if ok else 1.0) - self.failure_rate)
+
+    def ask_retry(self) -> RetryVerdict:
+        """Take a retry from the budget, or say which limit refused it."""
+        cap = self.in_flight_cap()
+        if self.retrying >= cap:
             self.denied += 1
-            return False
+            return "busy" if cap > 0 else "refused"
+        brownout = self.in_brownout()
+        if brownout and self.balance < 1.0:
+            self.denied += 1
+            return "refused"
         self.retrying += 1
         self.retries += 1
-        self.balance -= 1.0
-        return True
+        if brownout:
+            self.balance -= 1.0
+        return "granted"
+
+    def try_retry(self) -> bool:
+        """:meth:`ask_retry` as a yes/no."""
+        return self.ask_retry() == "granted"
 
     def retry_finished(self) -> None:
-        self.retrying -= 1
+        self.retrying = max(0, self.retrying - 1)

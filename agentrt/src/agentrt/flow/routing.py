@@ -4,8 +4,8 @@ Judgment (planning, reviewing, judging) deserves a large model; routine
 map steps do not. A :class:`RoutingTable` names, per stage or role, an
 ordered list of endpoints: the first is preferred, the rest are fallbacks
 used when it is unavailable (circuit open, throttled, or failing after its
-own retries). :class:`RoutedModel` is a ModelClient that applies a table to
-a set of clients — typically one :class:`~agentrt.flow.resilient.ResilientModel`
+own retries). :class:`RoutedModel` is a chat model wrapper (like
+``ResilientModel``) that applies a table to a set of clients — typically one :class:`~agentrt.flow.resilient.ResilientModel`
 per endpoint, so each endpoint keeps its own limits and breaker.
 
 Configuration is a mapping, e.g. the ``[routing]`` table of agentrt.toml::
@@ -27,7 +27,7 @@ from agentrt.errors import ConfigError, ProviderError
 from agentrt.flow.breaker import CircuitOpen
 from agentrt.flow.deadline import DeadlineExceeded
 from agentrt.flow.throttle import Throttled
-from agentrt.llm.client import ModelClient, RawResult
+from agentrt.llm.protocol import ChatModel
 from agentrt.llm.types import ChatRequest, ChatResult, Completed, StreamEvent
 from agentrt.metrics.recorder import MetricsRecorder, current_stage
 
@@ -75,7 +75,7 @@ def _falls_back(exc: BaseException) -> bool:
     return isinstance(exc, ProviderError) and exc.retryable
 
 
-class RoutedModel(ModelClient):
+class RoutedModel:
     """Sends each call to its stage's first available endpoint.
 
     The request's ``model`` is cleared when it moves to a fallback, so each
@@ -84,7 +84,7 @@ class RoutedModel(ModelClient):
 
     def __init__(
         self,
-        clients: Mapping[str, ModelClient],
+        clients: Mapping[str, ChatModel],
         table: RoutingTable,
         *,
         clock: Clock | None = None,
@@ -94,16 +94,13 @@ class RoutedModel(ModelClient):
         if missing:
             raise ConfigError(f"routing names endpoint(s) with no client: {', '.join(missing)}")
         first = clients[table.chain(DEFAULT)[0]]
-        super().__init__(model=first.model, name="router", clock=clock or first.clock)
+        self.model: str = first.model
+        self.name: str = "router"
+        self.clock: Clock = clock or first.clock
+        self._recorder = recorder
         self.clients = dict(clients)
         self.table = table
         self.fallbacks_taken = 0
-
-    async def _complete(self, request: ChatRequest, model: str) -> RawResult:
-        raise NotImplementedError
-
-    def _stream(self, request: ChatRequest, model: str) -> AsyncIterator[str | RawResult]:
-        raise NotImplementedError
 
     def route(self, request: ChatRequest) -> tuple[str, ...]:
         return self.table.chain(request.stage or current_stage())
@@ -125,8 +122,9 @@ class RoutedModel(ModelClient):
         for i, name in enumerate(chain):
             req = request if i == 0 else replace(request, model=None)
             started = False
+            events = self.clients[name].stream(req)
             try:
-                async for ev in self.clients[name].stream(req):
+                async for ev in events:
                     started = True
                     yield ev
                     if isinstance(ev, Completed):
@@ -136,6 +134,11 @@ class RoutedModel(ModelClient):
                 if started or i + 1 == len(chain) or not _falls_back(exc):
                     raise
                 self.fallbacks_taken += 1
+            finally:
+                # a caller's break closes the endpoint's stream now, not at collection
+                aclose = getattr(events, "aclose", None)
+                if aclose is not None:
+                    await aclose()
 
     async def aclose(self) -> None:
         for c in self.clients.values():

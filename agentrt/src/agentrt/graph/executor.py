@@ -22,7 +22,7 @@ from agentrt.graph.events import GraphEvent, NodeFinished, NodeStarted
 from agentrt.graph.node import FailurePolicy, Node, NodeContext, NodeFn, NodeKind
 from agentrt.graph.report import NodeTiming, RunReport
 from agentrt.graph.schedule import GraphError, Schedule
-from agentrt.llm.client import ModelClient
+from agentrt.llm.protocol import ChatModel
 from agentrt.llm.types import ChatRequest
 from agentrt.metrics.recorder import MetricsRecorder, current_recorder, stage
 
@@ -80,7 +80,7 @@ class Graph:
     def model(
         self,
         name: str,
-        client: ModelClient,
+        client: ChatModel,
         request: Callable[[Mapping[str, Any]], ChatRequest],
         **kw: Any,
     ) -> str:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from agentrt.clock import Clock
 from agentrt.graph.events import GraphEvent, NodeProgress, NodeToken
-from agentrt.llm.client import ModelClient
+from agentrt.llm.protocol import ChatModel
 from agentrt.llm.types import ChatRequest, ChatResult, Completed, TextDelta
 
 __all__ = ["FailurePolicy", "Node", "NodeContext", "NodeFn", "NodeKind"]
@@ -77,7 +77,7 @@ class NodeContext:
         self._emit(NodeProgress(self.node.name, data, self.now()))
 
     async def call_model(
-        self, client: ModelClient, request: ChatRequest, *, stream: bool | None = None
+        self, client: ChatModel, request: ChatRequest, *, stream: bool | None = None
     ) -> ChatResult:
         """One model call, recorded under this node's stage.
 

@@ -1,9 +1,10 @@
 """Model clients: one async interface over every backend."""
 
 from agentrt.llm.client import ModelClient, RawResult, check_structured
-from agentrt.llm.factory import client_for_role, make_client
+from agentrt.llm.factory import make_client
 from agentrt.llm.fake import FakeModel, provider_error
 from agentrt.llm.openai_backend import OpenAIModel, parse_retry_after
+from agentrt.llm.protocol import ChatModel
 from agentrt.llm.types import (
     CallTiming,
     ChatRequest,
@@ -17,6 +18,7 @@ from agentrt.llm.types import (
 
 __all__ = [
     "CallTiming",
+    "ChatModel",
     "ChatRequest",
     "ChatResult",
     "Completed",
@@ -29,7 +31,6 @@ __all__ = [
     "TextDelta",
     "Usage",
     "check_structured",
-    "client_for_role",
     "make_client",
     "parse_retry_after",
     "provider_error",

@@ -1,15 +1,19 @@
-"""Build the model client for a configured endpoint or role."""
+"""Build the model client for a configured endpoint.
+
+The client for a *role*, wrapped in flow control, is
+:func:`agentrt.flow.client_for_role`.
+"""
 
 from __future__ import annotations
 
 import os
 
 from agentrt.clock import Clock
-from agentrt.config import DEFAULT_ROLE, EndpointConfig, Settings
+from agentrt.config import EndpointConfig
 from agentrt.llm.client import ModelClient
 from agentrt.metrics.recorder import MetricsRecorder
 
-__all__ = ["client_for_role", "make_client"]
+__all__ = ["make_client"]
 
 
 def make_client(
@@ -57,30 +61,4 @@ def make_client(
         max_concurrency=cfg.max_concurrency,
         clock=clock,
         recorder=recorder,
-    )
-
-
-def client_for_role(
-    settings: Settings,
-    role: str = DEFAULT_ROLE,
-    *,
-    clock: Clock | None = None,
-    recorder: MetricsRecorder | None = None,
-    resilient: bool = True,
-) -> ModelClient:
-    """The client serving ``role``, behind the runtime's one retrying layer.
-
-    With ``resilient`` (the default) the backend client is wrapped in
-    :class:`~agentrt.flow.ResilientModel`: the process-wide retry budget,
-    full-jitter backoff, propagating deadlines and a circuit breaker, with
-    one metrics record per call whose ``attempts`` counts the requests sent.
-    """
-    name, cfg = settings.endpoint_for(role)
-    if not resilient:
-        return make_client(cfg, name=name, clock=clock, recorder=recorder)
-    from agentrt.flow import CircuitBreaker, ResilientModel
-
-    inner = make_client(cfg, name=name, clock=clock)
-    return ResilientModel(
-        inner, breaker=CircuitBreaker(), name=name, clock=clock, recorder=recorder
     )

@@ -14,9 +14,9 @@ from typing import Any
 from agentrt.clock import Clock
 from agentrt.errors import ProviderError
 from agentrt.llm.client import ModelClient, RawResult
+from agentrt.llm.responder import DefaultResponder, Responder, ResponderInput
 from agentrt.llm.types import ChatRequest, Usage
 from agentrt.metrics.recorder import MetricsRecorder
-from agentrt.sim.responder import DefaultResponder, Responder, ResponderInput
 from agentrt.tokens.counting import EstimateCounter, estimate_tokens
 from agentrt.tokens.latency import LatencyModel
 

@@ -1,4 +1,7 @@
-"""Per-call records, per-stage aggregates, JSON export."""
+"""Per-call records, per-stage aggregates, JSON export.
+
+The rich tables are in :mod:`agentrt.metrics.table` (the ``cli`` extra).
+"""
 
 from agentrt.metrics.record import CallKind, CallRecord, Outcome
 from agentrt.metrics.recorder import (
@@ -10,7 +13,6 @@ from agentrt.metrics.recorder import (
     stage,
     summarize,
 )
-from agentrt.metrics.table import calls_table, stages_table
 
 __all__ = [
     "CallKind",
@@ -18,11 +20,9 @@ __all__ = [
     "MetricsRecorder",
     "Outcome",
     "StageStats",
-    "calls_table",
     "current_recorder",
     "current_stage",
     "percentile",
     "stage",
-    "stages_table",
     "summarize",
 ]

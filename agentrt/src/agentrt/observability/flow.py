@@ -13,7 +13,7 @@ from typing import Any
 
 from agentrt.flow.gate import LocalRetryBudget
 from agentrt.flow.resilient import ResilientModel
-from agentrt.llm.client import ModelClient
+from agentrt.llm.protocol import ChatModel
 
 __all__ = ["FlowState", "LimitState", "RetryBudgetState", "flow_state"]
 
@@ -49,7 +49,7 @@ class FlowState:
         }
 
 
-def flow_state(clients: Iterable[ModelClient]) -> FlowState:
+def flow_state(clients: Iterable[ChatModel]) -> FlowState:
     """Limits of every limited client and the (first local) retry budget among them."""
     limits: list[LimitState] = []
     budget: RetryBudgetState | None = None

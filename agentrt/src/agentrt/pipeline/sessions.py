@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from agentrt.clock import Clock
-from agentrt.llm.client import ModelClient
+from agentrt.llm.protocol import ChatModel
 from agentrt.llm.types import ChatRequest, ChatResult
 from agentrt.metrics.recorder import percentile
 
@@ -115,7 +115,7 @@ class Session:
         self.tool_wait_s = 0.0
         self.peak_context_tokens = 0
 
-    async def complete(self, client: ModelClient, request: ChatRequest) -> ChatResult:
+    async def complete(self, client: ChatModel, request: ChatRequest) -> ChatResult:
         start = self.clock.now()
         if self.first_call is None:
             self.first_call = start

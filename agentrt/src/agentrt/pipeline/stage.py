@@ -17,7 +17,7 @@ from typing import Any
 
 from agentrt.clock import Clock
 from agentrt.errors import UserError
-from agentrt.llm.client import ModelClient
+from agentrt.llm.protocol import ChatModel
 from agentrt.queues.types import Emit, Message
 from agentrt.tokens.counting import estimate_tokens
 from agentrt.tokens.latency import LatencyModel
@@ -36,7 +36,7 @@ class StageContext:
     upstream: Mapping[str, Mapping[str, Any]]
     attempt: int
     key: str | None
-    model: ModelClient | None
+    model: ChatModel | None
     clock: Clock
     # the backend's handle of the message: the same for every redelivery of
     # it, so a stage can key outside side effects by it
@@ -64,7 +64,7 @@ class Stage:
     run: StageFn
     after: tuple[str, ...] = ()
     concurrency: int = 1
-    model: ModelClient | None = None
+    model: ChatModel | None = None
     gate: Callable[[], AbstractAsyncContextManager[object]] | None = None
     serialize: bool = False
     lease_s: float = 30.0

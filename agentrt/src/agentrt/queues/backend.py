@@ -10,17 +10,16 @@ second completion of the same pair changes nothing.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from agentrt.clock import Clock
 from agentrt.errors import UserError
 from agentrt.queues.fairness import FairPolicy
+from agentrt.queues.signal import ChangeSignal
 from agentrt.queues.types import Delivery, Emit, Message, StageRecord, StageState
 
-__all__ = ["ChangeSignal", "QueueBackend", "open_queue"]
+__all__ = ["ChangeSignal", "QueueBackend", "open_queue"]  # ChangeSignal: re-exported
 
 
 @runtime_checkable
@@ -85,37 +84,6 @@ class QueueBackend(Protocol):
         ...
 
     async def aclose(self) -> None: ...
-
-
-class ChangeSignal:
-    """Wakes in-process waiters when the store changes; other processes poll.
-
-    Invariant: every waiter's future is resolved by the next :meth:`notify`
-    or abandoned by its own timeout, never both left pending.
-    """
-
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-        self._waiters: list[asyncio.Future[None]] = []
-
-    def notify(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for fut in waiters:
-            if not fut.done():
-                fut.set_result(None)
-
-    async def wait(self, timeout_s: float) -> None:
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(fut)
-        sleeper = asyncio.ensure_future(self._clock.sleep(timeout_s))
-        try:
-            await asyncio.wait({fut, sleeper}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            sleeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sleeper
-            if not fut.done():
-                fut.cancel()
 
 
 def open_queue(

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentrt.clock import Clock, SystemClock
-from agentrt.queues.backend import ChangeSignal
 from agentrt.queues.fairness import Candidate, FairPolicy, ShortestJobFirst
+from agentrt.queues.signal import ChangeSignal
 from agentrt.queues.types import Delivery, Emit, Message, StageRecord, StageState
 
 __all__ = ["MemoryQueue"]

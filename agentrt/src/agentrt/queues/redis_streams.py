@@ -27,8 +27,8 @@ import redis.asyncio as aioredis
 import redis.exceptions as rexc
 
 from agentrt.clock import Clock
-from agentrt.queues.backend import ChangeSignal
 from agentrt.queues.epoch import EpochClock
+from agentrt.queues.signal import ChangeSignal
 from agentrt.queues.types import (
     Delivery,
     Emit,

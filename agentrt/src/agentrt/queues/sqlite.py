@@ -20,9 +20,9 @@ from typing import Any, TypeVar
 
 from agentrt.clock import Clock
 from agentrt.errors import UserError
-from agentrt.queues.backend import ChangeSignal
 from agentrt.queues.epoch import EpochClock
 from agentrt.queues.fairness import Candidate, FairPolicy, ShortestJobFirst
+from agentrt.queues.signal import ChangeSignal
 from agentrt.queues.types import Delivery, Emit, Message, StageRecord, StageState
 
 __all__ = ["SqliteQueue"]

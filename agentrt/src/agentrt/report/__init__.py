@@ -1,7 +1,8 @@
 """Reports of recorded runs: Gantt timeline, throughput/latency vs concurrency."""
 
+from typing import TYPE_CHECKING, Any
+
 from agentrt.report.cli import report_command
-from agentrt.report.render import ReportFiles, render_report
 from agentrt.report.timeline import (
     ConcurrencyPoint,
     GanttBar,
@@ -10,6 +11,19 @@ from agentrt.report.timeline import (
     gantt,
     load_run_obj,
 )
+
+if TYPE_CHECKING:
+    from agentrt.report.render import ReportFiles, render_report
+
+
+def __getattr__(name: str) -> Any:
+    """The renderer needs matplotlib (the ``report`` extra): import it when asked for."""
+    if name in ("ReportFiles", "render_report"):
+        from agentrt.report import render
+
+        return getattr(render, name)
+    raise AttributeError(f"module 'agentrt.report' has no attribute {name!r}")
+
 
 __all__ = [
     "ConcurrencyPoint",

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from agentrt.errors import UserError
-from agentrt.report.render import render_report
 from agentrt.report.timeline import load_run_obj
 
 __all__ = ["report_command"]
@@ -22,6 +21,8 @@ def report_command(
     ] = None,
 ) -> None:
     """Render the Gantt timeline and throughput/latency-vs-concurrency plots (PNG + HTML)."""
+    from agentrt.report.render import render_report  # matplotlib: the report extra
+
     try:
         obj = json.loads(run.read_text())
     except OSError as exc:

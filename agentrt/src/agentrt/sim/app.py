@@ -21,6 +21,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from agentrt.clock import Clock, ScaledClock
+from agentrt.llm.responder import Responder
 from agentrt.sim.engine import (
     Begin,
     Event,
@@ -32,7 +33,6 @@ from agentrt.sim.engine import (
     error_body,
 )
 from agentrt.sim.profile import SimProfile
-from agentrt.sim.responder import Responder
 
 __all__ = ["SimulatedReset", "create_app", "parse_request"]
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentrt.clock import Clock, SystemClock
+from agentrt.llm.responder import DefaultResponder, Responder, ResponderInput
 from agentrt.sim.limits import RateLimiter
 from agentrt.sim.prefix_cache import PrefixCache
 from agentrt.sim.profile import FAULT_KINDS, SimProfile
-from agentrt.sim.responder import DefaultResponder, Responder, ResponderInput
 from agentrt.tokens.counting import EstimateCounter, estimate_tokens
 
 __all__ = [

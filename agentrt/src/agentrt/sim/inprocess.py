@@ -16,11 +16,11 @@ from starlette.applications import Starlette
 
 from agentrt.clock import Clock
 from agentrt.llm.openai_backend import OpenAIModel
+from agentrt.llm.responder import Responder
 from agentrt.metrics.recorder import MetricsRecorder
 from agentrt.sim.app import create_app
 from agentrt.sim.engine import SimEngine
 from agentrt.sim.profile import SimProfile, get_profile
-from agentrt.sim.responder import Responder
 from agentrt.sim.transport import StreamingASGITransport
 
 __all__ = ["SimModel", "in_process_model"]

@@ -15,9 +15,9 @@ import logging
 import uvicorn
 
 from agentrt.clock import ScaledClock
+from agentrt.llm.responder import Responder
 from agentrt.sim.app import SimulatedReset, create_app
 from agentrt.sim.profile import SimProfile
-from agentrt.sim.responder import Responder
 
 __all__ = ["serve"]
 

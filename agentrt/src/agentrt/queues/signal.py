@@ -1,0 +1,45 @@
+"""ChangeSignal: wake in-process waiters when a queue store changes.
+
+Its own module so that the stores (memory, SQLite, Redis streams) and the
+backend interface that picks among them do not import each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from agentrt.clock import Clock
+
+__all__ = ["ChangeSignal"]
+
+
+class ChangeSignal:
+    """Wakes in-process waiters when the store changes; other processes poll.
+
+    Invariant: every waiter's future is resolved by the next :meth:`notify`
+    or abandoned by its own timeout, never both left pending.
+    """
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def notify(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
+
+    async def wait(self, timeout_s: float) -> None:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        sleeper = asyncio.ensure_future(self._clock.sleep(timeout_s))
+        try:
+            await asyncio.wait({fut, sleeper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sleeper
+            if not fut.done():
+                fut.cancel()
