@@ -67,7 +67,7 @@ def test_missing_config_file_and_bad_env_field(tmp_path):
 
 
 def test_role_clients_sit_behind_the_one_retrying_layer(tmp_path, monkeypatch):
-    from agentrt.flow import ResilientModel, client_for_role, retry_budget
+    from agentrt.flow import ResilientModel, client_for_role
     from agentrt.llm import OpenAIModel
 
     monkeypatch.chdir(tmp_path)
