@@ -1,26 +1,39 @@
 """Contained execution in a disposable copy of the user's repository.
 
 Every command the agent runs goes through :class:`Sandbox`: a temporary
-copy of the repository, a subprocess with time, memory, process and output
-limits, no network, and no write access outside the copy where the OS
-allows it; what could not be enforced is said in each result's ``notes``.
+copy of the repository on a size-limited filesystem, a subprocess that sees
+only its copy, the system directories and the directories its interpreter
+needs, as a capability-less uid, in a cgroup bounding the whole command's
+memory, processes and CPU, with no network. What could not be enforced is
+said in each result's ``notes``; so is any limit a command hit. Files a
+command could have written are read back only with :func:`read_untrusted`.
 """
 
-from fixbugs.sandbox.containment import Mechanisms, probe
+from fixbugs.sandbox.cgroups import CgroupSupport, detect_cgroups
+from fixbugs.sandbox.containment import Mechanisms, View, probe
 from fixbugs.sandbox.interpreters import interpreter_paths
-from fixbugs.sandbox.limits import CommandResult, LimitHit, Limits, classify_limit
+from fixbugs.sandbox.limits import CommandResult, LimitHit, Limits, classify_limit, limit_note
 from fixbugs.sandbox.output import CappedOutput
-from fixbugs.sandbox.workspace import PatchResult, Sandbox
+from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted, read_untrusted_sync
+from fixbugs.sandbox.workspace import DEFAULT_DISK_MB, PatchResult, Sandbox
 
 __all__ = [
+    "DEFAULT_DISK_MB",
     "CappedOutput",
+    "CgroupSupport",
     "CommandResult",
     "LimitHit",
     "Limits",
     "Mechanisms",
     "PatchResult",
     "Sandbox",
+    "UntrustedFile",
+    "View",
     "classify_limit",
+    "detect_cgroups",
     "interpreter_paths",
+    "limit_note",
     "probe",
+    "read_untrusted",
+    "read_untrusted_sync",
 ]

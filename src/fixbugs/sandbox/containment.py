@@ -5,20 +5,26 @@
 is pure (no I/O), so what a sandboxed command really executes is testable
 as data. Running as root (a container, CI), a command runs:
 
-* in new mount, PID and network namespaces (``unshare``): it sees no
-  network interface but a downed loopback, every process it starts dies
-  with it, and ``/`` is remounted read-only with only the sandbox's own
-  directory writable; ``/tmp``, ``/var/tmp``, ``/dev/shm`` become private
-  tmpfs (or read-only when the sandbox lives under them);
-* as an unprivileged uid of its own (``setpriv``) that owns only the copy,
-  so file permissions stop writes elsewhere and ``RLIMIT_NPROC`` bounds its
-  processes (that limit never binds root);
+* in a cgroup of its own (:mod:`fixbugs.sandbox.cgroups`) that bounds the
+  memory, processes and CPU of the whole command, not of each process;
+* in new mount, PID and network namespaces (``unshare``): no network but a
+  downed loopback, every process it starts dies with it;
+* on a root filesystem built for it (``pivot_root``): the system
+  directories read-only, its own copy writable, the extra directories the
+  caller named (the test interpreter's venv and prefix) read-only, and
+  private empty ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``HOME`` and
+  ``TMPDIR``. Nothing else of the host exists there: ``/root``, ``/home``,
+  other sandboxes and the service workspace are not mounted at all;
+* as an unprivileged uid of its own (``setpriv``) with *no* capability
+  (empty bounding set, ``no_new_privs``): file permissions apply to it, so
+  ``/etc/shadow`` is unreadable, and ``open_by_handle_at`` (which needs
+  ``CAP_DAC_READ_SEARCH``) fails with ``EPERM``;
 * under rlimits (``prlimit``): address space, processes, CPU, file size.
 
-The uid keeps one capability, ``CAP_DAC_READ_SEARCH``: it may *read*
-anything (an interpreter in a venv under ``/root/.cache``, which mode 0700
-on ``/root`` would otherwise hide), never write. Without root, commands run
-as the current user under rlimits only, and the notes say so.
+A user namespace would add little on top of a capability-less uid here and
+needs ``newuidmap`` to map the sandbox uid; it is not used (see SECURITY.md).
+Without root, commands run as the current user under rlimits only, and
+every result's notes say so.
 """
 
 from __future__ import annotations
@@ -29,34 +35,91 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from fixbugs.sandbox.cgroups import CgroupSupport, detect_cgroups
+from fixbugs.sandbox.interpreters import SYSTEM_DIRS
 from fixbugs.sandbox.limits import Limits
 
-__all__ = ["Mechanisms", "probe", "wrap"]
+__all__ = ["Mechanisms", "View", "probe", "wrap"]
 
-# Directories any user may write to; inside the namespace they are replaced.
-WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
-
-# Runs as root inside the new namespaces, then drops to the sandbox uid.
-# $1 = sandbox base dir, $2 = working dir; the rest is the command.
+# Runs as root inside the new namespaces, builds the command's root
+# filesystem at $view, pivots into it, then execs the rest (setpriv ...).
+# $1 view  $2 workdir  $3 uid  $4 tmpfs size (bytes), then groups of paths
+# after the markers --rw, --tmp, --ro, and "--" before the command.
 _SETUP = r"""set -e
-base="$1"; work="$2"; shift 2
-ro=""
-for w in __WORLD__; do
-  [ -d "$w" ] || continue
-  case "$base/" in
-    "$w"/*) mount --bind "$w" "$w"; ro="$ro $w" ;;
-    *) mount -t tmpfs -o mode=1777,size=64m,nosuid,nodev tmpfs "$w" ;;
-  esac
+view="$1"; work="$2"; uid="$3"; tsize="$4"; shift 4
+opts="nosuid,nodev"
+mount -t tmpfs -o mode=0755,$opts,size=4m fixbugs-root "$view"
+for d in __SYSTEM__; do
+  if [ -L "$d" ]; then ln -s "$(readlink "$d")" "$view$d"
+  elif [ -d "$d" ]; then
+    mkdir "$view$d"; mount --bind "$d" "$view$d"; mount -o remount,bind,ro,$opts "$view$d"
+  fi
 done
-mount --bind "$base" "$base"
-for w in $ro; do mount -o remount,bind,ro "$w"; done
-mount -o remount,bind,ro /
+mkdir -p "$view/proc" "$view/sys" "$view/dev" "$view/tmp" "$view/var/tmp" "$view/root" \
+  "$view/home" "$view/run"
+mount -t proc -o $opts,noexec proc "$view/proc"
+mount --bind /sys "$view/sys"; mount -o remount,bind,ro,$opts,noexec "$view/sys"
+mount -t tmpfs -o mode=0755,nosuid,size=1m fixbugs-dev "$view/dev"
+for n in null zero full random urandom; do
+  touch "$view/dev/$n"; mount --bind "/dev/$n" "$view/dev/$n"
+done
+ln -s /proc/self/fd "$view/dev/fd"
+ln -s /proc/self/fd/0 "$view/dev/stdin"
+ln -s /proc/self/fd/1 "$view/dev/stdout"
+ln -s /proc/self/fd/2 "$view/dev/stderr"
+mkdir "$view/dev/shm"
+for t in /tmp /var/tmp /dev/shm; do
+  mount -t tmpfs -o mode=1777,$opts,size=$tsize fixbugs-tmp "$view$t"
+done
+kind=rw
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --rw|--tmp|--ro) kind="${1#--}"; shift; continue ;;
+    --) shift; break ;;
+  esac
+  p="$1"; shift
+  if [ "$kind" = tmp ]; then
+    mkdir -p "$view$p"
+    mount -t tmpfs -o mode=0700,uid=$uid,gid=$uid,$opts,size=$tsize fixbugs-tmp "$view$p"
+    continue
+  fi
+  [ -e "$p" ] || continue
+  if [ -d "$p" ]; then mkdir -p "$view$p"
+  else mkdir -p "$(dirname "$view$p")"; [ -e "$view$p" ] || : > "$view$p"; fi
+  mount --bind "$p" "$view$p"
+  if [ "$kind" = ro ]; then mount -o remount,bind,ro,$opts "$view$p"; fi
+done
+mkdir "$view/.old-root"
+cd "$view"
+pivot_root . .old-root
+umount -l /.old-root
+rmdir /.old-root
+mount -o remount,ro,$opts /
 cd "$work"
 exec "$@"
-""".replace("__WORLD__", " ".join(WORLD_WRITABLE))
+""".replace("__SYSTEM__", " ".join(SYSTEM_DIRS))
+
+# Moves this shell into the command's cgroups, then execs the command.
+_JOIN_CGROUP = 'IFS=:; for f in $1; do echo $$ > "$f"; done; unset IFS; shift; exec "$@"'
+
+
+@dataclass(frozen=True)
+class View:
+    """What a namespaced command sees besides the system directories.
+
+    ``staging`` is an empty directory the new root is built on. Every path
+    appears at its host path: ``writable`` bound read-write, ``private``
+    as fresh tmpfs owned by the sandbox uid, ``readonly`` bound read-only.
+    """
+
+    staging: Path
+    writable: tuple[Path, ...] = ()
+    private: tuple[Path, ...] = ()
+    readonly: tuple[Path, ...] = ()
+    tmp_bytes: int = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -67,6 +130,8 @@ class Mechanisms:
     namespaces: bool
     setpriv: bool
     prlimit: bool
+    cgroups: CgroupSupport | None = field(default=None, compare=False)
+    copy_tmpfs: bool = False
 
     @property
     def separate_uid(self) -> bool:
@@ -78,15 +143,26 @@ class Mechanisms:
         if not self.separate_uid:
             out.append(
                 "sandbox: commands run as the current user (needs root and setpriv); "
-                "writes outside the copy are not prevented and the process limit is per user"
+                "writes and reads outside the copy are not prevented and the process "
+                "limit is per user"
             )
         if not self.namespaces:
             out.append(
-                "sandbox: no mount/pid/net namespaces (needs root and unshare); "
-                "the network is not isolated and a daemonized child may outlive the command"
+                "sandbox: no mount/pid/net namespaces (needs root and unshare); the host "
+                "filesystem and network are not hidden and a daemonized child may outlive "
+                "the command"
             )
         if not self.prlimit:
-            out.append("sandbox: prlimit missing; memory, process and file-size limits not applied")
+            out.append("sandbox: prlimit missing; per-process memory and file-size limits off")
+        if self.cgroups is None:
+            out.append(
+                "sandbox: no cgroup (needs root and the memory and pids controllers); "
+                "memory and process limits apply per process, not to the whole command"
+            )
+        if not self.copy_tmpfs:
+            out.append(
+                "sandbox: the copy is not on a size-limited tmpfs (needs root); disk unbounded"
+            )
         if network and self.namespaces:
             out.append("sandbox: network allowed for this command")
         return tuple(out)
@@ -101,26 +177,39 @@ def wrap(
     base: Path,
     workdir: Path,
     network: bool = False,
+    view: View | None = None,
+    cgroup_procs: Sequence[str] = (),
 ) -> list[str]:
-    """The argv that runs ``argv`` contained; ``base`` is the only writable tree."""
+    """The argv that runs ``argv`` contained.
+
+    With namespaces, ``view`` says what the command sees (default: only
+    ``base`` writable); ``cgroup_procs`` are the ``cgroup.procs`` files the
+    command joins before anything else runs.
+    """
     out: list[str] = []
+    if cgroup_procs:
+        out += ["/bin/sh", "-c", _JOIN_CGROUP, "join-cgroup", ":".join(cgroup_procs)]
     if mechanisms.namespaces:
-        out += ["unshare", "--fork", "--pid", "--mount-proc", "--kill-child", "--mount"]
+        view = view or View(staging=base / "view", writable=(base,))
+        out += ["unshare", "--fork", "--pid", "--kill-child", "--mount"]
         out += ["--propagation", "private"]
         if not network:
             out.append("--net")
-        out += ["--", "/bin/sh", "-c", _SETUP, "sandbox-setup", str(base), str(workdir)]
+        out += ["--", "/bin/sh", "-c", _SETUP, "sandbox-setup"]
+        out += [str(view.staging), str(workdir), str(uid if uid is not None else 0)]
+        out.append(str(view.tmp_bytes))
+        out += ["--rw", *map(str, view.writable), "--tmp", *map(str, view.private)]
+        out += ["--ro", *map(str, sorted(view.readonly, key=lambda p: len(p.parts))), "--"]
     if mechanisms.separate_uid and uid is not None:
-        cap = "dac_read_search"
         out += [
             "setpriv",
             f"--reuid={uid}",
             f"--regid={uid}",
             "--clear-groups",
             "--no-new-privs",
-            f"--inh-caps=-all,+{cap}",
-            f"--ambient-caps=+{cap}",
-            f"--bounding-set=-all,+{cap}",
+            "--inh-caps=-all",
+            "--ambient-caps=-all",
+            "--bounding-set=-all",
             "--",
         ]
     if mechanisms.prlimit:
@@ -138,6 +227,26 @@ def wrap(
     return [*out, *argv]
 
 
+def _mount_tmpfs_works(root: bool) -> bool:
+    """Whether this process can mount a tmpfs (for the size-limited copy)."""
+    if not root or shutil.which("mount") is None or shutil.which("umount") is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="fixbugs-probe-") as tmp:
+        try:
+            done = subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=1m", "fixbugs-probe", tmp],
+                capture_output=True,
+                timeout=30,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        if done.returncode != 0:
+            return False
+        subprocess.run(["umount", "-l", tmp], capture_output=True, timeout=30, check=False)
+        return True
+
+
 @functools.cache
 def probe() -> Mechanisms:
     """Find out once which mechanisms work here, by running the real wrapper."""
@@ -145,10 +254,11 @@ def probe() -> Mechanisms:
     has_setpriv = shutil.which("setpriv") is not None
     has_prlimit = shutil.which("prlimit") is not None
     namespaces = False
-    if root and shutil.which("unshare") is not None:
+    if root and shutil.which("unshare") is not None and shutil.which("pivot_root") is not None:
         candidate = Mechanisms(root=root, namespaces=True, setpriv=False, prlimit=False)
         with tempfile.TemporaryDirectory(prefix="fixbugs-probe-") as tmp:
             base = Path(tmp).resolve()
+            (base / "view").mkdir()
             argv = wrap(
                 ["/bin/true"],
                 limits=Limits(),
@@ -162,4 +272,11 @@ def probe() -> Mechanisms:
                 namespaces = done.returncode == 0
             except (OSError, subprocess.TimeoutExpired):
                 namespaces = False
-    return Mechanisms(root=root, namespaces=namespaces, setpriv=has_setpriv, prlimit=has_prlimit)
+    return Mechanisms(
+        root=root,
+        namespaces=namespaces,
+        setpriv=has_setpriv,
+        prlimit=has_prlimit,
+        cgroups=detect_cgroups() if root else None,
+        copy_tmpfs=_mount_tmpfs_works(root),
+    )

@@ -13,9 +13,9 @@ import signal
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CommandResult", "LimitHit", "Limits", "classify_limit"]
+__all__ = ["CommandResult", "LimitHit", "Limits", "classify_limit", "limit_note"]
 
-LimitHit = Literal["time", "memory", "processes", "output"]
+LimitHit = Literal["time", "memory", "processes", "output", "disk", "file_size"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,9 @@ class Limits:
     head and the tail, where a test runner prints its summary); a command
     that writes ``runaway_factor`` times more than that is killed as a
     runaway writer. ``max_file_mb`` caps any single file it writes.
+    ``memory_mb`` and ``max_processes`` bind the whole command where a cgroup
+    is available (and each process through rlimits everywhere); ``cpus`` is
+    its CPU quota; ``tmp_mb`` sizes each private tmpfs (``/tmp``, ``HOME``).
     """
 
     timeout_s: float = 60.0
@@ -34,6 +37,8 @@ class Limits:
     max_processes: int = 256
     max_file_mb: int = 1024
     runaway_factor: int = 16
+    cpus: float | None = 2.0
+    tmp_mb: int = 256
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0:
@@ -81,6 +86,8 @@ _MEMORY = re.compile(
     r"failed to allocate|mmap\(\) failed",
     re.IGNORECASE,
 )
+_DISK = re.compile(r"No space left on device|ENOSPC|Disk quota exceeded", re.IGNORECASE)
+_FILE_SIZE = re.compile(r"File too large|EFBIG", re.IGNORECASE)
 _PROCESSES = re.compile(
     r"can't fork|cannot fork|fork: retry|fork failed|BlockingIOError|"
     r"Resource temporarily unavailable|pthread_create failed",
@@ -95,13 +102,19 @@ def classify_limit(
     output_runaway: bool,
     stderr_tail: str,
     stdout_tail: str = "",
+    cgroup_memory: bool = False,
+    cgroup_pids: bool = False,
+    disk_full: bool = False,
 ) -> LimitHit | None:
     """Which limit a finished command ran into, or ``None``.
 
     Time and output are certain (the driver killed the command). Memory and
-    processes are inferred from the messages programs print when an
-    allocation or a fork is refused, and from a CPU-limit signal; a command
-    that handles such a failure quietly and exits 0 did not hit a limit.
+    processes are certain when the command's cgroup counted an OOM kill or
+    a refused fork, and otherwise inferred from the messages programs print
+    when an allocation or a fork is refused; disk and file size from the
+    copy's filesystem being full and from ``ENOSPC``/``EFBIG`` messages and
+    ``SIGXFSZ``. A command that handles such a failure quietly and exits 0
+    did not hit a limit.
     """
     if timed_out:
         return "time"
@@ -109,11 +122,36 @@ def classify_limit(
         return "output"
     if returncode == -signal.SIGXCPU:
         return "time"
+    if returncode == -signal.SIGXFSZ:
+        return "file_size"
     if returncode == 0:
         return None
+    if cgroup_memory:
+        return "memory"
+    if cgroup_pids:
+        return "processes"
+    if disk_full:
+        return "disk"
     text = f"{stderr_tail}\n{stdout_tail}"
     if _MEMORY.search(text):
         return "memory"
     if _PROCESSES.search(text):
         return "processes"
+    if _DISK.search(text):
+        return "disk"
+    if _FILE_SIZE.search(text):
+        return "file_size"
     return None
+
+
+def limit_note(hit: LimitHit, limits: Limits, *, disk_mb: int | None = None) -> str:
+    """The line a result's notes carry when a limit was hit."""
+    what = {
+        "time": f"ran past {limits.timeout_s:g} s and was killed",
+        "memory": f"its processes together reached {limits.memory_mb} MB",
+        "processes": f"reached {limits.max_processes} processes",
+        "output": f"wrote over {limits.max_output_bytes * limits.runaway_factor} bytes of output",
+        "disk": "filled its filesystem" + (f" ({disk_mb} MB for the copy)" if disk_mb else ""),
+        "file_size": f"wrote a file over {limits.max_file_mb} MB",
+    }[hit]
+    return f"limit hit: {hit} (the command {what})"

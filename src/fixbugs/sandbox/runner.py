@@ -19,8 +19,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from agentrt.clock import Clock, SystemClock
-from fixbugs.sandbox.containment import Mechanisms, wrap
-from fixbugs.sandbox.limits import CommandResult, Limits, classify_limit
+from fixbugs.sandbox.cgroups import CgroupFacts, CommandCgroup
+from fixbugs.sandbox.containment import Mechanisms, View, wrap
+from fixbugs.sandbox.limits import CommandResult, Limits, classify_limit, limit_note
 from fixbugs.sandbox.output import CappedOutput
 
 __all__ = ["children_of", "kill_command", "kill_group", "run_contained", "run_contained_sync"]
@@ -81,9 +82,75 @@ async def run_contained(
     env: Mapping[str, str],
     network: bool = False,
     clock: Clock | None = None,
+    view: View | None = None,
+    disk: Path | None = None,
+    disk_mb: int | None = None,
 ) -> CommandResult:
-    """Run ``argv`` contained, killing it at the deadline or as a runaway writer."""
+    """Run ``argv`` contained, killing it at the deadline or as a runaway writer.
+
+    ``disk`` is the size-limited filesystem of the copy: full after the
+    command means it hit its disk limit.
+    """
     clock = clock or SystemClock()
+    group = await asyncio.to_thread(_new_cgroup, mechanisms, limits)
+    try:
+        return await _run(
+            argv,
+            limits=limits,
+            mechanisms=mechanisms,
+            uid=uid,
+            base=base,
+            workdir=workdir,
+            env=env,
+            network=network,
+            clock=clock,
+            view=view,
+            group=group,
+            disk=disk,
+            disk_mb=disk_mb,
+        )
+    finally:
+        if group is not None:
+            await asyncio.to_thread(group.remove)
+
+
+def _new_cgroup(mechanisms: Mechanisms, limits: Limits) -> CommandCgroup | None:
+    if mechanisms.cgroups is None:
+        return None
+    return CommandCgroup.create(
+        mechanisms.cgroups,
+        memory_bytes=limits.memory_mb * 1024 * 1024,
+        max_pids=limits.max_processes,
+        cpus=limits.cpus,
+    )
+
+
+def _disk_full(path: Path | None) -> bool:
+    if path is None:
+        return False
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
+
+
+async def _run(
+    argv: Sequence[str],
+    *,
+    limits: Limits,
+    mechanisms: Mechanisms,
+    uid: int | None,
+    base: Path,
+    workdir: Path,
+    env: Mapping[str, str],
+    network: bool,
+    clock: Clock,
+    view: View | None,
+    group: CommandCgroup | None,
+    disk: Path | None,
+    disk_mb: int | None,
+) -> CommandResult:
     wrapped = wrap(
         argv,
         limits=limits,
@@ -92,6 +159,8 @@ async def run_contained(
         base=base,
         workdir=workdir,
         network=network,
+        view=view,
+        cgroup_procs=group.procs_files if group is not None else (),
     )
     out = CappedOutput(limits.max_output_bytes, runaway_factor=limits.runaway_factor)
     err = CappedOutput(limits.max_output_bytes, runaway_factor=limits.runaway_factor)
@@ -111,6 +180,8 @@ async def run_contained(
         if not killed_for:
             killed_for.append(reason)
         kill_command(proc.pid, namespaced=mechanisms.namespaces)
+        if group is not None:
+            group.kill_all()
 
     async def pump(stream: asyncio.StreamReader | None, cap: CappedOutput) -> None:
         if stream is None:
@@ -155,13 +226,20 @@ async def run_contained(
             line for line in stderr.splitlines(keepends=True) if not line.startswith("unshare: ")
         )
     timed_out = bool(killed_for) and killed_for[0] == "time"
+    facts = await asyncio.to_thread(group.facts) if group is not None else CgroupFacts()
     limit_hit = classify_limit(
         returncode=returncode,
         timed_out=timed_out,
         output_runaway=bool(killed_for) and killed_for[0] == "output",
         stderr_tail=stderr[-4000:],
         stdout_tail=stdout[-4000:],
+        cgroup_memory=facts.memory_hit,
+        cgroup_pids=facts.pids_hit,
+        disk_full=await asyncio.to_thread(_disk_full, disk),
     )
+    notes = mechanisms.notes(network=network)
+    if limit_hit is not None:
+        notes = (*notes, limit_note(limit_hit, limits, disk_mb=disk_mb))
     return CommandResult(
         argv=tuple(argv),
         returncode=returncode,
@@ -171,7 +249,7 @@ async def run_contained(
         limit_hit=limit_hit,
         wall_s=wall,
         truncated=out.truncated or err.truncated,
-        notes=mechanisms.notes(network=network),
+        notes=notes,
     )
 
 
@@ -185,9 +263,12 @@ def run_contained_sync(
     workdir: Path,
     env: Mapping[str, str],
     stdin: bytes = b"",
+    view: View | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run a short contained helper (``git apply``) to completion; kill it at the deadline."""
-    wrapped = wrap(argv, limits=limits, mechanisms=mechanisms, uid=uid, base=base, workdir=workdir)
+    wrapped = wrap(
+        argv, limits=limits, mechanisms=mechanisms, uid=uid, base=base, workdir=workdir, view=view
+    )
     with subprocess.Popen(
         wrapped,
         cwd=str(workdir),

@@ -25,11 +25,13 @@ from types import TracebackType
 
 from agentrt.clock import Clock, SystemClock
 from fixbugs.errors import InputError
-from fixbugs.sandbox.containment import Mechanisms, probe
+from fixbugs.sandbox.containment import Mechanisms, View, probe
+from fixbugs.sandbox.interpreters import is_system_path
 from fixbugs.sandbox.limits import CommandResult, Limits
 from fixbugs.sandbox.runner import run_contained, run_contained_sync
+from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
 
-__all__ = ["PatchResult", "Sandbox"]
+__all__ = ["DEFAULT_DISK_MB", "PatchResult", "Sandbox"]
 
 # Never copied: version control, caches and virtualenvs are not the source.
 _SKIP_DIRS = frozenset(
@@ -49,6 +51,8 @@ _SKIP_DIRS = frozenset(
 _BASELINE_EXCLUDE = "__pycache__/\n*.pyc\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\n.coverage\n"
 # Sandbox uids come from a range no distribution assigns to real users.
 _UID_LOW, _UID_SPAN = 1_500_000_000, 100_000_000
+_MAX_SAVED_BYTES = 16 << 20
+DEFAULT_DISK_MB = 1024
 _DIFF_FILE = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(.+?)\s*$", re.MULTILINE)
 
 
@@ -64,6 +68,28 @@ class PatchResult:
 
 def _ignore(_dir: str, names: list[str]) -> set[str]:
     return {n for n in names if n in _SKIP_DIRS or n.endswith(".pyc")}
+
+
+def _tree_bytes(root: Path) -> int:
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_size + 4096
+    return total
+
+
+def _mount_tmpfs(where: Path, size: int) -> None:
+    """A tmpfs of ``size`` bytes at ``where``: the copy cannot grow past it."""
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755,nosuid,nodev", "fixbugs-copy",
+         str(where)],
+        capture_output=True,
+        check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"could not mount the copy's tmpfs: {_text(done)}")
 
 
 def _chown_tree(root: Path, uid: int) -> None:
@@ -89,6 +115,8 @@ class Sandbox:
         mechanisms: Mechanisms,
         clock: Clock,
         readonly_paths: Sequence[Path] = (),
+        baseline: Path | None = None,
+        disk_mb: int = DEFAULT_DISK_MB,
     ) -> None:
         self.base = base
         self.readonly_paths = tuple(readonly_paths)
@@ -96,7 +124,12 @@ class Sandbox:
         self.uid = uid
         self.mechanisms = mechanisms
         self.clock = clock
+        self.disk_mb = disk_mb
+        # The pristine tree: never mounted into a sandbox, never run in.
+        self.baseline = baseline or base / "pristine"
+        self._owns_baseline = baseline is None
         self._git_dir = base / "baseline.git"
+        self._tmpfs = False
 
     # --- lifecycle -----------------------------------------------------------
 
@@ -108,6 +141,7 @@ class Sandbox:
         base_dir: Path | None = None,
         clock: Clock | None = None,
         readonly_paths: Sequence[Path] = (),
+        disk_mb: int = DEFAULT_DISK_MB,
     ) -> Sandbox:
         """Copy ``repo_root`` into a new sandbox under ``base_dir`` (default: the temp dir).
 
@@ -115,6 +149,8 @@ class Sandbox:
         read-only (the test interpreter's venv and its base prefix, even under
         ``/root``); everything else outside the system directories is hidden.
         :func:`interpreter_paths` lists them for a Python interpreter.
+        ``disk_mb`` is what commands may add to the copy (a tmpfs of the
+        copy's size plus this, where the OS allows mounting one).
 
         This copies a tree and blocks; from async code call it via ``asyncio.to_thread``.
         """
@@ -127,6 +163,8 @@ class Sandbox:
             clock=clock or SystemClock(),
             git_dir=None,
             readonly_paths=tuple(Path(p) for p in readonly_paths),
+            baseline=None,
+            disk_mb=disk_mb,
         )
 
     @classmethod
@@ -137,18 +175,35 @@ class Sandbox:
         base_dir: Path | None,
         clock: Clock,
         git_dir: Path | None,
-        readonly_paths: tuple[Path, ...] = (),
+        readonly_paths: tuple[Path, ...],
+        baseline: Path | None,
+        disk_mb: int,
     ) -> Sandbox:
         mechanisms = probe()
         base = Path(tempfile.mkdtemp(prefix="fixbugs-sandbox-", dir=base_dir)).resolve()
         uid = _UID_LOW + secrets.randbelow(_UID_SPAN) if mechanisms.separate_uid else None
         sandbox = cls(
-            base, uid=uid, mechanisms=mechanisms, clock=clock, readonly_paths=readonly_paths
+            base,
+            uid=uid,
+            mechanisms=mechanisms,
+            clock=clock,
+            readonly_paths=readonly_paths,
+            baseline=baseline,
+            disk_mb=disk_mb,
         )
         try:
-            os.chmod(base, 0o711)
-            shutil.copytree(src, sandbox.root, symlinks=True, ignore=_ignore)
-            for extra in ("tmp", "home"):
+            # without namespaces the sandbox uid reaches its copy through base
+            os.chmod(base, 0o700 if mechanisms.namespaces else 0o711)
+            if mechanisms.copy_tmpfs:
+                size = _tree_bytes(src) + disk_mb * 1024 * 1024
+                sandbox.root.mkdir()
+                _mount_tmpfs(sandbox.root, size)
+                sandbox._tmpfs = True
+            shutil.copytree(src, sandbox.root, symlinks=True, ignore=_ignore, dirs_exist_ok=True)
+            if sandbox._owns_baseline:
+                shutil.copytree(src, sandbox.baseline, symlinks=True, ignore=_ignore)
+                os.chmod(sandbox.baseline, 0o700)
+            for extra in ("tmp", "home", "view"):
                 (base / extra).mkdir()
             if git_dir is None:
                 sandbox._record_baseline()
@@ -163,19 +218,29 @@ class Sandbox:
         return sandbox
 
     def fork(self) -> Sandbox:
-        """A fresh, independent copy of this copy; its diff is still against the original."""
+        """A fresh, independent copy of the pristine original; its diff is against it too.
+
+        Never a copy of this copy: a test that ran here may have rewritten
+        it, and what a later stage reads or validates must not carry that.
+        The fork reads its baseline from this sandbox, so close it first.
+        """
         return type(self)._from_tree(
-            self.root,
+            self.baseline,
             base_dir=self.base.parent,
             clock=self.clock,
             git_dir=self._git_dir,
             readonly_paths=self.readonly_paths,
+            baseline=self.baseline,
+            disk_mb=self.disk_mb,
         )
 
     def close(self) -> None:
-        """Kill anything left of the sandbox uid and delete the copy."""
+        """Kill anything left of the sandbox uid, unmount and delete the copy."""
         if self.uid is not None:
             _kill_uid(self.uid)
+        if self._tmpfs:
+            subprocess.run(["umount", "-l", str(self.root)], capture_output=True, check=False)
+            self._tmpfs = False
         shutil.rmtree(self.base, ignore_errors=True)
 
     def __enter__(self) -> Sandbox:
@@ -230,6 +295,24 @@ class Sandbox:
             env=self.environment(env),
             network=network,
             clock=self.clock,
+            view=self.view(limits),
+            disk=self.root if self._tmpfs else None,
+            disk_mb=self.disk_mb if self._tmpfs else None,
+        )
+
+    def view(self, limits: Limits) -> View:
+        """What a command sees: its copy, private HOME and TMPDIR, the read-only extras."""
+        extras = tuple(
+            p
+            for p in self.readonly_paths
+            if p.is_absolute() and not is_system_path(p) and p.exists()
+        )
+        return View(
+            staging=self.base / "view",
+            writable=(self.root,),
+            private=(self.base / "home", self.base / "tmp"),
+            readonly=extras,
+            tmp_bytes=limits.tmp_mb * 1024 * 1024,
         )
 
     # --- patches and diffs ---------------------------------------------------
@@ -297,7 +380,10 @@ class Sandbox:
                 if path.is_symlink():
                     saved[path] = os.readlink(path)
                 elif path.is_file():
-                    saved[path] = path.read_bytes()
+                    try:
+                        saved[path] = read_untrusted_sync(path, max_bytes=_MAX_SAVED_BYTES)
+                    except UntrustedFile:
+                        continue
                 elif not path.exists():
                     saved[path] = None
         return saved
@@ -333,6 +419,7 @@ class Sandbox:
             workdir=self.root,
             env=self.environment(),
             stdin=stdin,
+            view=self.view(Limits()),
         )
 
     def _record_baseline(self) -> None:

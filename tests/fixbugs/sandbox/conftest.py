@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from fixbugs.sandbox import Sandbox
+from fixbugs.sandbox import Sandbox, interpreter_paths
 
 
 @pytest.fixture
@@ -25,5 +26,7 @@ def original(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def sandbox(original: Path, tmp_path: Path) -> Iterator[Sandbox]:
-    with Sandbox.create(original, base_dir=tmp_path) as sb:
+    with Sandbox.create(
+        original, base_dir=tmp_path, readonly_paths=interpreter_paths(Path(sys.executable))
+    ) as sb:
         yield sb

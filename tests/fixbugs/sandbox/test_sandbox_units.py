@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 
 import pytest
 
-from fixbugs.sandbox import CappedOutput, Limits, Mechanisms, classify_limit
+from fixbugs.sandbox import (
+    CappedOutput,
+    CgroupSupport,
+    Limits,
+    Mechanisms,
+    UntrustedFile,
+    View,
+    classify_limit,
+    interpreter_paths,
+    limit_note,
+    read_untrusted_sync,
+)
 from fixbugs.sandbox.containment import wrap
 
-FULL = Mechanisms(root=True, namespaces=True, setpriv=True, prlimit=True)
+CGROUPS = CgroupSupport(1, Path("/cg/memory"), Path("/cg/pids"), Path("/cg/cpu"))
+FULL = Mechanisms(
+    root=True, namespaces=True, setpriv=True, prlimit=True, cgroups=CGROUPS, copy_tmpfs=True
+)
 BARE = Mechanisms(root=False, namespaces=False, setpriv=False, prlimit=False)
 
 
@@ -37,6 +52,8 @@ def test_time_and_output_come_from_the_driver() -> None:
         ("terminate called after throwing an instance of 'std::bad_alloc'", "memory"),
         ("sh: 1: Cannot fork", "processes"),
         ("BlockingIOError: [Errno 11] Resource temporarily unavailable", "processes"),
+        ("OSError: [Errno 28] No space left on device", "disk"),
+        ("OSError: [Errno 27] File too large", "file_size"),
         ("AssertionError: 1 != 2", None),
     ],
 )
@@ -110,10 +127,83 @@ def test_missing_mechanisms_are_said_not_hidden() -> None:
     )
     assert argv == ["true"]
     notes = " ".join(BARE.notes(network=False))
-    assert "network is not isolated" in notes
-    assert "writes outside the copy are not prevented" in notes
+    assert "network are not hidden" in notes
+    assert "writes and reads outside the copy are not prevented" in notes
     assert "prlimit missing" in notes
+    assert "no cgroup" in notes and "disk unbounded" in notes
     assert FULL.notes(network=False) == ()
+
+
+def test_the_command_keeps_no_capability_and_joins_its_cgroup() -> None:
+    view = View(
+        staging=Path("/sb/view"),
+        writable=(Path("/sb/repo"),),
+        private=(Path("/sb/home"),),
+        readonly=(Path("/root/.pyenv/versions/3.8.18"), Path("/root/.cache/envs/x")),
+    )
+    argv = wrap(
+        ["pytest"],
+        limits=Limits(),
+        mechanisms=FULL,
+        uid=7,
+        base=Path("/sb"),
+        workdir=Path("/sb/repo"),
+        view=view,
+        cgroup_procs=("/cg/memory/g/cgroup.procs", "/cg/pids/g/cgroup.procs"),
+    )
+    assert argv[0] == "/bin/sh" and argv[4] == "/cg/memory/g/cgroup.procs:/cg/pids/g/cgroup.procs"
+    assert argv[5] == "unshare"
+    caps = [a for a in argv if "caps" in a or "bounding" in a]
+    assert caps == ["--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
+    assert not any("dac_read_search" in a for a in argv)
+    rw, tmp, ro = (argv.index(m) for m in ("--rw", "--tmp", "--ro"))
+    end = argv.index("setpriv") - 1
+    assert argv[rw + 1 : tmp] == ["/sb/repo"] and argv[tmp + 1 : ro] == ["/sb/home"]
+    assert set(argv[ro + 1 : end]) == {str(p) for p in view.readonly}
+
+
+def test_limit_notes_name_the_limit() -> None:
+    assert limit_note("memory", Limits(memory_mb=256)).startswith("limit hit: memory")
+    assert "256 MB" in limit_note("memory", Limits(memory_mb=256))
+    assert "(10 MB for the copy)" in limit_note("disk", Limits(), disk_mb=10)
+    got = classify_limit(
+        returncode=-9, timed_out=False, output_runaway=False, stderr_tail="", cgroup_memory=True
+    )
+    assert got == "memory"
+    got = classify_limit(
+        returncode=1, timed_out=False, output_runaway=False, stderr_tail="", disk_full=True
+    )
+    assert got == "disk"
+    assert classify_limit(
+        returncode=-signal.SIGXFSZ, timed_out=False, output_runaway=False, stderr_tail=""
+    ) == ("file_size")
+
+
+def test_untrusted_reads_refuse_links_fifos_and_big_files(tmp_path: Path) -> None:
+    ok = tmp_path / "ok.json"
+    ok.write_bytes(b"{}")
+    assert read_untrusted_sync(ok, max_bytes=10) == b"{}"
+    link = tmp_path / "zero"
+    link.symlink_to("/dev/zero")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 11)
+    for bad in (link, fifo, big, tmp_path / "missing"):
+        with pytest.raises(UntrustedFile):
+            read_untrusted_sync(bad, max_bytes=10)
+
+
+def test_interpreter_paths_name_the_venv_and_its_base(tmp_path: Path) -> None:
+    prefix = tmp_path / "pyenv" / "3.8"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "python3.8").write_text("")
+    venv = tmp_path / "envs" / "case"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {prefix / 'bin'}\n")
+    (venv / "bin" / "python").symlink_to(prefix / "bin" / "python3.8")
+    assert interpreter_paths(venv / "bin" / "python") == (venv, prefix)
+    assert interpreter_paths(Path("/usr/bin/python3")) == ()
 
 
 def test_limits_reject_nonsense() -> None:
