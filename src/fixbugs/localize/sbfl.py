@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.process import CommandRun, run_command
 from fixbugs.localize.traceback import is_test_path
+from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted
 
 __all__ = [
     "SbflResult",
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 Runner = Callable[..., Awaitable[CommandRun]]
+_MAX_COVERAGE_BYTES = 64 << 20
 _COVERAGE_RC = "[run]\ndynamic_context = test_function\nrelative_files = true\n"
 
 
@@ -170,7 +172,10 @@ async def run_sbfl(
     # Scratch space inside the tree: the tree is a throwaway copy, and a
     # sandboxed runner can write nowhere else. World-writable because the
     # contained command runs under another uid.
-    with tempfile.TemporaryDirectory(prefix=".fixbugs-sbfl-", dir=root) as tmp:
+    # the test may swap the folder for a link; cleanup must not fail on that
+    with tempfile.TemporaryDirectory(
+        prefix=".fixbugs-sbfl-", dir=root, ignore_cleanup_errors=True
+    ) as tmp:
         os.chmod(tmp, 0o777)
         rc, data, out_json = Path(tmp) / "coveragerc", Path(tmp) / "data", Path(tmp) / "cov.json"
         rc.write_text(_COVERAGE_RC)
@@ -215,9 +220,18 @@ async def run_sbfl(
             root,
             timeout_s=60,
         )
-        if not out_json.exists():
-            return SbflResult(notes=(f"coverage json failed: {report.output.strip()[:160]}",))
-        spectrum = spectrum_from_coverage(json.loads(out_json.read_text()), outcomes)
+        # cov.json was written where the tests ran: it may be a FIFO, a link to
+        # /dev/zero or huge. Read it without following links, capped, off the loop.
+        try:
+            raw = await read_untrusted(
+                out_json, max_bytes=_MAX_COVERAGE_BYTES, timeout_s=30, within=root
+            )
+            spectrum = spectrum_from_coverage(json.loads(raw), outcomes)
+        except UntrustedFile as exc:
+            msg = f"coverage json failed ({exc}): {report.output.strip()[:160]}"
+            return SbflResult(notes=(msg,))
+        except (ValueError, TypeError, AttributeError, AssertionError):
+            return SbflResult(notes=("coverage json is not a coverage report; SBFL skipped",))
     return ochiai(_relative(spectrum, root))
 
 

@@ -25,10 +25,32 @@ class UntrustedFile(Exception):
     """A file written by a sandboxed command that the agent refuses to read."""
 
 
-def read_untrusted_sync(path: Path, *, max_bytes: int) -> bytes:
-    """The bytes of ``path`` if it is a regular file (not a link) of at most ``max_bytes``."""
+def _open_beneath(path: Path, within: Path | None) -> int:
+    """Open ``path``, following no link at all below ``within`` (the trusted part)."""
+    if within is None:
+        return os.open(path, _FLAGS)
+    rel = path.relative_to(within)
+    fd = os.open(within, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        fd = os.open(path, _FLAGS)
+        for part in rel.parts[:-1]:
+            nxt = os.open(
+                part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd
+            )
+            os.close(fd)
+            fd = nxt
+        return os.open(rel.parts[-1], _FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def read_untrusted_sync(path: Path, *, max_bytes: int, within: Path | None = None) -> bytes:
+    """The bytes of ``path`` if it is a regular file (not a link) of at most ``max_bytes``.
+
+    With ``within`` (a trusted directory above ``path``), no directory
+    between the two may be a link either.
+    """
+    try:
+        fd = _open_beneath(path, within)
     except FileNotFoundError:
         raise UntrustedFile(f"{path.name}: not written") from None
     except OSError as exc:  # ELOOP: a symlink; ENXIO: a socket or a FIFO without writer
@@ -52,11 +74,14 @@ def read_untrusted_sync(path: Path, *, max_bytes: int) -> bytes:
         os.close(fd)
 
 
-async def read_untrusted(path: Path, *, max_bytes: int, timeout_s: float = 10.0) -> bytes:
+async def read_untrusted(
+    path: Path, *, max_bytes: int, timeout_s: float = 10.0, within: Path | None = None
+) -> bytes:
     """:func:`read_untrusted_sync` in a worker thread, bounded by ``timeout_s``."""
     try:
         return await asyncio.wait_for(
-            asyncio.to_thread(read_untrusted_sync, path, max_bytes=max_bytes), timeout_s
+            asyncio.to_thread(read_untrusted_sync, path, max_bytes=max_bytes, within=within),
+            timeout_s,
         )
     except TimeoutError:
         raise UntrustedFile(f"{path.name}: not read within {timeout_s:g} s") from None
