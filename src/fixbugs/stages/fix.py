@@ -1,11 +1,11 @@
-"""The fix stage: candidate diffs limited to the localized region.
+"""The fix stage: ranked repair candidates at the top suspicious regions.
 
-Two generators feed one ordered list. The model proposes a rewrite of the
-root-cause lines (grammar-constrained JSON, so the answer is always a line
-range and a replacement); generic mutation operators propose one-line edits
-at the most suspicious lines. Neither is trusted: every candidate goes
-through validation, and a diff that strays outside the localized region is
-rejected there.
+Candidates come from :mod:`fixbugs.repair`: fix templates (TBar/PraPR
+families), ingredients found elsewhere in the repository, the model's
+rewrite of the root-cause lines, and pairs of edits in one file. Sources are
+read from the pristine baseline (never from a copy a test ran in).
+Candidates that do not parse are dropped here; none is trusted, every one
+goes through staged validation.
 """
 
 from __future__ import annotations
@@ -15,10 +15,20 @@ from pathlib import Path
 from agentrt.errors import ProviderError
 from agentrt.llm import ChatRequest
 from fixbugs.context import Candidate, RunContext
-from fixbugs.mutate import ast_mutations, mutations_in_region
-from fixbugs.patch import apply_line_edit, make_diff, replace_lines
+from fixbugs.localize.traceback import is_test_path
+from fixbugs.patch import diff_hunks, replace_lines
+from fixbugs.repair import (
+    Edit,
+    Region,
+    RepairCandidate,
+    SourceFile,
+    generate_candidates,
+    parse_hints,
+    test_literals,
+)
+from fixbugs.testrun import parse_test_command
 
-__all__ = ["fix_regions", "propose_fixes"]
+__all__ = ["fix_regions", "propose_fixes", "repair_regions"]
 
 FIX_SCHEMA = {
     "type": "object",
@@ -35,20 +45,36 @@ FIX_SYSTEM = (
 )
 
 
-def fix_regions(ctx: RunContext) -> list[tuple[str, int, int]]:
-    """Localized regions in priority order: the root cause, then SBFL's top ranges."""
-    regions: list[tuple[str, int, int]] = []
+def repair_regions(ctx: RunContext) -> list[tuple[str, int, int, float]]:
+    """Regions in priority order with a suspiciousness: the root cause, then SBFL's top
+    ranges, then the project frames of the traceback (innermost first)."""
+    regions: list[tuple[str, int, int, float]] = []
+
+    def add(path: str, a: int, b: int, score: float) -> None:
+        if is_test_path(path) or any(p == path and a == x and b == y for p, x, y, _ in regions):
+            return
+        regions.append((path, a, b, score))
+
     if ctx.root_cause is not None:
         rc = ctx.root_cause
-        regions.append((rc.path, rc.start, rc.end))
+        add(rc.path, rc.start, rc.end, 1.0)
     ranked = sorted(
         ((score, path, a, b) for path, rs in ctx.suspicious.items() for a, b, score in rs),
         key=lambda t: -t[0],
     )
-    for _score, path, a, b in ranked[:12]:
-        if (path, a, b) not in regions:
-            regions.append((path, a, b))
+    for score, path, a, b in ranked[:12]:
+        add(path, a, b, max(0.05, min(1.0, score)))
+    if ctx.failure is not None:
+        frames = sorted(ctx.failure.project_frames(), key=lambda f: f.depth)
+        for f in frames[:4]:
+            if f.path is not None:
+                add(f.path, max(1, f.line - 2), f.line + 2, 0.6 / (1 + f.depth))
     return regions
+
+
+def fix_regions(ctx: RunContext) -> list[tuple[str, int, int]]:
+    """Localized regions in priority order (what a fix may touch, with slack)."""
+    return [(p, a, b) for p, a, b, _ in repair_regions(ctx)]
 
 
 def _numbered(text: str, start: int, end: int, context: int = 4) -> str:
@@ -57,11 +83,21 @@ def _numbered(text: str, start: int, end: int, context: int = 4) -> str:
     return "\n".join(f"{n:5d} | {lines[n - 1]}" for n in range(lo, hi + 1))
 
 
-async def _model_candidate(ctx: RunContext, root: Path) -> Candidate | None:
+def _pristine_text(ctx: RunContext, path: str) -> str | None:
+    """A file as the user gave it: the sandbox's pristine baseline, else the input tree."""
+    base = getattr(ctx.sandbox, "baseline", None) if ctx.sandbox is not None else None
+    if base is not None and (Path(base) / path).is_file():
+        return (Path(base) / path).read_text(errors="replace")
+    return ctx.files().get(path)
+
+
+async def _model_edit(ctx: RunContext) -> Edit | None:
     rc = ctx.root_cause
     if rc is None or ctx.models is None or not ctx.options.use_model:
         return None
-    text = (root / rc.path).read_text(errors="replace")
+    text = _pristine_text(ctx, rc.path)
+    if text is None:
+        return None
     report = ctx.inputs.report
     prompt = (
         f"Bug report title: {report.title}\n"
@@ -87,46 +123,66 @@ async def _model_candidate(ctx: RunContext, root: Path) -> Candidate | None:
         return None
     if new_text == text:
         return None
-    return Candidate(make_diff(rc.path, text, new_text), "model", f"model rewrite of {start}-{end}")
+    # the model may wander: keep its rewrite only inside the localized region
+    slack = ctx.options.slack_lines
+    if not (rc.start - slack <= start and end <= rc.end + slack):
+        ctx.note("fix", f"model rewrite of {start}-{end} is outside the root cause; dropped")
+        return None
+    return Edit(rc.path, start, end, new_text, "model", f"model rewrite of {start}-{end}")
 
 
-async def propose_fixes(ctx: RunContext, root: Path) -> list[Candidate]:
-    """Candidates for the code at ``root`` (the sandbox copy), best first."""
-    out: list[Candidate] = []
-    seen: set[str] = set()
-
-    def add(c: Candidate) -> None:
-        if c.diff and c.diff not in seen:
-            seen.add(c.diff)
-            out.append(c)
-
-    model_c = await _model_candidate(ctx, root)
-    if model_c is not None:
-        add(model_c)
-    texts: dict[str, str] = {}
-    for path, a, b in fix_regions(ctx):
-        if path not in texts:
-            f = root / path
-            if not f.is_file():
-                continue
-            texts[path] = f.read_text(errors="replace")
-        text = texts[path]
-        for tedit in ast_mutations(path, text, ((a, b),)):
-            add(
-                Candidate(
-                    make_diff(path, text, tedit.new_text),
-                    "mutation",
-                    f"{path}:{tedit.start}: {tedit.why}",
-                )
-            )
-        for edit in mutations_in_region(path, text, ((a, b),)):
-            add(
-                Candidate(
-                    make_diff(path, text, apply_line_edit(text, edit)),
-                    "mutation",
-                    f"{path}:{edit.line}: {edit.why}",
-                )
-            )
-            if len(out) >= ctx.options.max_candidates:
-                return out
+def _test_sources(ctx: RunContext) -> list[str]:
+    repro = ctx.reproduction
+    if repro is None or repro.command is None:
+        return []
+    out = []
+    for f in parse_test_command(repro.command).files:
+        text = _pristine_text(ctx, f)
+        if text is not None:
+            out.append(text)
     return out
+
+
+async def propose_fixes(ctx: RunContext, root: Path | None = None) -> list[Candidate]:
+    """Ranked candidates (best first); ``ctx.repair_candidates`` keeps their details.
+
+    ``root`` is unused: sources come from the pristine baseline.
+    """
+    regions = repair_regions(ctx)[: max(1, ctx.options.repair_regions)]
+    texts: dict[str, str] = {}
+    for path, *_ in regions:
+        text = _pristine_text(ctx, path)
+        if text is not None:
+            texts[path] = text
+    output = "\n".join(
+        x
+        for x in (ctx.inputs.report.body, ctx.reproduction.output_tail if ctx.reproduction else "")
+        if x
+    )
+    hints = parse_hints(output)
+    repo_sources = [
+        SourceFile(p, t)
+        for p, t in ctx.files().items()
+        if p.endswith(".py") and not is_test_path(p)
+    ]
+    extra: list[tuple[Edit, float]] = []
+    model_edit = await _model_edit(ctx)
+    if model_edit is not None:
+        texts.setdefault(model_edit.path, _pristine_text(ctx, model_edit.path) or "")
+        extra.append((model_edit, 1.0))
+    cands = generate_candidates(
+        [Region(p, a, b, s) for p, a, b, s in regions],
+        texts,
+        hints,
+        repo_sources=repo_sources,
+        test_literals=test_literals(_test_sources(ctx)),
+        extra=extra,
+    )
+    cands = [c for c in cands if not any(is_test_path(h.path) for h in diff_hunks(c.diff))]
+    cands = cands[: ctx.options.max_candidates]
+    ctx.repair_candidates = cands
+    return [_as_candidate(c) for c in cands]
+
+
+def _as_candidate(c: RepairCandidate) -> Candidate:
+    return Candidate(c.diff, c.template, f"{c.path}:{c.start}: {c.why}")

@@ -1,23 +1,34 @@
 """The validation stage: a fix is claimed only when it is proven.
 
-For each candidate, in order: its diff must stay inside the localized region
-(test files never count as a fix); applied to a fresh copy of the code, the
-reproduction must now pass; and every test that passed before must still
-pass. The first candidate that survives all three is the validated fix; if
-none does, the run says "no validated fix" plainly.
+Ranked candidates are validated in parallel (:mod:`fixbugs.repair.validation`)
+in forks of the pristine tree, stage by stage: the failing tests, then the
+tests of the changed module, then every test of the test folder that passed
+before. ``validated`` means every stage passed in such a fresh copy. The
+first low-risk fix ends the search (the rest are cancelled); a high
+overfitting risk one is kept but the search goes on within the budget.
 """
 
 from __future__ import annotations
 
-import asyncio
+import os
+import re
+import shlex
+from typing import Any
 
 from fixbugs.context import Candidate, RunContext, Validation
 from fixbugs.localize.traceback import is_test_path
-from fixbugs.patch import Hunk, diff_hunks
-from fixbugs.stages.fix import fix_regions
-from fixbugs.testrun import parse_outcomes, regressions
+from fixbugs.patch import Hunk
+from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.repair.validation import (
+    CandidateOutcome,
+    Stage,
+    ValidationRun,
+    default_limit,
+    validate_parallel,
+)
+from fixbugs.testrun import parse_test_command
 
-__all__ = ["out_of_scope", "validate_candidates"]
+__all__ = ["module_test_files", "out_of_scope", "repair_summary", "validate_candidates"]
 
 
 def out_of_scope(hunks: list[Hunk], regions: list[tuple[str, int, int]], slack: int) -> list[str]:
@@ -33,76 +44,139 @@ def out_of_scope(hunks: list[Hunk], regions: list[tuple[str, int, int]], slack: 
     return bad
 
 
-async def _check(ctx: RunContext, cand: Candidate) -> str | None:
-    """None when the candidate validates, else why not."""
+def module_test_files(path: str, files: dict[str, str]) -> list[str]:
+    """Test files of the module at ``path``: ``test_<name>.py``, or files importing it."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    dotted = os.path.splitext(path)[0].replace("/", ".")
+    if dotted.startswith("src."):
+        dotted = dotted[4:]
+    pat = re.compile(rf"(?:^|\n)\s*(?:from|import)\s+{re.escape(dotted)}\b")
+    out = []
+    for f, text in files.items():
+        if not f.endswith(".py") or not is_test_path(f):
+            continue
+        if os.path.basename(f) in (f"test_{stem}.py", f"{stem}_test.py") or pat.search(text):
+            out.append(f)
+    return sorted(out)[:8]
+
+
+def _stages(ctx: RunContext) -> Any:
     repro = ctx.reproduction
     assert repro is not None and repro.command is not None
-    sandbox = await asyncio.to_thread(ctx.sandbox.fork)
-    try:
-        applied = await asyncio.to_thread(sandbox.apply_patch, cand.diff)
-        if not applied.applied:
-            return f"does not apply: {applied.message}"
-        run = await ctx.run_in(sandbox, repro.command, "reproduction on candidate")
-        if run.returncode != 0:
-            return "reproduction still fails" + (" (timed out)" if run.timed_out else "")
-        if repro.verbose_command and repro.baseline:
-            after = await ctx.run_in(sandbox, repro.verbose_command, "regression tests")
-            broken = regressions(repro.baseline, after.stdout + "\n" + after.stderr)
-            if broken:
-                return f"breaks {len(broken)} previously passing test(s), e.g. {broken[0]}"
-        return await _suite_check(ctx, sandbox)
-    finally:
-        await asyncio.to_thread(sandbox.close)
+    parsed = parse_test_command(repro.command)
+    files = ctx.files()
+    memo: dict[str, list[Stage]] = {}
+
+    def for_candidate(c: RepairCandidate) -> list[Stage]:
+        if c.path in memo:
+            return memo[c.path]
+        stages = [Stage("failing", repro.command or "")]
+        if parsed.runner == "pytest":
+            mods = sorted(set(parsed.files) | set(module_test_files(c.path, files)))
+            cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(
+                shlex.quote(m) for m in mods
+            )
+            if mods and sorted(mods) == sorted(parsed.files) and repro.baseline:
+                stages.append(Stage("module", repro.verbose_command or cmd, repro.baseline))
+            elif mods:
+                stages.append(Stage("module", cmd, None, lazy_baseline=True))
+        elif repro.verbose_command and repro.baseline:
+            stages.append(Stage("module", repro.verbose_command, repro.baseline))
+        if repro.suite_command:
+            stages.append(Stage("suite", repro.suite_command, None, lazy_baseline=True))
+        memo[c.path] = stages
+        return stages
+
+    return for_candidate
 
 
-async def _suite_check(ctx: RunContext, sandbox: object) -> str | None:
-    """The last gate: no test of the whole test folder that passed before fails now.
-
-    Run only for candidates that passed everything else, so it costs two
-    suite runs per validated fix (the baseline is run once, on the original).
-    """
-    repro = ctx.reproduction
-    if repro is None or repro.suite_command is None:
-        return None
-    if ctx.suite_baseline is None:
-        base = await ctx.run_in(ctx.sandbox, repro.suite_command, "test suite baseline")
-        ctx.suite_baseline = dict(parse_outcomes(base.stdout + "\n" + base.stderr))
-        if not ctx.suite_baseline:
-            ctx.note("validation", f"`{repro.suite_command}` named no tests; suite gate skipped")
-    if not ctx.suite_baseline:
-        return None
-    after = await ctx.run_in(sandbox, repro.suite_command, "test suite on candidate")
-    broken = regressions(ctx.suite_baseline, after.stdout + "\n" + after.stderr)
-    if broken:
-        return f"breaks {len(broken)} test(s) elsewhere in the suite, e.g. {broken[0]}"
-    return None
+def repair_summary(run: ValidationRun, cands: list[RepairCandidate]) -> dict[str, Any]:
+    """Structured record for the report: validated fixes, per-stage rejections, timings."""
+    by_id = {c.id: c for c in cands}
+    validated = []
+    for c in run.validated:
+        o = run.outcomes.get(c.id)
+        validated.append(
+            {**c.to_dict(), "diff": c.diff, "validated": True,
+             "seconds": o.seconds if o else None, "found_at_s": o.finished_at if o else None}
+        )  # fmt: skip
+    counts: dict[str, int] = {}
+    for o in run.outcomes.values():
+        counts[o.status] = counts.get(o.status, 0) + 1
+    return {
+        "candidates": len(cands),
+        "validated": validated,
+        "first_validated_s": run.first_validated_s,
+        "wall_s": round(run.wall_s, 3),
+        "rejected_by_stage": run.rejected_by_stage(),
+        "outcomes_by_status": counts,
+        "budget_spent": run.budget_spent,
+        "outcomes": [
+            {**o.to_dict(), "template": by_id[o.id].template if o.id in by_id else None}
+            for o in sorted(run.outcomes.values(), key=lambda o: o.finished_at)
+        ][:400],
+    }
 
 
 async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> Validation:
     repro = ctx.reproduction
     if repro is None or not repro.confirmed or repro.command is None:
         return Validation(False, None, 0, "no validated fix: the bug was not reproduced")
-    regions = fix_regions(ctx)
-    deadline = ctx.clock.now() + ctx.options.fix_budget_s
-    rejected: list[str] = []
-    tried = 0
-    for cand in candidates:
-        if ctx.clock.now() > deadline:
-            rejected.append("fix budget spent")
-            break
-        bad = out_of_scope(diff_hunks(cand.diff), regions, ctx.options.slack_lines)
-        if bad:
-            rejected.append(f"{cand.why}: rejected, {bad[0]}")
-            continue
-        tried += 1
-        why_not = await _check(ctx, cand)
-        if why_not is None:
-            ctx.emit("validated", "validation", f"validated: {cand.why}", diff=cand.diff)
-            return Validation(
-                True, cand, tried, f"validated fix ({cand.origin}): {cand.why}", tuple(rejected)
+    cands: list[RepairCandidate] = list(ctx.repair_candidates)
+    if not cands:
+        return Validation(False, None, 0, "no validated fix: no candidate to validate")
+    by_diff = {c.diff: c for c in candidates}
+
+    def on_outcome(c: RepairCandidate, o: CandidateOutcome) -> None:
+        if o.status == "validated":
+            ctx.emit("validated", "validation", f"validated: {c.why}", diff=c.diff,
+                     overfit_risk=c.overfit_risk)  # fmt: skip
+        elif o.status in ("rejected", "did_not_apply"):
+            ctx.emit(
+                "candidate", "validation", f"rejected #{c.id} {c.why} at {o.stage}: {o.detail}"
             )
-        rejected.append(f"{cand.why}: {why_not}")
-        ctx.emit("candidate", "validation", f"rejected {cand.why}: {why_not}")
-    return Validation(
-        False, None, tried, f"no validated fix ({tried} candidate(s) tested)", tuple(rejected)
+
+    async def run(sb: Any, cmd: str, what: str, timeout_s: float) -> Any:
+        with ctx.recorder.tool_call(what):
+            return await sb.run(cmd, timeout_s=timeout_s, env=ctx.options.test_env)
+
+    result = await validate_parallel(
+        cands,
+        make_fork=ctx.sandbox.fork,
+        run=run,
+        stages=_stages(ctx),
+        clock=ctx.clock,
+        budget_s=ctx.options.fix_budget_s,
+        limit=default_limit(),
+        test_timeout_s=ctx.options.test_timeout_s,
+        alternatives=ctx.options.repair_alternatives,
+        on_outcome=on_outcome,
     )
+    ctx.repair_run = repair_summary(result, cands)
+    tried = sum(
+        1
+        for o in result.outcomes.values()
+        if o.status in ("validated", "rejected", "did_not_apply")
+    )
+    rejected = tuple(
+        f"#{o.id} {o.status} at {o.stage}: {o.detail}"
+        for o in result.outcomes.values()
+        if o.status in ("rejected", "did_not_apply")
+    )[:50]
+    stages_txt = ", ".join(f"{k}: {v}" for k, v in result.rejected_by_stage().items()) or "none"
+    if result.validated:
+        best = sorted(result.validated, key=lambda c: (c.overfit_risk == "high", -c.score))[0]
+        cand = by_diff.get(best.diff) or Candidate(best.diff, best.template, best.why)
+        risk = "" if best.overfit_risk == "low" else f" [overfit risk: {best.overfit_risk}]"
+        return Validation(
+            True, cand, tried,
+            f"validated fix ({best.template}): {best.path}:{best.start}: {best.why}{risk}; "
+            f"{tried} candidate(s) run, rejected by stage: {stages_txt}",
+            rejected,
+        )  # fmt: skip
+    why = " (repair budget spent)" if result.budget_spent else ""
+    return Validation(
+        False, None, tried,
+        f"no validated fix ({tried} candidate(s) tested{why}); rejected by stage: {stages_txt}",
+        rejected,
+    )  # fmt: skip

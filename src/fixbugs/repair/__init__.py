@@ -1,0 +1,32 @@
+"""The repair engine: fix templates, ingredients, ranking and parallel validation.
+
+Sans-IO where it can be: generation and ranking are pure functions of
+source text and the failing run's output; only :mod:`.validation` runs
+anything, through agentrt's scatter-gather in sandbox forks.
+"""
+
+from fixbugs.repair.generate import Region, generate_candidates, pair_edits, region_edits
+from fixbugs.repair.hints import FailureHints, parse_hints, test_literals
+from fixbugs.repair.ingredients import IngredientIndex, ingredient_edits
+from fixbugs.repair.ranking import PRIORS, RepairCandidate, overfit_risk, rank, to_candidate
+from fixbugs.repair.source import Edit, SourceFile, parses
+
+__all__ = [
+    "PRIORS",
+    "Edit",
+    "FailureHints",
+    "IngredientIndex",
+    "Region",
+    "RepairCandidate",
+    "SourceFile",
+    "generate_candidates",
+    "ingredient_edits",
+    "overfit_risk",
+    "pair_edits",
+    "parse_hints",
+    "parses",
+    "rank",
+    "region_edits",
+    "test_literals",
+    "to_candidate",
+]

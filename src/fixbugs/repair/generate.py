@@ -1,0 +1,205 @@
+"""Candidate generation at the top suspicious regions: templates, ingredients, pairs.
+
+For each region (root cause first, then the next SBFL or traceback regions)
+every template family and the ingredient search propose edits; duplicates
+and edits that do not parse are dropped here, before anything runs. Pairs of
+two single edits in one file come last, for bugs one edit cannot fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from fixbugs.repair.hints import FailureHints
+from fixbugs.repair.ingredients import IngredientIndex, ingredient_edits
+from fixbugs.repair.literals import literal_edits, regex_edits
+from fixbugs.repair.ranking import RepairCandidate, rank, to_candidate
+from fixbugs.repair.source import Edit, SourceFile, parses
+from fixbugs.repair.statements import delete_edits, guard_edits, try_edits
+from fixbugs.repair.templates import (
+    argument_edits,
+    attribute_index,
+    condition_edits,
+    constant_edits,
+    membership_edits,
+    name_edits,
+    operator_edits,
+    return_edits,
+)
+
+__all__ = ["Region", "generate_candidates", "pair_edits", "region_edits"]
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    path: str
+    start: int
+    end: int
+    suspiciousness: float
+
+
+def _extra_conditions(src: SourceFile, lo: int, hi: int) -> list[str]:
+    """Boolean tests written elsewhere in the file: candidates for an added conjunct."""
+    if src.tree is None:
+        return []
+    out: dict[str, None] = {}
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Compare) and node.lineno == node.end_lineno:
+            if lo <= node.lineno <= hi:
+                continue
+            text = src.segment(node)
+            if len(text) <= 60:
+                out.setdefault(text, None)
+    return list(out)[:6]
+
+
+def region_edits(
+    src: SourceFile,
+    region: Region,
+    hints: FailureHints,
+    index: IngredientIndex | None,
+    attrs: dict[str, set[str]],
+) -> Iterator[Edit]:
+    """Every template and ingredient edit for one region of ``src``."""
+    lo, hi = region.start, region.end
+    nodes = src.nodes_in(lo, hi)
+    stmts = src.statements_touching(lo, hi)
+    simple = [s for s in stmts if s.lineno >= lo]
+    failing = [
+        s for s in stmts
+        if any(p.endswith(src.path) and s.lineno <= ln <= (s.end_lineno or s.lineno)
+               for p, ln in hints.locations)
+    ]  # fmt: skip
+    wanted = hints.wanted_tokens(src.text)
+    yield from literal_edits(src, nodes, wanted)
+    yield from regex_edits(src, nodes)
+    yield from try_edits(src, failing or simple, hints.exceptions)
+    yield from guard_edits(src, failing or simple)
+    yield from condition_edits(src, nodes, _extra_conditions(src, lo, hi))
+    yield from membership_edits(src, nodes)
+    yield from operator_edits(src, nodes)
+    if index is not None:
+        yield from ingredient_edits(src, nodes, index)
+    yield from argument_edits(src, nodes)
+    yield from name_edits(src, nodes, attrs)
+    yield from constant_edits(src, nodes)
+    yield from return_edits(src, nodes)
+    yield from delete_edits(src, simple)
+
+
+def _line_change(old: str, new: str) -> tuple[int, int, list[str]] | None:
+    """The one old line range an edit replaces, and its new lines (None if several)."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    ops = [
+        op
+        for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
+    if not ops:
+        return None
+    i1, i2 = ops[0][1], ops[-1][2]
+    j1, j2 = ops[0][3], ops[-1][4]
+    return i1, i2, b[j1:j2]
+
+
+def pair_edits(
+    old: str, singles: list[RepairCandidate], *, limit: int
+) -> Iterator[tuple[RepairCandidate, RepairCandidate, str]]:
+    """Two single edits of one file on disjoint lines, applied together."""
+    changes = []
+    for c in singles:
+        ch = _line_change(old, c.new_text)
+        if ch is not None:
+            changes.append((c, ch))
+    made = 0
+    lines = old.splitlines(keepends=True)
+    for i, (c1, (a1, b1, n1)) in enumerate(changes):
+        for c2, (a2, b2, n2) in changes[i + 1 :]:
+            if made >= limit:
+                return
+            if not (b1 <= a2 or b2 <= a1) or (a1 == a2 and b1 == b2):
+                continue
+            (x1, y1, m1), (x2, y2, m2) = sorted(((a1, b1, n1), (a2, b2, n2)))
+            new = "".join(lines[:x1] + m1 + lines[y1:x2] + m2 + lines[y2:])
+            if parses(new):
+                made += 1
+                yield c1, c2, new
+
+
+def _pair_pool(cands: list[RepairCandidate], top: int = 10) -> list[RepairCandidate]:
+    """The best singles, plus both halves of any swap (`a -> b` with `b -> a`)."""
+    pool = list(cands[:top])
+    whys = {c.why: c for c in cands if c.template == "name"}
+    for why, c in whys.items():
+        parts = why.split(" -> ")
+        if len(parts) == 2 and f"{parts[1]} -> {parts[0]}" in whys and c not in pool:
+            pool.insert(0, c)
+    return pool
+
+
+def generate_candidates(
+    regions: Iterable[Region],
+    texts: dict[str, str],
+    hints: FailureHints,
+    *,
+    repo_sources: list[SourceFile] | None = None,
+    test_literals: frozenset[str] = frozenset(),
+    extra: Iterable[tuple[Edit, float]] = (),
+    per_region: int = 150,
+    pairs: int = 40,
+) -> list[RepairCandidate]:
+    """Ranked single-edit candidates, then pairs of the best singles per file."""
+    index = IngredientIndex(repo_sources) if repo_sources else None
+    attrs = attribute_index(repo_sources or [])
+    seen: set[str] = set()
+    singles: list[RepairCandidate] = []
+
+    def add(edit: Edit, susp: float) -> bool:
+        old = texts[edit.path]
+        if edit.new_text in seen or edit.new_text == old:
+            return False
+        seen.add(edit.new_text)
+        singles.append(to_candidate(len(singles), edit, old, susp, test_literals))
+        return True
+
+    for edit, susp in extra:
+        if edit.path in texts and parses(edit.new_text):
+            add(edit, susp)
+    for region in regions:
+        if region.path not in texts:
+            continue
+        src = SourceFile(region.path, texts[region.path])
+        if src.tree is None:
+            continue
+        n = 0
+        crash = {ln for p, ln in hints.locations if p.endswith(region.path)}
+        for edit in region_edits(src, region, hints, index, attrs):
+            # the line a traceback crashed on is the likeliest place of all
+            at_crash = any(edit.start <= ln <= edit.end for ln in crash)
+            if add(edit, region.suspiciousness * (1.5 if at_crash else 1.0)):
+                n += 1
+                if n >= per_region:
+                    break
+    ranked = rank(singles)
+    out = list(ranked)
+    by_file: dict[str, list[RepairCandidate]] = {}
+    for c in ranked:
+        if c.overfit_risk != "high" and c.template != "model":
+            by_file.setdefault(c.path, []).append(c)
+    next_id = len(singles)
+    for path, cands in by_file.items():
+        for c1, c2, new in pair_edits(texts[path], _pair_pool(cands), limit=pairs):
+            if new in seen:
+                continue
+            seen.add(new)
+            e = Edit(path, min(c1.start, c2.start), max(c1.end, c2.end), new, "pair",
+                     f"{c1.why}; and {c2.why}")  # fmt: skip
+            c = to_candidate(
+                next_id, e, texts[path], max(c1.suspiciousness, c2.suspiciousness), test_literals
+            )
+            next_id += 1
+            out.append(c)
+    return out

@@ -1,0 +1,87 @@
+"""What the failing run tells a repair: exceptions, failing lines, expected vs actual.
+
+Only generic signals are read from the test output: the exception types a
+traceback ends with, the project lines it went through, and the two sides of
+a failed ``assert a == b`` (pytest prints both, and a ``- … / + …`` line
+diff). String templates use tokens the expected side holds and the code
+lacks; nothing here knows about any one project.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+__all__ = ["FailureHints", "parse_hints", "test_literals"]
+
+_EXC = re.compile(r"^E\s+([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))\b", re.M)
+_LOCATION = re.compile(r"^([^\s:][^:\n]*\.py):(\d+): (\w+)$", re.M)
+_ASSERT_EQ = re.compile(r"^E\s+(?:AssertionError: )?assert (.+?) == (.+)$", re.M)
+_DIFF = re.compile(r"^E\s{3,}([-+]) (.*)$", re.M)
+_WORD = re.compile(r"[-\w.:/@']+")
+
+
+@dataclass(frozen=True, slots=True)
+class FailureHints:
+    exceptions: tuple[str, ...] = ()  # exception class names, most frequent first
+    locations: tuple[tuple[str, int], ...] = ()  # (path, line) of non-test frames
+    sides: tuple[tuple[str, str], ...] = ()  # (left, right) of failed ``==`` asserts
+    diff_minus: tuple[str, ...] = ()
+    diff_plus: tuple[str, ...] = ()
+
+    def wanted_tokens(self, source: str) -> tuple[str, ...]:
+        """Words of an expected value (either diff side) that the source text lacks."""
+        words: dict[str, None] = {}
+        for text in (*self.diff_plus, *self.diff_minus, *(s for pair in self.sides for s in pair)):
+            for w in _WORD.findall(_literal_text(text)):
+                w = w.strip("'")
+                if 1 < len(w) <= 40 and w not in source:
+                    words.setdefault(w, None)
+        return tuple(words)
+
+
+def _literal_text(text: str) -> str:
+    try:
+        v = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list | tuple | set):
+        return " ".join(str(x) for x in v)
+    return text
+
+
+def parse_hints(output: str, is_test: object = None) -> FailureHints:
+    """Hints from a test run's output (pytest's long form, or a plain traceback)."""
+    counts: dict[str, int] = {}
+    for m in _EXC.finditer(output):
+        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    for m in re.finditer(r"^(\w+(?:Error|Exception)): ", output, re.M):
+        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    excs = tuple(sorted(counts, key=lambda k: -counts[k]))
+    locs: dict[tuple[str, int], None] = {}
+    for m in _LOCATION.finditer(output):
+        locs.setdefault((m.group(1), int(m.group(2))), None)
+    for m in re.finditer(r'^\s*File "([^"]+\.py)", line (\d+)', output, re.M):
+        locs.setdefault((m.group(1), int(m.group(2))), None)
+    sides = tuple((m.group(1).strip(), m.group(2).strip()) for m in _ASSERT_EQ.finditer(output))
+    minus = tuple(m.group(2) for m in _DIFF.finditer(output) if m.group(1) == "-")
+    plus = tuple(m.group(2) for m in _DIFF.finditer(output) if m.group(1) == "+")
+    return FailureHints(excs, tuple(locs), sides, minus, plus)
+
+
+def test_literals(test_sources: list[str]) -> frozenset[str]:
+    """String constants of the failing tests' files (a patch adding one may overfit)."""
+    out: set[str] = set()
+    for src in test_sources:
+        try:
+            tree = ast.parse(src)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
+                out.add(node.value)
+                out.update(w for w in node.value.split() if len(w) > 1)
+    return frozenset(out)

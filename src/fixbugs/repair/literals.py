@@ -1,0 +1,116 @@
+"""String-literal and regex templates, guided by the failing assertion.
+
+When a test says ``assert f(x) == expected`` and fails, the expected value
+often holds a word the code never produces (``--force-with-lease`` where the
+code writes ``--force``). These templates put such words into the region's
+string literals, drop a word a literal has too many, trim stray whitespace,
+and loosen or tighten a regex's anchors. A literal taken from the tests is
+recorded on the edit so ranking can mark the patch as possibly overfitting.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from fixbugs.repair.source import Edit, SourceFile
+
+__all__ = ["literal_edits", "regex_edits"]
+
+_RE_FUNCS = frozenset(
+    {"sub", "subn", "match", "search", "findall", "finditer", "split", "compile", "fullmatch"}
+)
+
+
+def _strings(nodes: list[ast.AST]) -> Iterator[ast.Constant]:
+    for node in nodes:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
+            yield node
+
+
+def _requote(src: SourceFile, node: ast.Constant, value: str) -> str | None:
+    """``value`` written with the literal's own prefix and quotes (or repr)."""
+    raw = src.segment(node)
+    m = re.match(r"^([rRuUbB]*)('''|\"\"\"|'|\")", raw)
+    if not m or "\n" in raw:
+        return None
+    prefix, q = m.group(1), m.group(2)
+    if "r" in prefix.lower():
+        if q in value or value.endswith("\\"):
+            return None
+        return f"{prefix}{q}{value}{q}"
+    body = value.replace("\\", "\\\\").replace(q, "\\" + q).replace("\n", "\\n")
+    body = body.replace("\t", "\\t")
+    return f"{prefix}{q}{body}{q}"
+
+
+def literal_edits(src: SourceFile, nodes: list[ast.AST], wanted: tuple[str, ...]) -> Iterator[Edit]:
+    """Put a wanted token into a literal, drop a word, or trim whitespace."""
+    for node in _strings(nodes):
+        value = str(node.value)
+        words = value.split(" ")
+        variants: list[tuple[str, str, tuple[str, ...], str]] = []
+        for token in wanted[:12]:
+            for w in dict.fromkeys(words):
+                if len(w) >= 2 and w != token and (token.startswith(w) or w.startswith(token)):
+                    variants.append(
+                        (
+                            value.replace(w, token),
+                            f"`{w}` -> `{token}` (expected value)",
+                            (token,),
+                            "literal",
+                        )
+                    )
+            if len(value) >= 2 and token.lower() == value.lower():
+                continue
+        if len(words) >= 2:
+            for i, w in enumerate(words):
+                if w:
+                    kept = " ".join(words[:i] + words[i + 1 :])
+                    variants.append((kept, f"drop `{w}` from the literal", (), "literal_drop"))
+        if value != value.strip(" ") and value.strip(" "):
+            variants.append((value.strip(" "), "trim the literal's spaces", (), "literal"))
+        for new_value, why, lits, family in variants:
+            rep = _requote(src, node, new_value)
+            if rep is None:
+                continue
+            e = src.replace(node, rep, family, why, literals=lits)
+            if e:
+                yield e
+
+
+def _is_regex_arg(src: SourceFile, node: ast.Constant) -> bool:
+    call = src.parents.get(node)
+    if not isinstance(call, ast.Call) or not call.args or call.args[0] is not node:
+        return False
+    f = call.func
+    return isinstance(f, ast.Attribute) and f.attr in _RE_FUNCS and isinstance(f.value, ast.Name)
+
+
+def regex_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
+    """Loosen or tighten the anchors of a pattern passed to ``re.*``."""
+    for node in _strings(nodes):
+        if not _is_regex_arg(src, node):
+            continue
+        p = str(node.value)
+        variants: list[tuple[str, str]] = []
+        if p.startswith("^"):
+            variants += [(p[1:], "drop the regex's `^` anchor"), ("\\b" + p[1:], "`^` -> `\\b`")]
+        else:
+            variants.append(("^" + p, "anchor the regex at the start"))
+        if p.endswith("$") and not p.endswith("\\$"):
+            variants.append((p[:-1], "drop the regex's `$` anchor"))
+        else:
+            variants.append((p + "$", "anchor the regex at the end"))
+        if ".*" in p:
+            variants.append((p.replace(".*", ".*?", 1), "make `.*` lazy"))
+        if " " in p:
+            variants.append((p.replace(" ", "\\s+"), "spaces -> `\\s+`"))
+        for new_p, why in variants:
+            rep = _requote(src, node, new_p)
+            if rep is None:
+                continue
+            e = src.replace(node, rep, "regex", why)
+            if e:
+                yield e

@@ -1,0 +1,134 @@
+"""Ranking: suspiciousness × template prior × naturalness, then smaller diffs.
+
+Priors follow what program-repair studies report as the families most often
+behind real one-hunk fixes (string/argument mutations and conditions above
+whole-value returns). Overfitting risk outranks score: a patch that negates a
+whole condition, returns a constant or deletes the failing path goes after
+every lower-risk candidate, whatever its score; a patch adding a literal the
+tests contain is kept in place but marked ``possible``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from fixbugs.patch import make_diff
+from fixbugs.repair.source import Edit
+
+__all__ = ["PRIORS", "RepairCandidate", "overfit_risk", "rank", "to_candidate"]
+
+OverfitRisk = Literal["low", "possible", "high"]
+
+PRIORS: dict[str, float] = {
+    "model": 0.7,
+    "literal": 0.9,
+    "literal_drop": 0.35,
+    "regex": 0.6,
+    "ingredient": 0.6,
+    "condition": 0.6,
+    "membership": 0.5,
+    "operator": 0.5,
+    "guard": 0.5,
+    "try_except": 0.45,
+    "arguments": 0.45,
+    "name": 0.4,
+    "constant": 0.4,
+    "return": 0.3,
+    "delete": 0.1,
+    "pair": 0.25,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RepairCandidate:
+    """One ranked patch: where it came from, how likely, how risky."""
+
+    id: int
+    path: str
+    diff: str
+    new_text: str
+    template: str
+    why: str
+    start: int
+    end: int
+    suspiciousness: float
+    prior: float
+    naturalness: float
+    size: int  # changed lines (added + removed)
+    overfit_risk: OverfitRisk
+
+    @property
+    def score(self) -> float:
+        return self.suspiciousness * self.prior * self.naturalness
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "path": self.path,
+            "template": self.template,
+            "why": self.why,
+            "lines": [self.start, self.end],
+            "score": round(self.score, 4),
+            "suspiciousness": round(self.suspiciousness, 3),
+            "prior": self.prior,
+            "naturalness": round(self.naturalness, 3),
+            "diff_lines": self.size,
+            "overfit_risk": self.overfit_risk,
+        }
+
+
+def overfit_risk(edit: Edit, test_literals: frozenset[str]) -> OverfitRisk:
+    if edit.risk == "high":
+        return "high"
+    if any(lit in test_literals for lit in edit.literals):
+        return "possible"
+    return "low"
+
+
+def _size(old: str, new: str) -> int:
+    n = 0
+    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), n=0, lineterm=""):
+        if line.startswith(("+", "-")) and not line.startswith(("+++", "---")):
+            n += 1
+    return n
+
+
+def to_candidate(
+    idx: int, edit: Edit, old_text: str, suspiciousness: float, test_literals: frozenset[str]
+) -> RepairCandidate:
+    return RepairCandidate(
+        id=idx,
+        path=edit.path,
+        diff=make_diff(edit.path, old_text, edit.new_text),
+        new_text=edit.new_text,
+        template=edit.template,
+        why=edit.why,
+        start=edit.start,
+        end=edit.end,
+        suspiciousness=suspiciousness,
+        prior=PRIORS.get(edit.template, 0.3),
+        naturalness=1.0,
+        size=_size(old_text, edit.new_text),
+        overfit_risk=overfit_risk(edit, test_literals),
+    )
+
+
+def rank(
+    cands: Sequence[RepairCandidate],
+    naturalness: Callable[[RepairCandidate], float | None] | None = None,
+) -> list[RepairCandidate]:
+    """Best first: low risk before high, then score, then smaller diffs, then id."""
+    scored = list(cands)
+    if naturalness is not None:
+        out = []
+        for c in scored:
+            n = naturalness(c)
+            out.append(c if n is None else replace(c, naturalness=n))
+        scored = out
+    order = {"low": 0, "possible": 0, "high": 1}
+    return sorted(
+        scored, key=lambda c: (order[c.overfit_risk], c.template == "pair", -c.score, c.size, c.id)
+    )

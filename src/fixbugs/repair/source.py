@@ -1,0 +1,193 @@
+"""Source-level edits that keep every untouched character as it was.
+
+Templates work on the ``ast`` of a file but never print it back with
+``ast.unparse``: an edit replaces the exact character span of one node (or
+inserts whole lines), so formatting, comments and quotes outside the span
+survive and the diff shows only the repair. Every edit is re-parsed before it
+becomes a candidate: a candidate that does not parse never reaches a test.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+__all__ = ["Edit", "SourceFile", "parses"]
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One proposed rewrite of ``path``: ``new_text`` is the whole new file.
+
+    ``start``..``end`` are the old file's lines the edit touches (1-based);
+    ``template`` names the family it came from (its prior is looked up by
+    name); ``literals`` are string constants the edit introduces, so ranking
+    can flag literals copied from the tests.
+    """
+
+    path: str
+    start: int
+    end: int
+    new_text: str
+    template: str
+    why: str
+    literals: tuple[str, ...] = ()
+    risk: str = "low"  # "low" | "high": negates a whole condition, returns a constant…
+
+
+def parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+class SourceFile:
+    """A file's text, its tree, and character offsets of any node."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.text = text
+        self.lines = text.splitlines(keepends=True)
+        self._starts = [0]
+        for line in self.lines:
+            self._starts.append(self._starts[-1] + len(line))
+        try:
+            self.tree: ast.Module | None = ast.parse(text)
+        except (SyntaxError, ValueError):
+            self.tree = None
+        self.parents: dict[ast.AST, ast.AST] = {}
+        if self.tree is not None:
+            for node in ast.walk(self.tree):
+                for child in ast.iter_child_nodes(node):
+                    self.parents[child] = node
+
+    # -- offsets ------------------------------------------------------------
+    def offset(self, line: int, byte_col: int) -> int:
+        raw = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        col = len(raw.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+        return self._starts[line - 1] + col
+
+    def span(self, node: ast.AST) -> tuple[int, int] | None:
+        end_line = getattr(node, "end_lineno", None)
+        end_col = getattr(node, "end_col_offset", None)
+        if end_line is None or end_col is None:
+            return None
+        return self.offset(node.lineno, node.col_offset), self.offset(end_line, end_col)  # type: ignore[attr-defined]
+
+    def segment(self, node: ast.AST) -> str:
+        sp = self.span(node)
+        return "" if sp is None else self.text[sp[0] : sp[1]]
+
+    def indent_of(self, line: int) -> str:
+        raw = self.lines[line - 1]
+        return raw[: len(raw) - len(raw.lstrip())]
+
+    # -- edits --------------------------------------------------------------
+    def replace(
+        self,
+        node: ast.AST,
+        replacement: str,
+        template: str,
+        why: str,
+        *,
+        literals: tuple[str, ...] = (),
+        risk: str = "low",
+    ) -> Edit | None:
+        """Replace the exact source of ``node``; None when nothing changes or it does not parse."""
+        sp = self.span(node)
+        if sp is None:
+            return None
+        return self.replace_span(
+            sp, node.lineno, node.end_lineno or node.lineno,  # type: ignore[attr-defined]
+            replacement, template, why, literals=literals, risk=risk,
+        )  # fmt: skip
+
+    def replace_span(
+        self,
+        sp: tuple[int, int],
+        start: int,
+        end: int,
+        replacement: str,
+        template: str,
+        why: str,
+        *,
+        literals: tuple[str, ...] = (),
+        risk: str = "low",
+    ) -> Edit | None:
+        a, b = sp
+        if self.text[a:b] == replacement:
+            return None
+        new = self.text[:a] + replacement + self.text[b:]
+        if not parses(new):
+            return None
+        return Edit(self.path, start, end, new, template, why, literals, risk)
+
+    def replace_lines(
+        self,
+        start: int,
+        end: int,
+        new_lines: str,
+        template: str,
+        why: str,
+        *,
+        literals: tuple[str, ...] = (),
+        risk: str = "low",
+    ) -> Edit | None:
+        """Replace whole lines ``start``..``end`` (``end = start - 1`` inserts before ``start``)."""
+        if new_lines and not new_lines.endswith("\n"):
+            new_lines += "\n"
+        new = "".join(self.lines[: start - 1]) + new_lines + "".join(self.lines[end:])
+        if new == self.text or not parses(new):
+            return None
+        return Edit(self.path, start, max(start, end), new, template, why, literals, risk)
+
+    # -- queries ------------------------------------------------------------
+    def nodes_in(self, lo: int, hi: int) -> list[ast.AST]:
+        """Nodes whose lines lie inside ``lo``..``hi``, in source order."""
+        if self.tree is None:
+            return []
+        out = []
+        for node in ast.walk(self.tree):
+            a = getattr(node, "lineno", None)
+            if a is None:
+                continue
+            b = getattr(node, "end_lineno", a) or a
+            if lo <= a and b <= hi:
+                out.append(node)
+        out.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+        return out
+
+    def statements_touching(self, lo: int, hi: int) -> list[ast.stmt]:
+        """Innermost simple statements (and compound headers) that overlap ``lo``..``hi``."""
+        if self.tree is None:
+            return []
+        out: list[ast.stmt] = []
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.stmt):
+                continue
+            a, b = node.lineno, node.end_lineno or node.lineno
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            if b < lo or a > hi:
+                continue
+            out.append(node)
+        out.sort(key=lambda n: (n.lineno, n.col_offset))
+        return out
+
+    def enclosing(self, node: ast.AST, kinds: tuple[type, ...]) -> ast.AST | None:
+        cur = self.parents.get(node)
+        while cur is not None and not isinstance(cur, kinds):
+            cur = self.parents.get(cur)
+        return cur
+
+    def in_loop(self, node: ast.AST) -> bool:
+        cur = self.parents.get(node)
+        while cur is not None:
+            if isinstance(cur, ast.For | ast.While | ast.AsyncFor):
+                return True
+            if isinstance(cur, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                return False
+            cur = self.parents.get(cur)
+        return False

@@ -1,0 +1,272 @@
+"""Parallel, staged validation of ranked candidates in sandbox forks.
+
+Validation is embarrassingly parallel, so candidates run through agentrt's
+scatter-gather with a concurrency limit sized to the cores: each worker
+forks a fresh copy of the *pristine* tree (a copy no test ever ran in),
+applies one candidate and runs its stages, cheapest and most telling first:
+
+1. ``failing``: the failing tests must now run and pass (a run that cannot
+   even collect the tests has *not* passed: :func:`classify_run`);
+2. ``module``: every test of the changed module's test files that passed
+   before still passes;
+3. ``suite``: every test of the whole test folder that passed before still
+   passes (its baseline is taken once, on a pristine fork, on first need).
+
+The first candidate to pass every stage stops the search unless it is a
+high overfitting risk (then the search goes on for a lower-risk one while
+the budget lasts); leaving the scatter cancels the candidates in flight, and
+each one's fork is closed — processes killed, directory removed — before the
+cancellation finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from agentrt.clock import Clock
+from agentrt.graph import scatter
+from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.testrun import parse_outcomes, parse_test_command, regressions
+from fixbugs.testverdict import classify_run
+
+__all__ = [
+    "CandidateOutcome",
+    "Stage",
+    "ValidationRun",
+    "default_limit",
+    "validate_parallel",
+]
+
+Status = Literal["validated", "rejected", "did_not_apply", "skipped", "cancelled"]
+
+
+class _Sandbox(Protocol):
+    def apply_patch(self, diff: str) -> Any: ...
+    def close(self) -> None: ...
+
+
+Runner = Callable[[Any, str, str, float], Awaitable[Any]]  # (sandbox, cmd, what, timeout) -> result
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One gate: ``command`` run in the candidate's fork.
+
+    With ``baseline is None`` the command's named tests must run and pass;
+    otherwise no test that passed in ``baseline`` may fail (``baseline`` may
+    be a coroutine factory, run once on a pristine fork at first need).
+    """
+
+    name: str
+    command: str
+    baseline: Mapping[str, str] | None = None
+    lazy_baseline: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateOutcome:
+    id: int
+    status: Status
+    stage: str | None  # the stage that rejected it (None when validated or never run)
+    detail: str
+    seconds: float
+    finished_at: float  # seconds since validation started
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "stage": self.stage,
+            "detail": self.detail,
+            "seconds": round(self.seconds, 3),
+            "finished_at_s": round(self.finished_at, 3),
+        }
+
+
+@dataclass
+class ValidationRun:
+    outcomes: dict[int, CandidateOutcome] = field(default_factory=dict)
+    validated: list[RepairCandidate] = field(default_factory=list)
+    first_validated_s: float | None = None
+    wall_s: float = 0.0
+    budget_spent: bool = False
+
+    def rejected_by_stage(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for o in self.outcomes.values():
+            if o.status == "rejected" and o.stage:
+                out[o.stage] = out.get(o.stage, 0) + 1
+            elif o.status == "did_not_apply":
+                out["apply"] = out.get("apply", 0) + 1
+        return out
+
+
+def default_limit() -> int:
+    """One candidate per core: each validation is one test process at a time."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+async def _fork(make_fork: Callable[[], _Sandbox]) -> _Sandbox:
+    """Fork in a thread; if cancelled meanwhile, wait for the copy and delete it."""
+    task = asyncio.ensure_future(asyncio.to_thread(make_fork))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        while not task.done():
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                continue
+            except Exception:
+                break
+        if task.done() and not task.cancelled() and task.exception() is None:
+            task.result().close()
+        raise
+
+
+async def _close(sb: _Sandbox) -> None:
+    """Close in a thread, but finish closing even if cancelled while doing it."""
+    task = asyncio.ensure_future(asyncio.to_thread(sb.close))
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+class _Baselines:
+    """Lazily computed baselines, one per stage, shared by every candidate."""
+
+    def __init__(self, make_fork: Callable[[], _Sandbox], run: Runner, timeout_s: float) -> None:
+        self._make_fork = make_fork
+        self._run = run
+        self._timeout = timeout_s
+        self._lock = asyncio.Lock()
+        self._done: dict[str, Mapping[str, str]] = {}
+
+    async def get(self, stage: Stage) -> Mapping[str, str]:
+        if stage.baseline is not None and not stage.lazy_baseline:
+            return stage.baseline
+        async with self._lock:
+            if stage.command not in self._done:
+                sb = await _fork(self._make_fork)
+                try:
+                    res = await self._run(
+                        sb, stage.command, f"{stage.name} baseline", self._timeout
+                    )
+                    self._done[stage.command] = dict(parse_outcomes(res.stdout + "\n" + res.stderr))
+                finally:
+                    await _close(sb)
+            return self._done[stage.command]
+
+
+async def _stage_verdict(stage: Stage, res: Any, baseline: Mapping[str, str] | None) -> str | None:
+    out = res.stdout + "\n" + res.stderr
+    if baseline is None:
+        runner = parse_test_command(stage.command).runner
+        v = classify_run(runner, res.returncode, out, timed_out=bool(res.timed_out))
+        if v.status == "passed":
+            return None
+        return v.reason if v.status == "could_not_run" else f"still fails: {v.reason}"
+    if res.timed_out:
+        return "timed out"
+    if not baseline:
+        return None  # the stage named no tests before the change: nothing to keep green
+    broken = regressions(baseline, out)
+    if broken:
+        return f"breaks {len(broken)} previously passing test(s), e.g. {broken[0]}"
+    return None
+
+
+async def validate_parallel(
+    candidates: Sequence[RepairCandidate],
+    *,
+    make_fork: Callable[[], _Sandbox],
+    run: Runner,
+    stages: Sequence[Stage] | Callable[[RepairCandidate], Sequence[Stage]],
+    clock: Clock,
+    budget_s: float,
+    limit: int | None = None,
+    test_timeout_s: float = 120.0,
+    alternatives: int = 0,
+    on_outcome: Callable[[RepairCandidate, CandidateOutcome], None] | None = None,
+) -> ValidationRun:
+    """Validate ``candidates`` (best first) concurrently; stop at the first low-risk pass.
+
+    ``alternatives`` more validated fixes are collected while the budget
+    lasts. ``limit=1`` is the sequential baseline the benchmark compares with.
+    """
+    started = clock.now()
+    deadline = started + budget_s
+    run_state = ValidationRun()
+    baselines = _Baselines(make_fork, run, test_timeout_s)
+
+    def record(
+        c: RepairCandidate, status: Status, stage: str | None, detail: str, t0: float
+    ) -> CandidateOutcome:
+        now = clock.now()
+        o = CandidateOutcome(c.id, status, stage, detail, now - t0, now - started)
+        run_state.outcomes[c.id] = o
+        if on_outcome is not None:
+            on_outcome(c, o)
+        return o
+
+    async def check(c: RepairCandidate) -> CandidateOutcome:
+        t0 = clock.now()
+        if t0 >= deadline:
+            run_state.budget_spent = True
+            return record(c, "skipped", None, "repair budget spent", t0)
+        sb = await _fork(make_fork)
+        try:
+            applied = await asyncio.to_thread(sb.apply_patch, c.diff)
+            if not applied.applied:
+                return record(c, "did_not_apply", "apply", applied.message[:200], t0)
+            for stage in stages(c) if callable(stages) else stages:
+                remaining = deadline - clock.now()
+                if remaining <= 0:
+                    run_state.budget_spent = True
+                    return record(c, "skipped", stage.name, "repair budget spent", t0)
+                base = None
+                if stage.baseline is not None or stage.lazy_baseline:
+                    base = await baselines.get(stage)
+                res = await run(sb, stage.command, f"{stage.name} tests on candidate {c.id}",
+                                min(test_timeout_s, max(1.0, remaining)))  # fmt: skip
+                why = await _stage_verdict(stage, res, base)
+                if why is not None:
+                    return record(c, "rejected", stage.name, why, t0)
+            return record(c, "validated", None, "every stage passed", t0)
+        except asyncio.CancelledError:
+            record(c, "cancelled", None, "cancelled: another candidate validated", t0)
+            raise
+        finally:
+            await _close(sb)
+
+    low_risk_found = 0
+    async with scatter(check, list(candidates), limit=limit or default_limit()) as results:
+        async for o in results:
+            if o.error is not None:
+                raise o.error
+            outcome = o.value
+            assert outcome is not None
+            if outcome.status != "validated":
+                continue
+            cand = o.item
+            run_state.validated.append(cand)
+            if run_state.first_validated_s is None:
+                run_state.first_validated_s = outcome.finished_at
+            if cand.overfit_risk != "high":
+                low_risk_found += 1
+                if low_risk_found > alternatives:
+                    break
+    run_state.wall_s = clock.now() - started
+    return run_state

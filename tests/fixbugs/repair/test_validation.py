@@ -1,0 +1,254 @@
+"""Parallel staged validation: stage order, early stop, honesty, and clean cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from agentrt.clock import FakeClock
+from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.repair.validation import Stage, validate_parallel
+from fixbugs.sandbox import Sandbox
+
+PASS = (
+    "tests/test_m.py::test_a PASSED\ntests/test_m.py::test_b PASSED\n"
+    "==== 2 passed in 0.01 seconds ====\n"
+)
+FAIL = (
+    "tests/test_m.py::test_a FAILED\ntests/test_m.py::test_b PASSED\n"
+    "==== 1 failed, 1 passed in 0.01 seconds ====\n"
+)
+COLLECT = (
+    "==== ERRORS ====\n_ ERROR collecting tests/test_m.py _\nE   SyntaxError\n"
+    "!!!! Interrupted: 1 errors during collection !!!!\n==== 1 error in 0.05 seconds ====\n"
+)
+
+
+def cand(i: int, diff: str, risk: str = "low") -> RepairCandidate:
+    return RepairCandidate(
+        i,
+        "m.py",
+        diff,
+        "",
+        "operator",
+        f"cand {i}",
+        1,
+        1,
+        1.0,
+        0.5,
+        1.0,
+        2,
+        risk,  # type: ignore[arg-type]
+    )
+
+
+@dataclass
+class Res:
+    returncode: int
+    stdout: str
+    stderr: str = ""
+    timed_out: bool = False
+
+
+@dataclass
+class FakeBox:
+    """A sandbox stand-in: records its patch; ``closed`` tells the test it was cleaned up."""
+
+    registry: list[FakeBox]
+    diff: str = ""
+    closed: bool = False
+    ran: list[str] = field(default_factory=list)
+
+    def apply_patch(self, diff: str):
+        self.diff = diff
+
+        class R:
+            applied = diff != "bad"
+            message = "does not apply"
+
+        return R()
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def harness(behaviour):
+    boxes: list[FakeBox] = []
+
+    def make_fork() -> FakeBox:
+        b = FakeBox(boxes)
+        boxes.append(b)
+        return b
+
+    async def run(sb: FakeBox, cmd: str, what: str, timeout_s: float) -> Res:
+        sb.ran.append(cmd)
+        await asyncio.sleep(0)
+        return behaviour(sb.diff, cmd)
+
+    return boxes, make_fork, run
+
+
+STAGES = [
+    Stage("failing", "python -m pytest tests/test_m.py::test_a"),
+    Stage("suite", "python -m pytest -v tests", None, lazy_baseline=True),
+]
+
+
+def behaviour(diff: str, cmd: str) -> Res:
+    if diff == "":  # the baseline run on a pristine fork
+        return Res(1, FAIL)
+    if diff == "fix":
+        return Res(0, PASS)
+    if diff == "breaks-suite":
+        return (
+            Res(0, PASS)
+            if "::" in cmd
+            else Res(1, "tests/test_m.py::test_b FAILED\n==== 1 failed in 0.1 seconds ====\n")
+        )
+    if diff == "no-collect":
+        return Res(2, COLLECT)
+    return Res(1, FAIL)
+
+
+async def test_stages_in_order_and_each_rejection_recorded():
+    boxes, make_fork, run = harness(behaviour)
+    cands = [
+        cand(0, "nofix"),
+        cand(1, "bad"),
+        cand(2, "no-collect"),
+        cand(3, "breaks-suite"),
+        cand(4, "fix"),
+    ]
+    out = await validate_parallel(
+        cands, make_fork=make_fork, run=run, stages=STAGES, clock=FakeClock(), budget_s=100, limit=1
+    )
+    assert [c.id for c in out.validated] == [4]
+    assert out.outcomes[0].stage == "failing"
+    assert out.outcomes[1].status == "did_not_apply"
+    # a candidate after which the tests cannot even be collected has not passed
+    assert out.outcomes[2].status == "rejected" and out.outcomes[2].stage == "failing"
+    assert out.outcomes[3].stage == "suite"
+    assert out.rejected_by_stage() == {"failing": 2, "apply": 1, "suite": 1}
+    assert all(b.closed for b in boxes)
+
+
+async def test_first_low_risk_pass_cancels_the_rest_and_closes_every_fork():
+    gate = asyncio.Event()
+
+    def slow(diff: str, cmd: str) -> Res:
+        return behaviour(diff, cmd)
+
+    boxes, make_fork, run0 = harness(slow)
+
+    async def run(sb, cmd, what, timeout_s):
+        if sb.diff == "nofix":
+            await gate.wait()  # never set: only cancellation ends these
+        return await run0(sb, cmd, what, timeout_s)
+
+    cands = [cand(0, "nofix"), cand(1, "fix"), cand(2, "nofix"), cand(3, "nofix")]
+    out = await validate_parallel(
+        cands,
+        make_fork=make_fork,
+        run=run,
+        stages=STAGES[:1],
+        clock=FakeClock(),
+        budget_s=100,
+        limit=2,
+    )
+    assert [c.id for c in out.validated] == [1]
+    assert out.outcomes[0].status == "cancelled"
+    assert all(b.closed for b in boxes)
+    assert 3 not in out.outcomes or out.outcomes[3].status != "validated"
+
+
+async def test_high_risk_pass_keeps_searching_for_a_lower_risk_fix():
+    _boxes, make_fork, run = harness(behaviour)
+    cands = [cand(0, "fix", risk="high"), cand(1, "nofix"), cand(2, "fix")]
+    # "fix" twice: distinct objects, same behaviour
+    out = await validate_parallel(
+        cands,
+        make_fork=make_fork,
+        run=run,
+        stages=STAGES[:1],
+        clock=FakeClock(),
+        budget_s=100,
+        limit=1,
+    )
+    assert [c.id for c in out.validated] == [0, 2]
+
+
+async def test_budget_spent_skips_the_rest():
+    clock = FakeClock()
+    _boxes, make_fork, run0 = harness(behaviour)
+
+    async def run(sb, cmd, what, timeout_s):
+        clock.advance(60)
+        return await run0(sb, cmd, what, timeout_s)
+
+    cands = [cand(i, "nofix") for i in range(4)]
+    out = await validate_parallel(
+        cands, make_fork=make_fork, run=run, stages=STAGES[:1], clock=clock, budget_s=100, limit=1
+    )
+    assert out.budget_spent
+    assert [o.status for o in out.outcomes.values()].count("skipped") == 2
+
+
+def _marker_processes(marker: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+async def test_cancelling_the_repair_stage_leaves_no_sandbox_and_no_process(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "m.py").write_text("x = 1\n")
+    base = tmp_path / "sandboxes"
+    base.mkdir()
+    pristine = Sandbox.create(repo, base_dir=base)
+    marker = f"fixbugs-cancel-{secrets.token_hex(6)}"
+    py = sys.executable
+    started = asyncio.Event()
+
+    async def run(sb, cmd, what, timeout_s):
+        started.set()
+        return await sb.run([py, "-c", "import time; time.sleep(120)", marker], timeout_s=timeout_s)
+
+    diff = "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    cands = [cand(i, diff) for i in range(4)]
+    task = asyncio.create_task(
+        validate_parallel(
+            cands,
+            make_fork=pristine.fork,
+            run=run,
+            stages=STAGES[:1],
+            clock=FakeClock(),
+            budget_s=1000,
+            limit=2,
+        )
+    )
+    await started.wait()
+    # wait (bounded) for the test commands to exist, so the cancel really has something to kill
+    for _ in range(200):
+        if _marker_processes(marker):
+            break
+        await asyncio.sleep(0.05)
+    assert _marker_processes(marker), "the candidate's test command never started"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    pristine.close()
+    assert _marker_processes(marker) == []
+    assert os.listdir(base) == []
