@@ -2,6 +2,12 @@
 
 Stages emit events into one sink; the CLI renders them live, the HTTP API
 streams them as server-sent events, and the report keeps them as a timeline.
+
+Internal stages report in whole events. The root-cause judgment is the one
+thing a person reads word by word, so it streams: ``judgment`` events carry
+the model's text pieces as they arrive (``data["delta"]``) and a last one
+with ``data["done"]``; :class:`JudgmentPrinter` turns them into terminal
+output without a line per piece.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["EventKind", "EventSink", "ProgressEvent", "collecting_sink"]
+__all__ = ["EventKind", "EventSink", "JudgmentPrinter", "ProgressEvent", "collecting_sink"]
 
 EventKind = Literal[
     "run_started",
@@ -21,6 +27,7 @@ EventKind = Literal[
     "evidence",
     "reproduction",
     "root_cause",
+    "judgment",  # a piece of the streamed root-cause explanation
     "candidate",
     "validated",
     "note",
@@ -47,3 +54,35 @@ def collecting_sink() -> tuple[EventSink, list[ProgressEvent]]:
     """A sink that keeps every event in a list (tests, reports)."""
     events: list[ProgressEvent] = []
     return events.append, events
+
+
+class JudgmentPrinter:
+    """What a terminal should write for a streamed judgment (sans-IO).
+
+    ``feed`` returns the text to write for one event, or None when the event
+    is not part of a judgment: the first piece opens a line with ``lead``,
+    later pieces continue it, ``done`` closes it. Any other event arriving
+    while a judgment is open closes the line first (``close``).
+    """
+
+    def __init__(self, lead: str = "") -> None:
+        self.lead = lead
+        self.open = False
+
+    def feed(self, ev: ProgressEvent) -> str | None:
+        if ev.kind != "judgment":
+            return None
+        if ev.data.get("done"):
+            return self.close() or ""
+        delta = str(ev.data.get("delta", ""))
+        if not self.open:
+            self.open = True
+            return self.lead + delta.lstrip()
+        return delta
+
+    def close(self) -> str | None:
+        """A newline if a judgment line is open (and now closed), else None."""
+        if not self.open:
+            return None
+        self.open = False
+        return "\n"

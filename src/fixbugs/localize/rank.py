@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.traceback import is_test_path
@@ -45,6 +45,8 @@ class RankedFile:
     score: float
     reasons: tuple[str, ...]
     lines: tuple[tuple[int, int], ...] = ()
+    # every piece of evidence about this file, for line-level regions (fixbugs.localize.regions)
+    evidence: tuple[Evidence, ...] = field(default=(), compare=False, repr=False)
 
 
 def rank_files(
@@ -56,11 +58,13 @@ def rank_files(
 ) -> list[RankedFile]:
     """Files by descending score; ties broken by path for a stable order."""
     best: dict[str, dict[str, Evidence]] = defaultdict(dict)
+    every: dict[str, list[Evidence]] = defaultdict(list)
     lines: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for ev in evidence:
         if not include_tests and is_test_path(ev.path):
             continue
         kinds = best[ev.path]
+        every[ev.path].append(ev)
         if ev.kind not in kinds or ev.strength > kinds[ev.kind].strength:
             kinds[ev.kind] = ev
         if ev.kind in ("traceback", "sbfl"):
@@ -75,7 +79,11 @@ def rank_files(
         advisory = sum(weights.get(k, 0.0) * e.strength for k, e in kinds.items() if k in _ADVISORY)
         contrib = sorted(kinds.values(), key=lambda e: -weights.get(e.kind, 0.0) * e.strength)
         reasons = tuple(e.reason for e in contrib if weights.get(e.kind, 0.0) * e.strength > 0)
-        ranked.append(RankedFile(path, round(static + advisory, 4), reasons, _merge(lines[path])))
+        ranked.append(
+            RankedFile(
+                path, round(static + advisory, 4), reasons, _merge(lines[path]), tuple(every[path])
+            )
+        )
     ranked.sort(key=lambda r: (-r.score, r.path))
     return ranked[:limit] if limit is not None else ranked
 

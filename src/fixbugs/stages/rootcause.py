@@ -1,127 +1,209 @@
-"""The root-cause stage: one judgment call over the gathered evidence.
+"""The root-cause stage: a region chosen from the evidence, explained as it streams.
 
-The large model (the judge role) reads the bug, the reduced log evidence,
-trace findings and excerpts of the top-ranked files, and names a file, a
-line range and an explanation. Its answer is checked against what exists:
-a file outside the top candidates or lines outside the file are not
-accepted. Spectrum-based fault localization, where tests exist, is the
-fallback and the tie-breaker, so a weak judge cannot lead the fix astray.
+The root cause is never a place nothing points at. The candidates are the
+*suspicious regions* (:mod:`fixbugs.localize.regions`): a function and a
+few lines in a top-ranked file, each with the evidence behind it
+(traceback frames, SBFL, quoted code, literals, the failing assertion's
+values and calls). Without a model, the best region stands with an
+explanation built from that evidence.
+
+With a model, the judge reads the bug and the numbered regions with their
+code and answers in plain text: the region's id, then why. The answer
+streams to the person as it is written (``judgment`` events; the CLI prints
+them as they come, the service forwards them over SSE), and is checked
+once complete: an answer that names no listed region, or whose explanation
+does not talk about the code shown (no identifier of the region in it, too
+short, "The file "), is discarded with a note, and the evidence's own
+explanation stands.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Literal
 
-from agentrt.errors import ProviderError
+from agentrt.errors import AgentrtError
 from agentrt.llm import ChatRequest
+from agentrt.llm.types import Completed, TextDelta
 from fixbugs.context import RootCause, RunContext
+from fixbugs.localize.assertions import assertion_values
+from fixbugs.localize.locate import bug_summary
+from fixbugs.localize.regions import Region, suspicious_regions
+from fixbugs.localize.signals import tokenize_code
 
-__all__ = ["ROOT_CAUSE_SCHEMA", "root_cause"]
+__all__ = [
+    "JUDGE_SYSTEM",
+    "check_judgment",
+    "evidence_explanation",
+    "region_prompt",
+    "root_cause",
+    "run_regions",
+]
 
-ROOT_CAUSE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "file": {"type": "string"},
-        "start_line": {"type": "integer"},
-        "end_line": {"type": "integer"},
-        "explanation": {"type": "string"},
-    },
-    "required": ["file", "start_line", "end_line", "explanation"],
-}
 JUDGE_SYSTEM = (
     "You are a senior engineer finding the root cause of a bug. Use only the evidence "
-    "given. Name the file and the line range at fault and explain why in one sentence."
+    "and code given. Choose one of the listed regions and explain, in terms of that code, "
+    "why it causes the bug."
 )
-TOP_FILES = 3
+TOP_REGIONS = 5
+EXCERPT_LINES = 18
+_REGION_ID = re.compile(r"\bR\s*(\d{1,2})\b")
+_MIN_WORDS = 6
 
 
-def _candidate_ranges(ctx: RunContext, path: str, n_lines: int) -> list[tuple[int, int]]:
-    ranges = [(a, b) for a, b, _ in ctx.suspicious.get(path, [])]
-    ranked = next((r for r in ctx.ranked if r.path == path), None)
-    if ranked is not None:
-        ranges += [(a, b) for a, b in ranked.lines if (a, b) not in ranges]
-    return [(max(1, a), min(n_lines, b)) for a, b in ranges if a <= n_lines] or [
-        (1, min(n_lines, 40))
-    ]
-
-
-def _excerpt(text: str, ranges: list[tuple[int, int]], context: int = 3) -> str:
-    lines = text.splitlines()
-    keep: set[int] = set()
-    for a, b in ranges[:3]:
-        keep.update(range(max(1, a - context), min(len(lines), b + context) + 1))
-    out, prev = [], 0
-    for n in sorted(keep):
-        if prev and n != prev + 1:
-            out.append("      ...")
-        out.append(f"{n:5d} | {lines[n - 1]}")
-        prev = n
-    return "\n".join(out)
-
-
-def _fallback(ctx: RunContext) -> RootCause | None:
-    if not ctx.ranked:
-        return None
-    top = ctx.ranked[0]
-    text = ctx.files()[top.path]
-    a, b = _candidate_ranges(ctx, top.path, len(text.splitlines()))[0]
-    origin: Literal["sbfl", "static"] = "sbfl" if ctx.suspicious.get(top.path) else "static"
-    why = "; ".join(top.reasons[:3])
-    return RootCause(
-        top.path,
-        a,
-        b,
-        f"most suspicious region of the top-ranked file ({why})",
-        origin,
-        tuple(top.reasons),
+def run_regions(ctx: RunContext) -> list[Region]:
+    """The run's top suspicious regions, from its ranking, SBFL and report."""
+    test_ids = list(ctx.failure.failing_tests) if ctx.failure else []
+    if ctx.inputs.test_command:
+        test_ids += [t for t in ctx.inputs.test_command.split() if "::" in t]
+    return suspicious_regions(
+        ctx.files(),
+        ctx.ranked,
+        report=ctx.inputs.report.text,
+        suspicious=ctx.suspicious,
+        test_ids=test_ids,
+        limit=TOP_REGIONS,
     )
 
 
-async def root_cause(ctx: RunContext) -> RootCause | None:
-    fallback = _fallback(ctx)
-    if fallback is None or ctx.models is None or not ctx.options.use_model:
-        return fallback
-    files = [r.path for r in ctx.ranked[:TOP_FILES]]
-    texts = {p: ctx.files()[p] for p in files}
-    parts = [f"Bug report: {ctx.inputs.report.title}"]
-    if ctx.failure is not None and ctx.failure.exception_type:
-        parts.append(
-            f"Failure: {ctx.failure.exception_type}: {ctx.failure.exception_message or ''}"
-        )
+def evidence_explanation(region: Region, ctx: RunContext) -> str:
+    """An explanation that says only what the evidence says."""
+    where = f"{region.function}()" if region.function else "module-level code"
+    out = f"{where} in {region.path} (lines {region.start}-{region.end}): "
+    out += "; ".join(region.reasons[:3]) + "."
+    failure = ctx.failure
+    if failure is not None and failure.exception_type:
+        msg = f": {failure.exception_message}" if failure.exception_message else ""
+        out += f" The failure is {failure.exception_type}{msg}."
+    values = assertion_values(ctx.inputs.report.text)
+    if values:
+        a = values[0]
+        out += f" The failing assertion got {a.actual} where {a.expected} was expected."
+    return out[:600]
+
+
+def _excerpt(text: str, region: Region, context: int = 2) -> str:
+    lines = text.splitlines()
+    a = max(1, region.start - context)
+    b = min(len(lines), region.end + context, a + EXCERPT_LINES - 1)
+    return "\n".join(f"{n:5d} | {lines[n - 1]}" for n in range(a, b + 1))
+
+
+def region_prompt(ctx: RunContext, regions: Sequence[Region]) -> str:
+    """The judge's prompt: the bug, its evidence, and the numbered regions with code."""
+    report = ctx.inputs.report
+    parts = [f"Bug report: {report.title}"]
+    if ctx.failure is not None:
+        summary = bug_summary(report.title + "\n" + report.body, ctx.failure)
+        parts.append("\n".join(summary.splitlines()[1:]) or "")
+    values = assertion_values(report.text)
+    if values:
+        parts.append(f"Failing assertion: got {values[0].actual}, expected {values[0].expected}")
     if ctx.log_digest:
         parts.append("Log evidence (time order):\n" + "\n".join(ctx.log_digest.splitlines()[:15]))
     traces = [e.text for e in ctx.evidence if e.source == "trace"][:5]
     if traces:
         parts.append("Trace evidence:\n" + "\n".join(traces))
-    for p in files:
-        ranges = _candidate_ranges(ctx, p, len(texts[p].splitlines()))
-        parts.append(f"File {p}:\n{_excerpt(texts[p], ranges)}")
-    parts.append("Which file and lines cause the bug, and why?")
+    files = ctx.files()
+    for i, r in enumerate(regions, 1):
+        where = f"function {r.function}" if r.function else "module-level code"
+        parts.append(
+            f"R{i}: {r.path}, {where}, lines {r.start}-{r.end} — evidence: "
+            + "; ".join(r.reasons[:3])
+            + "\n"
+            + _excerpt(files[r.path], r)
+        )
+    parts.append(
+        "Which region holds the root cause? Answer in plain text. First line: the region id "
+        "only (for example R1). Then one to three sentences on what in that code causes the "
+        "bug, naming the variables, calls or conditions involved."
+    )
+    return "\n\n".join(p for p in parts if p)
+
+
+def check_judgment(
+    answer: str, regions: Sequence[Region], files: dict[str, str]
+) -> tuple[Region | None, str, str | None]:
+    """(region, explanation, why rejected): the answer's region must be listed and its
+    explanation must talk about that region's code."""
+    text = answer.strip()
+    m = _REGION_ID.search(text[:120])
+    if m is None or not 1 <= int(m.group(1)) <= len(regions):
+        head = " ".join(text.split())[:60]
+        return None, "", f"the judgment named no listed evidence region (it began {head!r})"
+    region = regions[int(m.group(1)) - 1]
+    explanation = " ".join(text[m.end() :].lstrip(" :.-—)]\n").split())[:400]
+    code = "\n".join(files[region.path].splitlines()[region.start - 1 : region.end])
+    code_words = {w for w in tokenize_code(code) if len(w) >= 3}
+    said = set(tokenize_code(explanation))
+    if len(explanation.split()) < _MIN_WORDS or not code_words & said:
+        shown = explanation[:60] or "nothing"
+        return (
+            None,
+            "",
+            f"the judgment's explanation does not describe the code of R{m.group(1)} ({shown!r})",
+        )
+    return region, explanation, None
+
+
+def _origin(ctx: RunContext, region: Region) -> Literal["sbfl", "static"]:
+    return "sbfl" if ctx.suspicious.get(region.path) else "static"
+
+
+async def _stream_judgment(ctx: RunContext, req: ChatRequest) -> str:
+    """Run the judge as a stream; every piece goes to the person as it arrives."""
+    assert ctx.models is not None
+    pieces: list[str] = []
+    try:
+        async for ev in ctx.models.judge.stream(req):
+            if isinstance(ev, TextDelta) and ev.text:
+                pieces.append(ev.text)
+                ctx.emit("judgment", "root_cause", ev.text, delta=ev.text)
+            elif isinstance(ev, Completed) and not pieces:
+                pieces.append(ev.result.text)
+    finally:
+        if pieces:
+            ctx.emit("judgment", "root_cause", "", done=True)
+    return "".join(pieces)
+
+
+async def root_cause(ctx: RunContext) -> RootCause | None:
+    """The root cause: the best evidence region, or the judge's grounded choice among them."""
+    regions = run_regions(ctx)
+    ctx.regions = regions
+    if not regions:
+        return None
+    best = regions[0]
+    fallback = RootCause(
+        best.path,
+        best.start,
+        best.end,
+        evidence_explanation(best, ctx),
+        _origin(ctx, best),
+        best.reasons,
+        best.function,
+    )
+    if ctx.models is None or not ctx.options.use_model:
+        return fallback
     req = ChatRequest.of(
-        "\n\n".join(parts), system=JUDGE_SYSTEM, max_tokens=160, json_schema=ROOT_CAUSE_SCHEMA
+        region_prompt(ctx, regions), system=JUDGE_SYSTEM, max_tokens=200, stage="root_cause"
     )
     try:
-        res = await ctx.models.judge.complete(req)
-    except ProviderError as exc:
-        ctx.note("root_cause", f"judgment call failed ({exc}); using the top-ranked region")
+        answer = await _stream_judgment(ctx, req)
+    except AgentrtError as exc:
+        ctx.note("root_cause", f"judgment call failed ({exc}); the evidence's explanation stands")
         return fallback
-    ans = res.parsed or {}
-    path = str(ans.get("file", "")).removeprefix("./")
-    try:
-        a, b = int(ans["start_line"]), int(ans["end_line"])
-    except (KeyError, TypeError, ValueError):
-        a = b = 0
-    if path not in texts or not (1 <= a <= b <= len(texts[path].splitlines())) or b - a > 40:
-        ctx.note(
-            "root_cause",
-            "the judgment named no valid file and line range; using the top-ranked region",
-        )
+    region, explanation, rejected = check_judgment(answer, regions, ctx.files())
+    if region is None:
+        ctx.note("root_cause", f"{rejected}; discarded, the evidence's explanation stands")
         return fallback
     return RootCause(
-        path,
-        a,
-        b,
-        str(ans.get("explanation", ""))[:400],
+        region.path,
+        region.start,
+        region.end,
+        explanation,
         "model",
-        tuple(next(r.reasons for r in ctx.ranked if r.path == path)),
+        region.reasons,
+        region.function,
     )

@@ -1,0 +1,264 @@
+"""Suspicious regions: the files' evidence brought down to a function and a few lines.
+
+A file ranking says *where to look*; a root cause must say *which code*.
+Every signal that knows a line contributes a hit: traceback frames, quoted
+code lines, string literals the report shows, SBFL's suspicious ranges, the
+functions the failing assertion calls or a failing test is named for, literals that appear in the
+assertion's expected or actual values, and, as the weakest hint, the
+function whose words best match the report. Hits are grouped by their
+enclosing function (AST spans), and each group becomes one region: the
+whole function when it is short, else the lines around its hits. A region
+is scored by its file's rank score, scaled by how much of the file's line
+evidence it holds, so the best region of the best file comes first and
+every region carries the reasons behind it.
+
+Pure: a ``path → text`` mapping and the ranking in, regions out.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import warnings
+from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fixbugs.localize.assertions import assertion_values, called_names
+from fixbugs.localize.rank import DEFAULT_WEIGHTS, RankedFile
+from fixbugs.localize.sbfl import suspicious_ranges
+from fixbugs.localize.signals import tokenize_code
+
+__all__ = ["Region", "function_spans", "sbfl_ranges", "suspicious_regions"]
+
+LINE_KINDS = ("traceback", "quoted", "literal", "warning", "sbfl")
+MAX_REGION_LINES = 15  # a region wider than this is narrowed around its hits
+_STRING = re.compile(r"""'([^'\n]{3,})'|"([^"\n]{3,})\"""")
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A function (or module-level code) and a line range in one file, with reasons."""
+
+    path: str
+    function: str | None
+    start: int
+    end: int
+    score: float
+    reasons: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "function": self.function,
+            "lines": [self.start, self.end],
+            "score": round(self.score, 4),
+            "reasons": list(self.reasons),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    line: int
+    weight: float
+    reason: str
+
+
+def function_spans(text: str) -> list[tuple[str, int, int]]:
+    """(qualified name, first line, last line) of every function, decorators included."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return []
+    out: list[tuple[str, int, int]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    out.append((name, first, child.end_lineno or child.lineno))
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return out
+
+
+def _enclosing(spans: Sequence[tuple[str, int, int]], line: int) -> tuple[str, int, int] | None:
+    inside = [s for s in spans if s[1] <= line <= s[2]]
+    return min(inside, key=lambda s: s[2] - s[1]) if inside else None
+
+
+def _string_literals(text: str) -> list[tuple[str, int]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return []
+    return [
+        (n.value, n.lineno)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip()
+    ]
+
+
+def _assertion_text(report: str) -> str:
+    """Both sides of every failing comparison, as one text to search literals in."""
+    sides = [s for a in assertion_values(report) for s in (a.actual, a.expected)]
+    return "\n".join(sides)
+
+
+def _file_hits(
+    path: str,
+    text: str,
+    ranked: RankedFile,
+    spans: Sequence[tuple[str, int, int]],
+    *,
+    report: str,
+    suspicious: Sequence[tuple[int, int, float]],
+    called: Collection[str],
+    tested: Collection[str],
+    assertion_text: str,
+) -> list[_Hit]:
+    n_lines = len(text.splitlines())
+    hits: list[_Hit] = []
+    for ev in ranked.evidence:
+        if ev.kind not in LINE_KINDS:
+            continue
+        w = DEFAULT_WEIGHTS.get(ev.kind, 0.5) * ev.strength
+        for a, b in ev.lines:
+            for line in range(max(1, a), min(n_lines, b, a + 9) + 1):
+                hits.append(_Hit(line, w, ev.reason))
+    for a, b, score in suspicious:
+        for line in range(max(1, a), min(n_lines, b, a + 9) + 1):
+            hits.append(
+                _Hit(line, DEFAULT_WEIGHTS["sbfl"] * score, f"SBFL {score:.2f}, lines {a}-{b}")
+            )
+    for name, first, _ in spans:
+        simple = name.rsplit(".", 1)[-1]
+        if simple in called:
+            hits.append(_Hit(first, 1.5, f"the failing assertion calls {simple}"))
+        if simple in tested:
+            hits.append(_Hit(first, 1.0, f"a failing test is named for {simple}"))
+    if assertion_text:
+        for value, line in dict(_string_literals(text)).items():
+            v = value.strip()
+            if len(v) >= 3 and v in assertion_text:
+                # short literals ('git', 'open') are in many values by chance
+                w = 0.25 + 0.5 * min(1.0, len(v) / 15)
+                hits.append(_Hit(line, w, f"literal {v!r} appears in the failing assertion"))
+    if not hits and spans:
+        hits += _word_hits(text, spans, report)
+    return hits
+
+
+def _word_hits(text: str, spans: Sequence[tuple[str, int, int]], report: str) -> list[_Hit]:
+    """The function whose words best match the report (rare words count more)."""
+    lines = text.splitlines()
+    said = set(tokenize_code(report))
+    bags = [set(tokenize_code("\n".join(lines[a - 1 : b]))) for _, a, b in spans]
+    df: dict[str, int] = defaultdict(int)
+    for bag in bags:
+        for w in bag:
+            df[w] += 1
+    scores = [sum(math.log(1 + len(bags) / df[w]) for w in bag & said) for bag in bags]
+    if not scores or max(scores) <= 0:
+        return []
+    best = max(range(len(spans)), key=lambda i: scores[i])
+    name, first, _ = spans[best]
+    return [_Hit(first, 0.5, f"{name} shares the most words with the report")]
+
+
+def _tested_name(test_id: str) -> str:
+    """``tests/x.py::TestA::test_get_new_command[p0]`` → ``get_new_command``."""
+    name = test_id.split("::")[-1].split("[", 1)[0]
+    return name.removeprefix("test_") if name.startswith("test_") else ""
+
+
+def _lines_for(
+    group: Sequence[_Hit], span: tuple[str, int, int] | None, n_lines: int
+) -> tuple[int, int]:
+    lo_bound, hi_bound = (span[1], span[2]) if span else (1, n_lines)
+    if span and span[2] - span[1] + 1 <= MAX_REGION_LINES:
+        return span[1], span[2]
+    lines = [h.line for h in group]
+    lo, hi = max(lo_bound, min(lines) - 2), min(hi_bound, max(lines) + 2)
+    if hi - lo + 1 > MAX_REGION_LINES:
+        heavy = max(group, key=lambda h: (h.weight, -h.line)).line
+        lo, hi = max(lo_bound, heavy - 5), min(hi_bound, heavy + 5)
+    return lo, hi
+
+
+def sbfl_ranges(
+    line_scores: Mapping[str, Mapping[int, float]],
+) -> dict[str, list[tuple[int, int, float]]]:
+    """SBFL's per-line scores as (first, last, best score) ranges per file."""
+    return {
+        path: [
+            (a, b, max(scores.get(i, 0.0) for i in range(a, b + 1)))
+            for a, b in suspicious_ranges(dict(scores))
+        ]
+        for path, scores in line_scores.items()
+    }
+
+
+def suspicious_regions(
+    files: Mapping[str, str],
+    ranked: Sequence[RankedFile],
+    *,
+    report: str = "",
+    suspicious: Mapping[str, Sequence[tuple[int, int, float]]] | None = None,
+    test_ids: Sequence[str] = (),
+    top_files: int = 5,
+    per_file: int = 3,
+    limit: int = 5,
+) -> list[Region]:
+    """The ``limit`` most suspicious regions of the ``top_files`` best-ranked files."""
+    called = set(called_names(report))
+    tested = {_tested_name(t) for t in test_ids} - {""}
+    assertion_text = _assertion_text(report)
+    regions: list[Region] = []
+    for rf in ranked[:top_files]:
+        text = files.get(rf.path)
+        if text is None:
+            continue
+        n_lines = max(1, len(text.splitlines()))
+        spans = function_spans(text) if rf.path.endswith(".py") else []
+        hits = _file_hits(
+            rf.path,
+            text,
+            rf,
+            spans,
+            report=report,
+            suspicious=(suspicious or {}).get(rf.path, ()),
+            called=called,
+            tested=tested,
+            assertion_text=assertion_text,
+        )
+        if not hits:
+            end = min(n_lines, 40)
+            why = "no line-level evidence in this file; its first lines"
+            regions.append(Region(rf.path, None, 1, end, rf.score * 0.4, (*rf.reasons[:2], why)))
+            continue
+        groups: dict[tuple[str, int, int] | None, list[_Hit]] = defaultdict(list)
+        for h in hits:
+            groups[_enclosing(spans, h.line)].append(h)
+        weight = {k: sum(h.weight for h in g) for k, g in groups.items()}
+        top = max(weight.values())
+        best = sorted(groups, key=lambda k: -weight[k])[:per_file]
+        for key in best:
+            group = groups[key]
+            a, b = _lines_for(group, key, n_lines)
+            reasons = tuple(dict.fromkeys(h.reason for h in sorted(group, key=lambda h: -h.weight)))
+            score = rf.score * (0.4 + 0.6 * weight[key] / top)
+            regions.append(Region(rf.path, key[0] if key else None, a, b, score, reasons[:5]))
+    regions.sort(key=lambda r: (-r.score, r.path, r.start))
+    return regions[:limit]
