@@ -29,6 +29,10 @@ class RateGate(Protocol):
 
     async def settle(self, reservation: Reservation, charged_tokens: float) -> None: ...
 
+    async def cancel(self, reservation: Reservation) -> None:
+        """Give back a reservation whose request was never sent."""
+        ...
+
     async def observe(self, view: HeaderView, age_s: float) -> None:
         """The provider's remaining counts, as of ``age_s`` seconds ago."""
         ...
@@ -93,6 +97,9 @@ class LocalRateGate:
 
     async def settle(self, reservation: Reservation, charged_tokens: float) -> None:
         self.buckets.settle(self.clock.now(), reservation, charged_tokens)
+
+    async def cancel(self, reservation: Reservation) -> None:
+        self.buckets.cancel(self.clock.now(), reservation)
 
     async def observe(self, view: HeaderView, age_s: float) -> None:
         now = self.clock.now()

@@ -167,6 +167,14 @@ class RateBuckets:
             self.tokens.capacity, self.tokens.level + reservation.tokens - charged_tokens
         )
 
+    def cancel(self, now: float, reservation: Reservation) -> None:
+        """Give back a reservation whose request was never sent (its caller gave up)."""
+        self._refill(now)
+        if self.requests is not None:
+            self.requests.level = min(self.requests.capacity, self.requests.level + 1)
+        if self.tokens is not None:
+            self.tokens.level = min(self.tokens.capacity, self.tokens.level + reservation.tokens)
+
     def observe(self, now: float, view: HeaderView, *, as_of: float) -> None:
         """Never hold more than the provider said remained at ``as_of``, plus refill since."""
         self._refill(now)

@@ -74,6 +74,9 @@ if op == 'reserve' then
   end
 elseif op == 'settle' then
   if lv['t'] ~= nil then lv['t'] = math.min(caps['t'], lv['t'] + a - b) end
+elseif op == 'cancel' then
+  if lv['r'] ~= nil then lv['r'] = math.min(caps['r'], lv['r'] + 1) end
+  if lv['t'] ~= nil then lv['t'] = math.min(caps['t'], lv['t'] + a) end
 elseif op == 'observe' then
   local age = tonumber(ARGV[9])
   local seen = {r = a, t = b}
@@ -194,6 +197,9 @@ class RedisRateGate:
 
     async def settle(self, reservation: Reservation, charged_tokens: float) -> None:
         await self._run("settle", reservation.tokens, charged_tokens)
+
+    async def cancel(self, reservation: Reservation) -> None:
+        await self._run("cancel", reservation.tokens)
 
     async def observe(self, view: HeaderView, age_s: float) -> None:
         r = -1.0 if view.remaining_requests is None else view.remaining_requests

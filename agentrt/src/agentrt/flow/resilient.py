@@ -332,7 +332,7 @@ class ResilientModel:
         if ticket.reservation is not None and not ticket.settled and self.rate is not None:
             ticket.settled = True
             if not ticket.sent:
-                await _settle(self.rate.settle(ticket.reservation, 0.0))
+                await _settle(self.rate.cancel(ticket.reservation))
             # sent and cut off: the provider counted the request, keep the charge
 
     @contextlib.asynccontextmanager
