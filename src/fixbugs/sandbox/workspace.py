@@ -28,6 +28,7 @@ from fixbugs.errors import InputError
 from fixbugs.sandbox.containment import Mechanisms, View, probe
 from fixbugs.sandbox.interpreters import is_system_path
 from fixbugs.sandbox.limits import CommandResult, Limits
+from fixbugs.sandbox.mounts import mark_owner, mount_tmpfs, sweep_stale, unmount
 from fixbugs.sandbox.runner import run_contained, run_contained_sync
 from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
 
@@ -78,18 +79,6 @@ def _tree_bytes(root: Path) -> int:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(dirpath, name)).st_size + 4096
     return total
-
-
-def _mount_tmpfs(where: Path, size: int) -> None:
-    """A tmpfs of ``size`` bytes at ``where``: the copy cannot grow past it."""
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755,nosuid,nodev", "fixbugs-copy",
-         str(where)],
-        capture_output=True,
-        check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise RuntimeError(f"could not mount the copy's tmpfs: {_text(done)}")
 
 
 def _chown_tree(root: Path, uid: int) -> None:
@@ -195,9 +184,11 @@ class Sandbox:
             # without namespaces the sandbox uid reaches its copy through base
             os.chmod(base, 0o700 if mechanisms.namespaces else 0o711)
             if mechanisms.copy_tmpfs:
+                sweep_stale()
+                mark_owner(base)
                 size = _tree_bytes(src) + disk_mb * 1024 * 1024
                 sandbox.root.mkdir()
-                _mount_tmpfs(sandbox.root, size)
+                mount_tmpfs(sandbox.root, size)
                 sandbox._tmpfs = True
             shutil.copytree(src, sandbox.root, symlinks=True, ignore=_ignore, dirs_exist_ok=True)
             if sandbox._owns_baseline:
@@ -239,7 +230,7 @@ class Sandbox:
         if self.uid is not None:
             _kill_uid(self.uid)
         if self._tmpfs:
-            subprocess.run(["umount", "-l", str(self.root)], capture_output=True, check=False)
+            unmount(self.root)
             self._tmpfs = False
         shutil.rmtree(self.base, ignore_errors=True)
 
