@@ -15,16 +15,15 @@ stage's wall time, TTFT, output tokens, attempts and failures.
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from agentrt.clock import Clock, SystemClock
 from agentrt.config import load_settings
+from agentrt.flow import client_for_role, retry_budget
 from agentrt.graph import Graph, NodeContext
 from agentrt.graph.events import GraphEvent, NodeFinished, NodeStarted
-from agentrt.llm import client_for_role
 from agentrt.metrics import MetricsRecorder
 from fixbugs.context import AgentOptions, Models, RunContext
 from fixbugs.inputs import BugInputs, load_inputs
@@ -34,6 +33,9 @@ from fixbugs.localize.process import CommandRun
 from fixbugs.localize.rank import rank_files
 from fixbugs.localize.relevance import model_relevance
 from fixbugs.localize.sbfl import run_sbfl, sbfl_evidence, suspicious_ranges
+from fixbugs.localize.traceback import ParsedFailure
+from fixbugs.overlay import needs_shim, prepare_env, shim_dir
+from fixbugs.preflight import model_failures, preflight
 from fixbugs.progress import EventSink
 from fixbugs.report import RunReport, build_report
 from fixbugs.sandbox import Sandbox
@@ -43,8 +45,9 @@ from fixbugs.stages.reproduce import reproduce
 from fixbugs.stages.rootcause import root_cause
 from fixbugs.stages.validate import validate_candidates
 from fixbugs.testrun import parse_test_command, unittest_module
+from fixbugs.userenv import Interpreter, TestEnv, choose_interpreter, probe_env
 
-__all__ = ["STAGES", "apply_to_repo", "run_bug", "run_from_paths"]
+__all__ = ["STAGES", "apply_to_repo", "run_bug", "run_from_paths", "test_env_for", "user_test_env"]
 
 STAGES = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")
 
@@ -67,7 +70,9 @@ async def _relevance(ctx: RunContext, static: list[FileEvidence]) -> list[FileEv
         return []
     res = await model_relevance(
         ctx.models.map,
-        bug_summary(ctx.inputs.report.title + "\n" + ctx.inputs.report.body, ctx.failure),
+        bug_summary(
+            ctx.inputs.report.title + "\n" + ctx.inputs.report.body, ctx.failure or ParsedFailure()
+        ),
         candidates,
         files,
         budget_tokens=700,
@@ -94,7 +99,11 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
     test_files = [t for t in test_files if t in ctx.files()]
     if not test_files:
         return []
-    python = Path(_python(ctx))
+    env = ctx.options.python
+    if env is not None and not env.has_coverage:
+        ctx.note("reproduction", "SBFL skipped: coverage.py is not available for the tests' Python")
+        return []
+    python = env.python if env is not None else Path("python")
     fork = await asyncio.to_thread(ctx.sandbox.fork)
     try:
 
@@ -120,15 +129,6 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
     return sbfl_evidence(result)
 
 
-def _python(ctx: RunContext) -> str:
-    env = ctx.options.test_env or {}
-    for d in env.get("PATH", "").split(os.pathsep):
-        cand = Path(d) / "python"
-        if d and cand.exists():
-            return str(cand)
-    return sys.executable
-
-
 async def run_bug(
     inputs: BugInputs,
     *,
@@ -149,6 +149,14 @@ async def run_bug(
         sink=sink or (lambda _: None),
     )
     ctx.emit("run_started", "run", f"investigating: {inputs.report.title}")
+    if ctx.options.python is not None:
+        env = ctx.options.python
+        ctx.emit("note", "reproduction", f"tests run with {env.describe()}", **env.to_dict())
+        if env.pytest is None:
+            ctx.note(
+                "reproduction",
+                f"pytest is not installed in the project's environment ({env.python})",
+            )
     for n in inputs.notes:
         ctx.note("analysis", n)
     walls: dict[str, float] = {}
@@ -182,7 +190,7 @@ async def run_bug(
             )
 
     async def fix(_: NodeContext) -> None:
-        ctx.candidates = await propose_fixes(ctx, ctx.sandbox.root)
+        ctx.candidates = await propose_fixes(ctx, ctx.sandbox.baseline)  # pristine, never run in
         ctx.emit(
             "note",
             "fix",
@@ -207,7 +215,10 @@ async def run_bug(
         elif isinstance(ev, NodeFinished):
             ctx.emit("stage_finished", ev.node, f"{ev.node} finished ({ev.status})")
 
-    ctx.sandbox = await asyncio.to_thread(Sandbox.create, inputs.repo.root)
+    readonly = ctx.options.python.readonly_paths() if ctx.options.python else ()
+    ctx.sandbox = await asyncio.to_thread(
+        lambda: Sandbox.create(inputs.repo.root, readonly_paths=readonly)
+    )
     try:
         result = await g.run(clock=clock, recorder=recorder, on_event=on_event)
     finally:
@@ -216,13 +227,53 @@ async def run_bug(
         walls[t.node] = t.duration_s
     report = build_report(ctx, {s: walls.get(s, 0.0) for s in STAGES})
     report.data["critical_path"] = list(result.report.critical_path)
+    failures = model_failures(recorder.records)
+    report.data["degraded"] = failures.degraded
+    report.data["model_calls"] = {"failed": failures.failed, "total": failures.total}
+    if failures.degraded:
+        report.data["verdict_head"] = failures.line()
+    report.data["environment"] = ctx.options.python.to_dict() if ctx.options.python else None
+    rep = ctx.reproduction
+    report.data["reproduction"]["status"] = rep.status if rep else "none"
+    report.data["reproduction"]["output_tail"] = rep.output_tail if rep else ""
     ctx.emit("run_finished", "run", "done", validated=report.validated)
     return report
 
 
 def models_from_config(config: Path | None) -> Models:
     settings = load_settings(config)
-    return Models(map=client_for_role(settings, "map"), judge=client_for_role(settings, "judge"))
+    budget = retry_budget(settings)  # one retry budget for this run's clients
+    return Models(
+        map=client_for_role(settings, "map", budget=budget),
+        judge=client_for_role(settings, "judge", budget=budget),
+    )
+
+
+async def checked_models(config: Path | None) -> Models:
+    """Models for the run, after one preflight request per endpoint (exit 2 when one fails)."""
+    await preflight(load_settings(config), ("map", "judge"))
+    return models_from_config(config)
+
+
+def test_env_for(interp: Interpreter, *, notes: list[str] | None = None) -> TestEnv:
+    """Probe ``interp`` and complete it: coverage overlay where missing, ``python`` shim."""
+    env, extra = prepare_env(probe_env(interp))
+    if needs_shim(env.python):
+        env = replace(env, shim=shim_dir(env.python))
+    if notes is not None:
+        notes.extend(extra)
+    return env
+
+
+def user_test_env(
+    repo: Path,
+    python: Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    notes: list[str] | None = None,
+) -> TestEnv:
+    """The user's test environment (see :mod:`fixbugs.userenv`), ready for the sandbox."""
+    return test_env_for(choose_interpreter(repo, python=python, environ=environ), notes=notes)
 
 
 async def run_from_paths(
@@ -236,26 +287,38 @@ async def run_from_paths(
     config: Path | None = None,
     use_model: bool = True,
     python: Path | None = None,
+    repair_budget_s: float | None = None,
+    repair_candidates: int | None = None,
     on_event: EventSink | None = None,
 ) -> RunReport:
     """The CLI's entry: validate inputs, build models from config, run the agent."""
     inputs = await asyncio.to_thread(
         load_inputs, report, repo, logs=logs, traces=traces, test=test, screenshots=screenshots
     )
-    interp = Path(python or sys.executable)
-    env = {
-        "PATH": f"{interp.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-    options = AgentOptions(test_env=env, use_model=use_model)
-    models = models_from_config(config) if use_model else None
+    models = await checked_models(config) if use_model else None  # exit 2 before any work
+    notes: list[str] = []
+    try:
+        env = await asyncio.to_thread(lambda: user_test_env(repo, python, notes=notes))
+    except BaseException:
+        await _close(models)
+        raise
+    options = AgentOptions(test_env=env.command_env(), python=env, use_model=use_model)
+    if repair_budget_s is not None:
+        options = replace(options, fix_budget_s=repair_budget_s)
+    if repair_candidates is not None:
+        options = replace(options, max_candidates=repair_candidates)
+    inputs = replace(inputs, notes=(*inputs.notes, *notes))
     try:
         return await run_bug(inputs, models=models, options=options, sink=on_event)
     finally:
-        if models is not None:
-            await models.map.aclose()
-            if models.judge is not models.map:
-                await models.judge.aclose()
+        await _close(models)
+
+
+async def _close(models: Models | None) -> None:
+    if models is not None:
+        await models.map.aclose()
+        if models.judge is not models.map:
+            await models.judge.aclose()
 
 
 def apply_to_repo(report: RunReport, repo: Path) -> str:

@@ -1,12 +1,16 @@
 """The `fixbugs` command line.
 
-User errors print one line and exit 2 (the same rule as `agentrt`).
+Exit statuses of ``fixbugs run``: 0 the run finished (with or without a
+validated fix: the report says which); 2 a user error, printed as one line
+(bad input, no usable interpreter, a model endpoint that is unreachable,
+refuses the credentials or does not serve the model); 3 the run finished
+degraded: the model failed during the run and the result stands on static
+evidence alone. The same one-line rule as ``agentrt``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.resources
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +20,8 @@ from rich.markdown import Markdown
 
 from agentrt.cli import run_app
 from fixbugs.errors import InputError
-from fixbugs.progress import ProgressEvent
+from fixbugs.examples import EXAMPLES, example_dir
+from fixbugs.progress import JudgmentPrinter, ProgressEvent
 
 app = typer.Typer(
     name="fixbugs",
@@ -28,17 +33,21 @@ app = typer.Typer(
 console = Console()
 err_console = Console(stderr=True)
 
-EXAMPLES = ("invoice",)
+EXIT_DEGRADED = 3  # the model failed during the run; static evidence only
 
 
-def example_dir(name: str) -> Path:
-    if name not in EXAMPLES:
-        raise InputError(f"unknown example {name!r}; known: {', '.join(EXAMPLES)}")
-    return Path(str(importlib.resources.files("fixbugs") / "examples" / name))
+_judgment = JudgmentPrinter(lead=" " * 22 + "judgment: ")
 
 
 def render_event(ev: ProgressEvent) -> None:
-    """One line per event, as it happens."""
+    """One line per event, as it happens; the root-cause judgment word by word."""
+    piece = _judgment.feed(ev)
+    if piece is not None:
+        console.out(piece, end="", highlight=False)
+        return
+    closing = _judgment.close()
+    if closing:
+        console.out(closing, end="")
     head = f"[dim]{ev.at_s:7.2f}s[/] [cyan]{ev.stage:<12}[/]"
     if ev.kind == "hypothesis":
         console.print(f"{head} [bold yellow]first hypothesis:[/] {ev.message}")
@@ -89,6 +98,20 @@ def run(
         bool, typer.Option("--no-model", help="Static signals only; no model calls.")
     ] = False,
     apply: Annotated[bool, typer.Option(help="Apply a validated patch to --repo.")] = False,
+    python: Annotated[
+        Path | None,
+        typer.Option(
+            help="The interpreter that runs the project's tests (default: $VIRTUAL_ENV, "
+            "then a .venv/venv in the repository, then python3 on PATH)."
+        ),
+    ] = None,
+    repair_budget: Annotated[
+        float,
+        typer.Option(min=1, help="Seconds the repair engine may spend validating candidates."),
+    ] = 300.0,
+    repair_candidates: Annotated[
+        int, typer.Option(min=1, help="Most repair candidates to validate.")
+    ] = 300,
 ) -> None:
     """Investigate one bug: evidence, reproduction, root cause, minimal fix, proof."""
     from fixbugs.agent import run_from_paths
@@ -111,6 +134,9 @@ def run(
             screenshots=tuple(screenshot or ()),
             config=config,
             use_model=not no_model,
+            python=python,
+            repair_budget_s=repair_budget,
+            repair_candidates=repair_candidates,
             on_event=render_event,
         )
     )
@@ -126,6 +152,14 @@ def run(
         if example:
             raise InputError("--apply does not modify the bundled example; copy it first")
         console.print(apply_to_repo(result, repo))
+    if result.data.get("degraded"):
+        calls = result.data["model_calls"]
+        err_console.print(
+            f"model unavailable: {calls['failed']} of {calls['total']} calls failed; "
+            "the result stands on static evidence (exit 3)",
+            highlight=False,
+        )
+        raise typer.Exit(EXIT_DEGRADED)
 
 
 from fixbugs.eval import eval_command  # noqa: E402

@@ -2,20 +2,30 @@
 
 Each stage reads what earlier stages produced and adds its own frozen
 result; the :class:`RunContext` is the one mutable holder, owned by the
-driver. Stages never reach around it, so the same stage functions run in the
-one-bug CLI and as pipeline stages in the service.
+driver (:func:`fixbugs.agent.run_bug`, a graph of stage nodes). Stages never
+reach around it. The CLI, ``fixbugs eval`` and the service's investigations
+all call the same ``run_bug``, so a stage behaves the same everywhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentrt.clock import Clock
-from agentrt.llm import ModelClient
+from agentrt.llm import ChatModel
 from agentrt.metrics import MetricsRecorder
 from fixbugs.progress import EventKind, EventSink, ProgressEvent
+
+if TYPE_CHECKING:
+    from fixbugs.inputs import BugInputs
+    from fixbugs.localize.rank import RankedFile
+    from fixbugs.localize.regions import Region
+    from fixbugs.localize.traceback import ParsedFailure
+    from fixbugs.sandbox import Sandbox
+    from fixbugs.sandbox.limits import CommandResult
+    from fixbugs.userenv import TestEnv
 
 __all__ = [
     "AgentOptions",
@@ -33,18 +43,22 @@ __all__ = [
 class Models:
     """Small model for routine map steps, large model for judgment."""
 
-    map: ModelClient
-    judge: ModelClient
+    map: ChatModel
+    judge: ChatModel
 
 
 @dataclass(frozen=True, slots=True)
 class AgentOptions:
     test_env: Mapping[str, str] | None = None  # environment for test commands
+    python: TestEnv | None = None  # the user's interpreter that runs their tests
     test_timeout_s: float = 120.0
     relevance_top_n: int = 8
     max_log_chunks: int = 2
-    max_candidates: int = 80
-    fix_budget_s: float = 300.0
+    max_candidates: int = 300  # repair candidates validated at most (--repair-candidates)
+    fix_budget_s: float = 300.0  # seconds of repair validation (--repair-budget)
+    repair_regions: int = 4  # suspicious regions the repair engine edits
+    repair_alternatives: int = 0  # validated fixes collected beyond the first, budget allowing
+    repair_bench: bool = False  # validate the same candidates sequentially, then in parallel
     use_sbfl: bool = True
     use_model: bool = True
     slack_lines: int = 3  # how far outside the localized lines a fix may reach
@@ -61,16 +75,28 @@ class Evidence:
     at: str | None = None  # timestamp or span id, when known
 
 
+ReproStatus = Literal["confirmed", "passes", "could_not_run", "none"]
+
+
 @dataclass(frozen=True, slots=True)
 class Reproduction:
+    """Whether the bug was seen to fail.
+
+    ``confirmed`` only when the named tests were collected, ran, and failed
+    or errored in the test itself (:func:`fixbugs.testrun.classify_run`);
+    "could not run" (collection or import errors, usage errors, no tests,
+    no interpreter or no pytest) is never a reproduction.
+    """
+
     command: str | None
-    origin: Literal["given", "report", "written", "none"]
-    confirmed: bool  # the command fails on the current code
+    origin: Literal["given", "report", "written", "discovered", "none"]
+    confirmed: bool  # the named tests ran and failed on the current code
     summary: str
     baseline: Mapping[str, str] = field(default_factory=dict)  # test id -> outcome
     verbose_command: str | None = None
     output_tail: str = ""
     suite_command: str | None = None  # the whole test folder, for the last gate
+    status: ReproStatus = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +107,12 @@ class RootCause:
     explanation: str
     origin: Literal["model", "sbfl", "static"]
     evidence: tuple[str, ...] = ()
+    function: str | None = None  # the enclosing function, None for module-level code
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
+            "function": self.function,
             "lines": [self.start, self.end],
             "explanation": self.explanation,
             "origin": self.origin,
@@ -113,7 +141,7 @@ class RunContext:
 
     def __init__(
         self,
-        inputs: Any,
+        inputs: BugInputs,
         *,
         models: Models | None,
         options: AgentOptions,
@@ -131,16 +159,19 @@ class RunContext:
         self.events: list[ProgressEvent] = []
         self.evidence: list[Evidence] = []
         self.log_digest: str = ""  # reduced log evidence, rendered for prompts
-        self.failure: Any = None  # parsed traceback / failing tests
-        self.static_ranking: list[Any] = []
-        self.ranked: list[Any] = []
+        self.failure: ParsedFailure | None = None  # parsed traceback / failing tests
+        self.static_ranking: list[RankedFile] = []
+        self.ranked: list[RankedFile] = []
         self.first_hypothesis_s: float | None = None
         self.reproduction: Reproduction | None = None
         self.suspicious: dict[str, list[tuple[int, int, float]]] = {}  # path -> SBFL ranges
         self.root_cause: RootCause | None = None
+        self.regions: list[Region] = []  # top suspicious regions (fixbugs.localize.regions)
         self.candidates: list[Candidate] = []
         self.validation: Validation | None = None
-        self.sandbox: Any = None
+        self.repair_candidates: list[Any] = []  # fixbugs.repair.RepairCandidate, ranked
+        self.repair_run: Any = None  # fixbugs.repair.validation.ValidationRun
+        self.sandbox: Sandbox = None  # type: ignore[assignment]  # set by the driver
         self.suite_baseline: dict[str, str] | None = None  # filled on first use
         self.notes: list[str] = []
         self._files: dict[str, str] | None = None
@@ -160,7 +191,7 @@ class RunContext:
         self.events.append(ev)
         self._sink(ev)
 
-    async def run_in(self, sandbox: Any, cmd: str, what: str) -> Any:
+    async def run_in(self, sandbox: Sandbox, cmd: str, what: str) -> CommandResult:
         """Run a test command in ``sandbox`` as a recorded tool call of the current stage."""
         with self.recorder.tool_call(what):
             return await sandbox.run(

@@ -17,19 +17,22 @@ import statistics
 import tarfile
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from fixbugs.errors import InputError
-from fixbugs.localize import RankedFile, bm25_baseline, localize, run_command, traceback_baseline
+from fixbugs.evalcase import AgentOutput, AgentRunner, Case
+from fixbugs.localize import bm25_baseline, localize, run_command, traceback_baseline
+from fixbugs.localize.regions import sbfl_ranges, suspicious_regions
 from fixbugs.testenv import ensure_python_env
 
 __all__ = [
     "AgentOutput",
+    "AgentRunner",
     "Case",
     "CaseResult",
     "eval_command",
@@ -59,27 +62,6 @@ _MAX_FILE_BYTES = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
-class Case:
-    """What the agent may see of a case: never its gold answer."""
-
-    id: str
-    dir: Path
-    report: str
-    test_command: str
-    python: str
-    requirements: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class AgentOutput:
-    ranked: tuple[RankedFile, ...]
-    patch: str | None = None
-    reproduction_confirmed: bool | None = None
-    stage_s: dict[str, float] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class CaseResult:
     id: str
     agent: list[str]
@@ -91,9 +73,9 @@ class CaseResult:
     validation_detail: str
     stage_s: dict[str, float]
     notes: tuple[str, ...]
-
-
-AgentRunner = Callable[[Case, Path, Path], Awaitable[AgentOutput]]
+    region_hit: bool = False  # the root cause: right file, lines within 3 of a gold hunk
+    root_cause: tuple[str, int, int] | None = None
+    degraded: bool = False
 
 
 def load_cases(cases: Path, *, case_id: str | None = None, limit: int | None = None) -> list[Case]:
@@ -170,20 +152,41 @@ def _python_argv(command: str, python_bin: Path) -> list[str]:
 async def localization_agent(
     case: Case, tree: Path, python_bin: Path, *, model: Any = None
 ) -> AgentOutput:
-    """The agent's localization half: reproduce with the test command, then localize."""
-    t0 = time.monotonic()
-    repro = await run_command(_python_argv(case.test_command, python_bin), tree, timeout_s=300)
-    confirmed = repro.returncode not in (0, None) and any(
-        w in repro.output for w in (" failed", " error", "FAILED", "ERROR")
-    )
-    stage_s = {"reproduction": time.monotonic() - t0}
+    """The agent's localization half: reproduce with the test command, then localize.
+
+    Without a test command (``--no-test``) nothing runs: static signals (and
+    the model, if given) only. The root cause is the top suspicious region.
+    """
+    stage_s: dict[str, float] = {}
+    confirmed: bool | None = None
+    if case.test_command:
+        t0 = time.monotonic()
+        argv = _python_argv(case.test_command, python_bin)
+        repro = await run_command(argv, tree, timeout_s=300)
+        confirmed = repro.returncode not in (0, None) and any(
+            w in repro.output for w in (" failed", " error", "FAILED", "ERROR")
+        )
+        stage_s["reproduction"] = time.monotonic() - t0
     files = read_tree(tree)
     test_ids = [t for t in shlex.split(case.test_command) if "::" in t or t.endswith(".py")]
     loc = await localize(
-        files, case.report, test_ids=test_ids, tree=tree, python=python_bin / "python", model=model
+        files,
+        case.report,
+        test_ids=test_ids,
+        tree=tree if case.test_command else None,
+        python=python_bin / "python",
+        model=model,
     )
     stage_s.update(loc.stage_s)
-    return AgentOutput(loc.ranked, None, confirmed, stage_s, loc.notes)
+    regions = suspicious_regions(
+        files,
+        loc.ranked,
+        report=case.report,
+        suspicious=sbfl_ranges(loc.sbfl.line_scores if loc.sbfl is not None else {}),
+        test_ids=[*test_ids, *loc.failure.failing_tests],
+    )
+    root = (regions[0].path, regions[0].start, regions[0].end) if regions else None
+    return AgentOutput(loc.ranked, None, confirmed, stage_s, loc.notes, root)
 
 
 async def run_eval(
@@ -198,7 +201,7 @@ async def run_eval(
 
     ``python_env`` prepares a case's test interpreter and returns its bin dir.
     """
-    from fixbugs.score import load_gold, score_localization, validate_patch
+    from fixbugs.score import load_gold, region_hit, score_localization, validate_patch
 
     async def default_agent(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
         return await localization_agent(case, tree, python_bin, model=model)
@@ -240,6 +243,9 @@ async def run_eval(
             val.detail,
             {"env_setup": setup_s, **out.stage_s, "agent_total": agent_s},
             out.notes,
+            region_hit(out.root_cause, gold),
+            out.root_cause,
+            out.degraded,
         )
         results.append(res)
         if on_case:
@@ -264,6 +270,8 @@ def summarize(results: list[CaseResult]) -> dict[str, Any]:
             for who in ("agent", "traceback", "bm25")
         },
         "reproduction_confirmed": sum(1 for r in results if r.reproduction_confirmed),
+        "root_cause_region": sum(1 for r in results if r.region_hit) / n if n else 0.0,
+        "degraded": sum(1 for r in results if r.degraded),
         "validated_fixes": sum(1 for r in results if r.validated),
         "stage_s": {
             k: {"mean": statistics.fmean(v), "median": statistics.median(v), "max": max(v)}
@@ -290,6 +298,8 @@ def _print_summary(summary: Mapping[str, Any]) -> None:
     console.print(table)
     console.print(
         f"reproduction confirmed: {summary['reproduction_confirmed']}/{n}   "
+        f"root-cause region (gold file, within 3 lines of a gold hunk): "
+        f"{summary['root_cause_region']:.0%}   "
         f"validated fixes: {summary['validated_fixes']}/{n}"
     )
     st = Table(title="Per-stage wall time (s)")
@@ -314,6 +324,26 @@ def eval_command(
     localize_only: Annotated[
         bool, typer.Option(help="Only reproduce and localize (no root cause, fix, validation).")
     ] = False,
+    as_user: Annotated[
+        bool,
+        typer.Option(
+            "--as-user",
+            help="Run `fixbugs run` per case as a user would: the case venv activated "
+            "(VIRTUAL_ENV, PATH), nothing else from the eval.",
+        ),
+    ] = False,
+    reports: Annotated[
+        Path | None,
+        typer.Option(
+            "--reports",
+            help="A folder of <case-id>.md reports that replace each case's report.md "
+            "(user-style reports: eval/reports).",
+        ),
+    ] = None,
+    no_test: Annotated[
+        bool,
+        typer.Option("--no-test", help="Give the agent no test command, as most users do not."),
+    ] = False,
 ) -> None:
     """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
     import asyncio
@@ -322,17 +352,23 @@ def eval_command(
 
     from fixbugs.agent import models_from_config
     from fixbugs.eval_agent import full_agent
+    from fixbugs.eval_reports import with_user_reports
 
     selected = load_cases(cases, case_id=case, limit=limit)
-    models = None if no_model else models_from_config(config)
+    selected = with_user_reports(selected, reports, no_test=no_test)
+    models = None if no_model or as_user else models_from_config(config)
     agent = None if localize_only else full_agent(models)
+    if as_user:
+        from fixbugs.eval_user import as_user_agent
+
+        agent = as_user_agent(use_model=not no_model, config=config)
     console = Console()
 
     def show(r: CaseResult) -> None:
         rank = r.scores["agent"]["rank"]
         console.print(
             f"{r.id:<14} agent rank {rank or '-':>2}  top: {r.agent[:1]}  "
-            f"repro={r.reproduction_confirmed} validated={r.validated}  "
+            f"repro={r.reproduction_confirmed} region={r.region_hit} validated={r.validated}  "
             f"{r.stage_s.get('agent_total', 0):.1f}s",
             highlight=False,
         )

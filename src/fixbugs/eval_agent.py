@@ -1,47 +1,66 @@
 """The whole FixBugs agent as an evaluation runner.
 
-``fixbugs eval`` hands each case's fresh tree and test interpreter here; the
-agent sees the report, the tree and the test command — never the gold
-answer, which only :mod:`fixbugs.score` reads, after the agent is done.
+``fixbugs eval`` hands each case's fresh tree and cached test interpreter
+here; the interpreter is passed exactly as a user's would be (probed, made
+visible read-only in the sandbox, first on ``PATH``). The agent sees the
+report, the tree and the test command — never the gold answer, which only
+:mod:`fixbugs.score` reads, after the agent is done.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from fixbugs.agent import run_bug
+from fixbugs.agent import run_bug, test_env_for
 from fixbugs.context import AgentOptions, Models
-from fixbugs.eval import AgentOutput, AgentRunner, Case
+from fixbugs.evalcase import AgentOutput, AgentRunner, Case
 from fixbugs.inputs import load_inputs
 from fixbugs.localize import RankedFile
+from fixbugs.userenv import Interpreter
 
-__all__ = ["full_agent"]
+__all__ = ["full_agent", "output_from_report"]
+
+
+def output_from_report(d: dict) -> AgentOutput:  # type: ignore[type-arg]
+    """What the scorer needs from a run's JSON report."""
+    ranked = tuple(
+        RankedFile(
+            f["path"],
+            f["score"],
+            tuple(f["reasons"]),
+            tuple((a, b) for a, b in f.get("lines", [])),
+        )
+        for f in d["ranked_files"]
+    )
+    stage_s = {k: v["wall_s"] for k, v in d["stages"].items()}
+    notes = (*d["notes"], d["validation"]["summary"])
+    rc = d.get("root_cause")
+    root = (rc["path"], int(rc["lines"][0]), int(rc["lines"][1])) if rc else None
+    return AgentOutput(
+        ranked,
+        d["patch"],
+        d["reproduction"]["confirmed"],
+        stage_s,
+        notes,
+        root,
+        bool(d.get("degraded")),
+    )
 
 
 def full_agent(models: Models | None) -> AgentRunner:
     """A runner that investigates each case end to end (localize, reproduce, fix, validate)."""
 
     async def run(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
-        inputs = load_inputs(case.dir / "report.md", tree, test=case.test_command)
-        env = {
-            "PATH": f"{python_bin}{os.pathsep}{os.environ.get('PATH', '')}",
-            "PYTHONDONTWRITEBYTECODE": "1",
-        }
-        options = AgentOptions(test_env=env, use_model=models is not None, test_timeout_s=300)
-        report = await run_bug(inputs, models=models, options=options)
-        d = report.data
-        ranked = tuple(
-            RankedFile(
-                f["path"],
-                f["score"],
-                tuple(f["reasons"]),
-                tuple((a, b) for a, b in f.get("lines", [])),
-            )
-            for f in d["ranked_files"]
+        report_file = case.report_file or case.dir / "report.md"
+        inputs = load_inputs(report_file, tree, test=case.test_command or None)
+        env = test_env_for(Interpreter(python_bin / "python", "case env"))
+        options = AgentOptions(
+            test_env=env.command_env(),
+            python=env,
+            use_model=models is not None,
+            test_timeout_s=300,
         )
-        stage_s = {k: v["wall_s"] for k, v in d["stages"].items()}
-        notes = (*d["notes"], d["validation"]["summary"])
-        return AgentOutput(ranked, d["patch"], d["reproduction"]["confirmed"], stage_s, notes)
+        report = await run_bug(inputs, models=models, options=options)
+        return output_from_report(report.data)
 
     return run

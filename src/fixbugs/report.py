@@ -14,6 +14,7 @@ from typing import Any
 
 from agentrt.metrics import CallRecord
 from fixbugs.context import RunContext
+from fixbugs.repair.render import repair_markdown
 
 __all__ = ["RunReport", "build_report"]
 
@@ -37,17 +38,29 @@ class RunReport:
             + (f"{d['first_hypothesis_s']:.1f} s." if d["first_hypothesis_s"] is not None else "-.")
         )
         out += ["", "## Verdict", ""]
+        if d.get("degraded"):  # first line: the model failed during the run
+            out += [f"**{d['verdict_head']}**; the result stands on static evidence.", ""]
+        if d["reproduction"].get("status") in ("could_not_run", "passes", "none"):
+            out += ["The bug was not reproduced.", ""]
         if d["validated"]:
             out.append(f"**Validated fix** — {d['validation']['summary']}.")
         else:
             out.append(f"**No validated fix.** {d['validation']['summary']}.")
+        out += repair_markdown(d.get("repair"))
         rc = d["root_cause"]
         out += ["", "## Root cause", ""]
         if rc:
             a, b = rc["lines"]
-            out.append(f"`{rc['path']}` lines {a}-{b} ({rc['origin']}): {rc['explanation']}")
+            fn = f" in `{rc['function']}`" if rc.get("function") else ""
+            out.append(f"`{rc['path']}`{fn} lines {a}-{b} ({rc['origin']}): {rc['explanation']}")
         else:
             out.append("Not determined.")
+        if d.get("suspicious_regions"):
+            out += ["", "| # | region | score | evidence |", "|---|---|---|---|"]
+            for i, r in enumerate(d["suspicious_regions"], 1):
+                fn = f" `{r['function']}`" if r["function"] else ""
+                where = f"`{r['path']}`{fn} {r['lines'][0]}-{r['lines'][1]}"
+                out.append(f"| {i} | {where} | {r['score']:.3f} | {'; '.join(r['reasons'][:2])} |")
         out += ["", "## Ranked files", "", "| # | file | score | reasons |", "|---|---|---|---|"]
         for i, f in enumerate(d["ranked_files"][:10], 1):
             out.append(
@@ -55,10 +68,22 @@ class RunReport:
             )
         rep = d["reproduction"]
         out += ["", "## Reproduction", ""]
-        out.append(
-            f"{'Confirmed' if rep['confirmed'] else 'Not confirmed'} ({rep['origin']}): "
-            f"`{rep['command'] or '-'}` — {rep['summary']}"
+        if d.get("environment"):
+            env = d["environment"]
+            pytest = f"pytest {env['pytest']}" if env["pytest"] else "no pytest"
+            out += [
+                f"Tests ran with Python {env['version']} at `{env['python']}` "
+                f"({env['source']}), {pytest}.",
+                "",
+            ]
+        label = (
+            "Could not run"
+            if rep.get("status") == "could_not_run"
+            else ("Confirmed" if rep["confirmed"] else "Not confirmed")
         )
+        out.append(f"{label} ({rep['origin']}): `{rep['command'] or '-'}` — {rep['summary']}")
+        if rep.get("status") == "could_not_run" and rep.get("output_tail"):
+            out += ["", "```", rep["output_tail"], "```"]
         if d["patch"]:
             out += ["", "## Patch", "", "```diff", d["patch"].rstrip(), "```"]
         out += [
@@ -110,6 +135,7 @@ def build_report(ctx: RunContext, stage_walls: dict[str, float]) -> RunReport:
             for f in ctx.ranked
         ],
         "root_cause": ctx.root_cause.to_dict() if ctx.root_cause else None,
+        "suspicious_regions": [r.to_dict() for r in ctx.regions],
         "patch": v.candidate.diff if v and v.validated and v.candidate else None,
         "validated": bool(v and v.validated),
         "validation": {
@@ -131,6 +157,7 @@ def build_report(ctx: RunContext, stage_walls: dict[str, float]) -> RunReport:
             for e in ctx.evidence[:50]
         ],
         "notes": list(ctx.notes),
+        "repair": ctx.repair_run,  # fixbugs.stages.validate.repair_summary
         "events": [e.to_dict() for e in ctx.events],
         "calls": [r.to_dict() for r in records],
     }

@@ -27,6 +27,7 @@ __all__ = [
     "LocalizationScore",
     "ValidationScore",
     "load_gold",
+    "region_hit",
     "score_localization",
     "validate_patch",
 ]
@@ -83,6 +84,18 @@ def score_localization(
     )
     return LocalizationScore(
         rank == 1, rank is not None and rank <= 3, rank is not None and rank <= 5, rank, line_hit
+    )
+
+
+def region_hit(root_cause: tuple[str, int, int] | None, gold: Gold, *, slack: int = 3) -> bool:
+    """The root-cause region is in a gold file, its lines within ``slack`` of a gold hunk."""
+    if root_cause is None:
+        return False
+    path, start, end = root_cause
+    path = _norm(path)
+    return any(
+        path == file and start <= h_end + slack and h_start - slack <= end
+        for file, h_start, h_end in gold.hunks
     )
 
 

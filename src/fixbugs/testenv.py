@@ -23,7 +23,14 @@ from pathlib import Path
 
 from fixbugs.errors import InputError
 
-__all__ = ["cached_env", "default_cache_dir", "ensure_python_env", "env_key", "resolve_interpreter"]
+__all__ = [
+    "cached_env",
+    "default_cache_dir",
+    "ensure_python_env",
+    "env_key",
+    "make_readable",
+    "resolve_interpreter",
+]
 
 _READY = ".fixbugs-ready"
 _VERSION_ONLY = re.compile(r"^\d+(\.\d+)*$")
@@ -157,7 +164,7 @@ def ensure_python_env(
                 pip_timeout_s,
                 cleanup=root,
             )
-        _make_readable(root)
+        make_readable(root)
         (root / _READY).write_text(f"{exe}\n")
     return bin_dir
 
@@ -176,7 +183,7 @@ def _run(argv: list[str], what: str, timeout_s: float, cleanup: Path | None = No
         raise InputError(f"test environment: could not {what}: {last[0]}")
 
 
-def _make_readable(root: Path) -> None:
+def make_readable(root: Path) -> None:
     """Let other users read and run the venv (the sandbox runs commands unprivileged)."""
     for dirpath, dirnames, filenames in os.walk(root):
         for name in (*dirnames, *filenames):

@@ -15,8 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from fixbugs.testverdict import RunVerdict, classify_run
+
 __all__ = [
+    "RunVerdict",
     "TestCommand",
+    "classify_run",
     "parse_outcomes",
     "parse_test_command",
     "regressions",

@@ -16,7 +16,7 @@ import pytest
 
 from agentrt.llm import FakeModel
 from fixbugs.agent import STAGES, run_bug
-from fixbugs.cli import example_dir
+from fixbugs.examples import example_dir
 from fixbugs.context import AgentOptions, Models
 from fixbugs.inputs import load_inputs
 from fixbugs.progress import collecting_sink

@@ -8,6 +8,7 @@ key 401, a full queue 429 with ``Retry-After``.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -78,6 +79,29 @@ _JOB_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+def _tenant(request: Request, *, allow_query: bool) -> str:
+    keys: ApiKeys = request.app.state.api_keys
+    key = keys.presented(request.headers, request.query_params, allow_query=allow_query)
+    tenant = keys.tenant(key)
+    if tenant is None:
+        raise HTTPException(401, "missing or unknown API key; send X-API-Key")
+    return tenant
+
+
+def tenant_of(request: Request) -> str:
+    """The caller's tenant, from a header key (never the query string)."""
+    return _tenant(request, allow_query=False)
+
+
+def tenant_of_stream(request: Request) -> str:
+    """As :func:`tenant_of`, or ``?key=``: EventSource cannot set headers."""
+    return _tenant(request, allow_query=True)
+
+
+Tenant = Annotated[str, Depends(tenant_of)]
+StreamTenant = Annotated[str, Depends(tenant_of_stream)]
+
+
 def _accepted(job: str) -> Accepted:
     base = f"/v1/bugs/{job}"
     return Accepted(
@@ -93,8 +117,15 @@ def create_app(
     metrics: MetricsExposition | None = None,
     run_workers: bool = True,
     heartbeat_s: float = 15.0,
+    metrics_key: str | None = None,
 ) -> FastAPI:
-    """The app; with ``run_workers`` its lifespan serves the service's workers."""
+    """The app; with ``run_workers`` its lifespan serves the service's workers.
+
+    Every bug belongs to the tenant of the key that submitted it, and only
+    that tenant's keys see it: another tenant's id answers 404, exactly like
+    an id that does not exist. ``metrics_key``, when given, is required for
+    ``/metrics``.
+    """
     keys = keys or ApiKeys()
 
     @asynccontextmanager
@@ -114,12 +145,7 @@ def create_app(
         lifespan=lifespan,
     )
 
-    def require_key(request: Request) -> None:
-        key = keys.presented(request.headers, request.query_params)
-        if not keys.allows(key):
-            raise HTTPException(401, "missing or unknown API key; send X-API-Key")
-
-    authed = [Depends(require_key)]
+    app.state.api_keys = keys
 
     @app.exception_handler(QueueFull)
     async def _full(_: Request, exc: QueueFull) -> JSONResponse:
@@ -135,8 +161,8 @@ def create_app(
     async def _bad(_: Request, exc: InputError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=400)
 
-    async def _job_or_404(job: str) -> Any:
-        st = await service.status(job) if _plausible_id(job) else None
+    async def _job_or_404(job: str, tenant: str) -> Any:
+        st = await service.status(job, tenant) if _plausible_id(job) else None
         if st is None:
             raise HTTPException(404, f"no bug {job!r}")
         return st
@@ -147,12 +173,11 @@ def create_app(
         status_code=202,
         response_model=Accepted,
         responses=_SUBMIT_ERRORS,
-        dependencies=authed,
         tags=["bugs"],
     )
-    async def submit_example(bug: ExampleBug) -> Accepted:
+    async def submit_example(bug: ExampleBug, tenant: Tenant) -> Accepted:
         """Submit a bundled example bug (JSON)."""
-        from fixbugs.cli import example_dir
+        from fixbugs.examples import example_dir
         from fixbugs.inputs import load_report
         from fixbugs.service.investigate import bug_spec
 
@@ -170,7 +195,7 @@ def create_app(
         job = service.new_id()
         service.workspace.create(job)
         try:
-            await service.enqueue(job, spec)
+            await service.enqueue(job, spec, tenant=tenant)
         except BaseException:
             service.workspace.remove(job)
             raise
@@ -181,10 +206,10 @@ def create_app(
         status_code=202,
         response_model=Accepted,
         responses=_SUBMIT_ERRORS,
-        dependencies=authed,
         tags=["bugs"],
     )
     async def submit_upload(
+        tenant: Tenant,
         report: Annotated[
             UploadFile, File(description="Bug report: markdown, text or GitHub issue JSON")
         ],
@@ -231,7 +256,7 @@ def create_app(
             spec = await asyncio.to_thread(save_all)
             if not d.exists():  # pragma: no cover - defensive
                 raise InputError("the job's directory vanished")
-            await service.enqueue(job, spec)
+            await service.enqueue(job, spec, tenant=tenant)
         except BaseException:
             ws.remove(job)
             raise
@@ -241,36 +266,33 @@ def create_app(
         "/v1/bugs",
         response_model=list[Status],
         responses=_ERRORS,
-        dependencies=authed,
         tags=["bugs"],
     )
-    async def list_bugs() -> list[dict[str, Any]]:
-        """The latest bugs, newest first."""
-        return [s.to_dict() for s in await service.list()]
+    async def list_bugs(tenant: Tenant) -> list[dict[str, Any]]:
+        """Your latest bugs, newest first."""
+        return [s.to_dict() for s in await service.list(tenant=tenant)]
 
     @app.get(
         "/v1/bugs/{bug_id}",
         response_model=Status,
         responses=_JOB_ERRORS,
-        dependencies=authed,
         tags=["bugs"],
     )
-    async def bug_status(bug_id: str) -> dict[str, Any]:
+    async def bug_status(bug_id: str, tenant: Tenant) -> dict[str, Any]:
         """Where a bug stands: queued, running (which stage), done, failed."""
-        st = await _job_or_404(bug_id)
+        st = await _job_or_404(bug_id, tenant)
         result: dict[str, Any] = st.to_dict()
         return result
 
     @app.get(
         "/v1/bugs/{bug_id}/report",
         responses={**_JOB_ERRORS, 409: {"model": ErrorBody, "description": "Not finished yet"}},
-        dependencies=authed,
         tags=["bugs"],
     )
-    async def bug_report(bug_id: str) -> dict[str, Any]:
+    async def bug_report(bug_id: str, tenant: Tenant) -> dict[str, Any]:
         """The JSON report of a finished investigation."""
-        st = await _job_or_404(bug_id)
-        report = await service.report(bug_id)
+        st = await _job_or_404(bug_id, tenant)
+        report = await service.report(bug_id, tenant)
         if report is None:
             raise HTTPException(409, f"bug {bug_id!r} is {st.state}; no report yet")
         return report
@@ -284,13 +306,16 @@ def create_app(
                 "description": "Server-sent progress events",
             },
         },
-        dependencies=authed,
         tags=["bugs"],
         response_class=StreamingResponse,
     )
-    async def bug_events(bug_id: str, request: Request) -> StreamingResponse:
-        """Progress as server-sent events; resumes after ``Last-Event-ID``."""
-        await _job_or_404(bug_id)
+    async def bug_events(bug_id: str, request: Request, tenant: StreamTenant) -> StreamingResponse:
+        """Progress as server-sent events; resumes after ``Last-Event-ID``.
+
+        The key may come as ``?key=`` here (and nowhere else): the browser's
+        EventSource cannot send headers.
+        """
+        await _job_or_404(bug_id, tenant)
         last = request.headers.get("last-event-id", "0")
         after = int(last) if last.isdigit() else 0
         return StreamingResponse(
@@ -319,8 +344,8 @@ def create_app(
         state = st.state if st else "unknown"
         yield f"event: end\ndata: {json.dumps({'state': state})}\n\n"
 
-    @app.get("/v1/pipeline", responses=_ERRORS, dependencies=authed, tags=["service"])
-    async def pipeline() -> dict[str, Any]:
+    @app.get("/v1/pipeline", responses=_ERRORS, tags=["service"])
+    async def pipeline(_: Tenant) -> dict[str, Any]:
         """Queue depth, workers, sessions, limiter limits and retry budget, now."""
         return await service.snapshot()
 
@@ -337,8 +362,12 @@ def create_app(
             response_class=Response,
             responses={200: {"content": {"text/plain": {}}}},
         )
-        async def prometheus() -> Response:
+        async def prometheus(request: Request) -> Response:
             """Prometheus exposition: stage latencies, queue depth, limits, retry budget."""
+            if metrics_key is not None:
+                given = keys.presented(request.headers, {}) or ""
+                if not hmac.compare_digest(given.encode(), metrics_key.encode()):
+                    raise HTTPException(401, "/metrics needs the metrics key; send X-API-Key")
             body, ctype = await expose()
             return Response(body, media_type=ctype)
 

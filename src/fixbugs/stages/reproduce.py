@@ -1,69 +1,111 @@
 """The reproduction stage: see the bug fail before claiming anything about it.
 
-The command is the user's (``--test``), else the one the report gives under
-a "reproduce" heading or in a code block; the run confirms that it fails on
-the current code, in the sandbox. A verbose run of the same test files
-records which tests pass now, the baseline that validation holds a fix to.
+The command is the user's (``--test``), else one found for them
+(:mod:`fixbugs.stages.findtest`); it runs with the user's interpreter, in the
+sandbox. "Confirmed" means the named tests were collected, ran, and failed
+or errored in the test itself (:func:`fixbugs.testrun.classify_run`). A
+collection or import error, a usage error, no tests collected, a missing
+interpreter or a missing pytest is "could not run: REASON", with the last
+lines of output, and the bug is *not* reproduced. Once confirmed, a verbose
+run of the same test files records which tests pass now, the baseline that
+validation holds a fix to.
 """
 
 from __future__ import annotations
 
-import re
+import shlex
 from typing import Literal
 
 from fixbugs.context import Reproduction, RunContext
-from fixbugs.testrun import parse_outcomes, parse_test_command
+from fixbugs.stages.findtest import (
+    command_from_frames,
+    command_from_report,
+    matching_failure,
+    tests_for,
+)
+from fixbugs.testrun import classify_run, parse_outcomes, parse_test_command
+from fixbugs.testverdict import tail
 
 __all__ = ["command_from_report", "reproduce"]
 
-_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
-_TEST_CMD = re.compile(
-    r"^\s*(?:\$\s*)?((?:python\d?(?:\.\d+)? -m (?:pytest|unittest)|pytest|py\.test|tox|nox|"
-    r"make test|npm test|go test|cargo test)\b.*)$",
-    re.M,
+Origin = Literal["given", "report", "discovered", "none"]
+NO_REPRO = (
+    "the bug was not reproduced: no test command was given, none was found in the report, "
+    "and no existing test of the top-ranked files fails as reported; "
+    "localization stands on static evidence (pass --test CMD to reproduce and validate)"
 )
 
 
-def command_from_report(text: str) -> str | None:
-    """The first test command in a code block of the report, if any."""
-    for block in _FENCE.findall(text):
-        m = _TEST_CMD.search(block)
-        if m:
-            return m.group(1).strip()
+async def _discover(ctx: RunContext) -> str | None:
+    """Run the existing tests of the top-ranked files; keep a failure that matches the report."""
+    files = ctx.files()
+    tests = tests_for([r.path for r in ctx.ranked[:3]], files)
+    if not tests:
+        return None
+    cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(shlex.quote(t) for t in tests)
+    run = await ctx.run_in(ctx.sandbox, cmd, "existing tests of the top-ranked files")
+    output = run.stdout + "\n" + run.stderr
+    failed = [t for t, o in parse_outcomes(output).items() if o in ("failed", "error")]
+    hit = matching_failure(failed, output, ctx.failure, ctx.inputs.report.text)
+    if hit is None:
+        ctx.note(
+            "reproduction",
+            f"ran {len(tests)} existing test module(s) of the top-ranked files: "
+            + (
+                f"{len(failed)} failing test(s), none matching the report"
+                if failed
+                else "no failing test"
+            ),
+        )
+        return None
+    return f"python -m pytest -p no:cacheprovider {shlex.quote(hit)}"
+
+
+def _missing_pytest(ctx: RunContext, runner: str) -> str | None:
+    env = ctx.options.python
+    if env is not None and runner == "pytest" and env.pytest is None:
+        return f"pytest is not installed in the project's environment ({env.python})"
     return None
-
-
-def _tail(text: str, lines: int = 15) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
 async def reproduce(ctx: RunContext) -> Reproduction:
     report = ctx.inputs.report
     cmd = ctx.inputs.test_command
-    origin: Literal["given", "report"] = "given"
+    origin: Origin = "given"
     if not cmd:
-        cmd = command_from_report(report.body + "\n" + "\n".join(report.comments))
         origin = "report"
+        cmd = command_from_report(
+            report.body + "\n" + "\n".join(report.comments)
+        ) or command_from_frames(ctx.failure, ctx.files())
+    if not cmd and (ctx.options.python is None or ctx.options.python.pytest):
+        origin = "discovered"
+        cmd = await _discover(ctx)
     if not cmd:
-        rep = Reproduction(
-            None,
-            "none",
-            False,
-            "no test command given or found in the report; "
-            "pass --test CMD to reproduce and validate",
-        )
+        rep = Reproduction(None, "none", False, NO_REPRO, status="none")
         ctx.emit("reproduction", "reproduction", rep.summary)
         return rep
-    opts = ctx.options
+    parsed = parse_test_command(cmd)
+    missing = _missing_pytest(ctx, parsed.runner)
+    if missing:
+        rep = Reproduction(
+            cmd,
+            origin,
+            False,
+            f"could not run: {missing}; the bug was not reproduced",
+            status="could_not_run",
+        )
+        ctx.emit("reproduction", "reproduction", rep.summary, command=cmd, origin=origin)
+        return rep
     run = await ctx.run_in(ctx.sandbox, cmd, "reproduce")
     output = run.stdout + "\n" + run.stderr
-    if run.timed_out:
-        summary, confirmed = f"`{cmd}` ran past {opts.test_timeout_s:.0f} s", False
-    elif run.returncode == 0:
-        summary, confirmed = "the command passes on the current code: bug not reproduced", False
+    verdict = classify_run(parsed.runner, run.returncode, output, timed_out=run.timed_out)
+    if verdict.status == "failed":
+        summary = f"fails as reported: {verdict.reason} (exit {run.returncode})"
+    elif verdict.status == "passed":
+        summary = "the command passes on the current code: the bug was not reproduced"
     else:
-        summary, confirmed = f"fails as reported (exit {run.returncode})", True
-    parsed = parse_test_command(cmd)
+        summary = f"could not run: {verdict.reason}; the bug was not reproduced"
+    confirmed = verdict.reproduced
     verbose = parsed.verbose()
     baseline: dict[str, str] = {}
     if confirmed and verbose:
@@ -76,8 +118,13 @@ async def reproduce(ctx: RunContext) -> Reproduction:
         summary,
         baseline,
         verbose,
-        _tail(output),
+        tail(output),
         parsed.suite(),
+        status="confirmed"
+        if confirmed
+        else "passes"
+        if verdict.status == "passed"
+        else "could_not_run",
     )
     passing = sum(1 for v in baseline.values() if v == "passed")
     ctx.emit(
@@ -88,5 +135,8 @@ async def reproduce(ctx: RunContext) -> Reproduction:
         command=cmd,
         origin=origin,
         confirmed=confirmed,
+        status=rep.status,
     )
+    if rep.status == "could_not_run":
+        ctx.note("reproduction", f"last lines of `{cmd}`:\n{tail(output, 10)}")
     return rep

@@ -1,0 +1,131 @@
+"""``fixbugs eval --as-user``: each case run the way a user runs FixBugs.
+
+For each case the tree is extracted fresh (by :func:`fixbugs.eval.run_eval`),
+then ``fixbugs run --report … --repo … --test "python -m pytest …" --json …``
+runs as a separate process whose environment is what a user's shell would
+hold with the case's virtualenv activated: ``VIRTUAL_ENV`` and ``PATH`` (plus
+``HOME`` and the locale), nothing else from the eval. FixBugs must then find
+the user's interpreter by itself.
+
+"Named failing test truly confirmed" is stricter than the run's own claim:
+the run must say *confirmed*, must have used the case's interpreter, and an
+independent ``pytest -v`` of the case's failing tests under that interpreter
+must show each of them failing or erroring.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from fixbugs.eval_agent import output_from_report
+from fixbugs.evalcase import AgentOutput, AgentRunner, Case
+from fixbugs.testrun import parse_outcomes
+
+__all__ = ["as_user_agent", "user_shell_env"]
+
+
+def user_shell_env(venv: Path, base: dict[str, str] | None = None) -> dict[str, str]:
+    """A shell's environment with ``venv`` activated: ``VIRTUAL_ENV``, ``PATH``, little else."""
+    src = os.environ if base is None else base
+    own_bin = str(Path(sys.prefix) / "bin")
+    rest = [p for p in src.get("PATH", "/usr/bin:/bin").split(os.pathsep) if p and p != own_bin]
+    env = {k: v for k, v in src.items() if k in ("HOME", "LANG", "LC_ALL", "TERM", "USER")}
+    env["VIRTUAL_ENV"] = str(venv)
+    env["PATH"] = os.pathsep.join([str(venv / "bin"), *rest])
+    return env
+
+
+def _fixbugs_exe() -> list[str]:
+    script = Path(sys.executable).parent / "fixbugs"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "fixbugs.cli"]
+
+
+def _failing_tests(case: Case) -> list[str]:
+    meta = json.loads((case.dir / "case.json").read_text())
+    return list(meta.get("failing_tests", []))
+
+
+def _independent_check(tree: Path, python: Path, tests: list[str], env: dict[str, str]) -> bool:
+    """Each named failing test shows FAILED or ERROR under the case's interpreter."""
+    if not tests:
+        return False
+    with tempfile.TemporaryDirectory(prefix="fixbugs-check-") as tmp:
+        proc = subprocess.run(
+            [str(python), "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests],
+            cwd=tree,
+            env={**env, "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": tmp},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    outcomes = parse_outcomes(proc.stdout + proc.stderr)
+    return all(outcomes.get(t) in ("failed", "error") for t in tests)
+
+
+def as_user_agent(
+    *, use_model: bool, config: Path | None = None, timeout_s: float = 1800.0
+) -> AgentRunner:
+    """A runner that runs ``fixbugs run`` as a subprocess with the case's venv activated."""
+
+    async def run(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
+        venv = python_bin.parent
+        env = user_shell_env(venv)
+        with tempfile.TemporaryDirectory(prefix=f"fixbugs-asuser-{case.id}-") as tmp:
+            out_json = Path(tmp) / "report.json"
+            argv = [
+                *_fixbugs_exe(),
+                "run",
+                "--report",
+                str(case.report_file or case.dir / "report.md"),
+                "--repo",
+                str(tree),
+                "--json",
+                str(out_json),
+            ]
+            if case.test_command:  # --no-test: the user gives none
+                argv += ["--test", case.test_command]
+            if not use_model:
+                argv.append("--no-model")
+            if config is not None:
+                argv += ["--config", str(config)]
+            proc = await asyncio.to_thread(
+                subprocess.run,
+                argv,
+                env=env,
+                cwd=tmp,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+            )
+            if not out_json.exists():
+                last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+                return AgentOutput((), notes=(f"fixbugs run exited {proc.returncode}: {last[0]}",))
+            data = json.loads(out_json.read_text())
+        out = output_from_report(data)
+        used = (data.get("environment") or {}).get("python", "")
+        same_env = Path(used).parent == python_bin
+        said = data["reproduction"].get("status") == "confirmed"
+        truly = (
+            said
+            and same_env
+            and await asyncio.to_thread(
+                _independent_check, tree, python_bin / "python", _failing_tests(case), env
+            )
+        )
+        note = (
+            f"as user: exit {proc.returncode}; interpreter {used or '-'} "
+            f"({'the case venv' if same_env else 'NOT the case venv'}); "
+            f"reproduction {data['reproduction'].get('status')}; truly confirmed {truly}"
+        )
+        return replace(out, reproduction_confirmed=truly, notes=(*out.notes, note))
+
+    return run

@@ -1,0 +1,143 @@
+"""Did a test run really run the tests? A pure verdict from exit status and output.
+
+A non-zero exit is not a failing test. pytest exits 2 when collection
+fails or the run is interrupted, 3 on an internal error, 4 on a usage error
+(a node id that does not exist), 5 when no test was collected, and 1 from
+``python -m pytest`` when pytest is not even installed. Each of these means
+the named tests never ran, so the bug was *not* reproduced, and a candidate
+fix after which they cannot run has *not* passed. :func:`classify_run`
+tells these apart from a real failure (and a real pass) for pytest and
+unittest; any other command is judged by its exit status alone.
+
+Validation uses the same function: ``classify_run(...).status == "passed"``
+is the only way a candidate's run counts as green.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["RunVerdict", "classify_run", "tail"]
+
+Status = Literal["failed", "passed", "could_not_run"]
+Runner = Literal["pytest", "unittest", "other"]
+
+_PYTEST_EXIT = {
+    2: "the run was interrupted (collection errors)",
+    3: "pytest hit an internal error",
+    4: "pytest usage error (a named test or file does not exist, or a bad option)",
+    5: "no tests were collected",
+}
+_COLLECT = re.compile(r"^_* ?ERROR collecting (?P<what>\S+)", re.M)
+_IMPORT = re.compile(r"^(?:E\s+)?ImportError while importing test module '?(?P<what>[^'\n]+)", re.M)
+_NOT_FOUND = re.compile(r"^ERROR: (?:not found|file or directory not found): (?P<what>.+)$", re.M)
+_SUMMARY_COUNT = re.compile(r"\b(?P<n>\d+) (?P<kind>failed|passed|errors?|error)\b")
+_NO_MODULE = re.compile(r"No module named '?(?P<mod>pytest|unittest)'?")
+_UNITTEST_RAN = re.compile(r"^Ran (?P<n>\d+) tests? in ", re.M)
+_UNITTEST_IMPORT = re.compile(
+    r"(?:unittest\.loader\._FailedTest|Failed to import test module: (?P<what>\S+))"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunVerdict:
+    """How a test run ended: tests failed, tests passed, or the tests never ran."""
+
+    status: Status
+    reason: str  # one line: why it "could not run", or what failed/passed
+    failed: int = 0  # failing or erroring tests counted in the summary
+    passed: int = 0
+
+    @property
+    def ran(self) -> bool:
+        return self.status != "could_not_run"
+
+    @property
+    def reproduced(self) -> bool:
+        """The tests ran and at least one failed or errored: the bug shows."""
+        return self.status == "failed"
+
+
+def tail(text: str, lines: int = 15) -> str:
+    """The last ``lines`` lines of ``text``: what a person reads first."""
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def _pytest_summary(output: str) -> tuple[int, int] | None:
+    """(failed + errors, passed) from pytest's last summary line, or None without one."""
+    for line in reversed(output.strip().splitlines()):
+        if " in " in line and (m := list(_SUMMARY_COUNT.finditer(line))):
+            failed = sum(int(x["n"]) for x in m if x["kind"] != "passed")
+            passed = sum(int(x["n"]) for x in m if x["kind"] == "passed")
+            return failed, passed
+    return None
+
+
+def _pytest(returncode: int, output: str) -> RunVerdict:
+    if _NO_MODULE.search(output) and returncode != 0 and _pytest_summary(output) is None:
+        return RunVerdict("could_not_run", "pytest is not installed in this environment")
+    if m := _IMPORT.search(output):
+        return RunVerdict("could_not_run", f"the test module {m['what'].strip()} fails to import")
+    if m := _COLLECT.search(output):
+        return RunVerdict("could_not_run", f"collection error in {m['what']}")
+    if returncode in _PYTEST_EXIT:
+        reason = _PYTEST_EXIT[returncode]
+        if nf := _NOT_FOUND.search(output):
+            reason += f": not found: {nf['what'].strip()[:160]}"
+        return RunVerdict("could_not_run", f"{reason} (exit {returncode})")
+    summary = _pytest_summary(output)
+    if returncode == 0:
+        if summary is not None and summary[1] == 0:
+            return RunVerdict("could_not_run", "no test passed or failed (exit 0)")
+        return RunVerdict("passed", "the tests pass", 0, summary[1] if summary else 0)
+    if summary is None or summary[0] == 0:
+        return RunVerdict(
+            "could_not_run", f"the command failed before any test ran (exit {returncode})"
+        )
+    return RunVerdict("failed", f"{summary[0]} test(s) failed or errored", *summary)
+
+
+def _unittest(returncode: int, output: str) -> RunVerdict:
+    if _NO_MODULE.search(output) and not _UNITTEST_RAN.search(output):
+        return RunVerdict("could_not_run", f"the command failed to start (exit {returncode})")
+    if m := _UNITTEST_IMPORT.search(output):
+        what = m["what"] or "a test module"
+        return RunVerdict("could_not_run", f"the test module {what} fails to import")
+    ran = _UNITTEST_RAN.search(output)
+    if ran is None:
+        return RunVerdict("could_not_run", f"no test ran (exit {returncode})")
+    n = int(ran["n"])
+    if n == 0:
+        return RunVerdict("could_not_run", "no tests were collected")
+    counts = re.search(r"FAILED \((?P<body>[^)]*)\)", output)
+    if returncode == 0 and counts is None:
+        return RunVerdict("passed", "the tests pass", 0, n)
+    failed = sum(
+        int(x) for x in re.findall(r"(?:failures|errors)=(\d+)", counts["body"] if counts else "")
+    )
+    if failed == 0:
+        return RunVerdict(
+            "could_not_run", f"the run failed without a failing test (exit {returncode})"
+        )
+    return RunVerdict("failed", f"{failed} test(s) failed or errored", failed, n - failed)
+
+
+def classify_run(
+    runner: Runner, returncode: int | None, output: str, *, timed_out: bool = False
+) -> RunVerdict:
+    """The verdict on one run of a test command (see the module docstring)."""
+    if timed_out or returncode is None:
+        return RunVerdict("could_not_run", "the run timed out")
+    if returncode in (126, 127):
+        return RunVerdict(
+            "could_not_run", f"command not found or not executable (exit {returncode})"
+        )
+    if runner == "pytest":
+        return _pytest(returncode, output)
+    if runner == "unittest":
+        return _unittest(returncode, output)
+    if returncode == 0:
+        return RunVerdict("passed", "the command exits 0")
+    return RunVerdict("failed", f"the command fails (exit {returncode})")
