@@ -16,7 +16,8 @@ __all__ = ["Assertion", "assertion_values", "called_names"]
 
 # pytest: "E       AssertionError: assert 'a' == 'b'" or "E       assert 'a' == 'b'"
 _PYTEST = re.compile(
-    r"^E\s+(?:AssertionError:\s*)?assert\s+(?P<left>.+?)\s+(?P<op>==|!=|in|is)\s+(?P<right>.+)$"
+    r"^(?:E\s+(?:AssertionError:\s*)?|AssertionError:\s*)"
+    r"assert\s+(?P<left>.+?)\s+(?P<op>==|!=|in|is)\s+(?P<right>.+)$"
 )
 # pytest's diff lines: "E         - got" / "E         + want"
 _DIFF = re.compile(r"^E\s+(?P<sign>[-+])\s(?P<text>.*)$")
@@ -41,7 +42,7 @@ def assertion_values(text: str) -> list[Assertion]:
     out: list[Assertion] = []
     minus: str | None = None
     for line in text.splitlines():
-        m = _PYTEST.match(line.strip()) if line.lstrip().startswith("E") else None
+        m = _PYTEST.match(line.strip())
         if m and m["op"] in ("==", "!="):
             out.append(Assertion(m["left"].strip(), m["right"].strip()))
             continue

@@ -67,7 +67,7 @@ def rank_files(
         every[ev.path].append(ev)
         if ev.kind not in kinds or ev.strength > kinds[ev.kind].strength:
             kinds[ev.kind] = ev
-        if ev.kind in ("traceback", "sbfl"):
+        if ev.kind in ("traceback", "sbfl", "quoted"):  # kinds that know the line
             lines[ev.path].extend(ev.lines)
     ranked: list[RankedFile] = []
     for path, kinds in best.items():
