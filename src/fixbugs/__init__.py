@@ -1,7 +1,10 @@
 """FixBugs: an AI debugging agent built on the agentrt runtime.
 
-The agent itself (evidence, reproduction, root cause, minimal fix, proof)
-arrives with its own issue; this package holds its entry point so far.
+From a bug report, logs, traces and the repository, it ranks the suspect
+files, reproduces the failure with the project's own interpreter in a
+sandbox, names a root-cause region, proposes minimal fixes and validates
+them (:func:`fixbugs.agent.run_bug`); ``fixbugs run``, ``fixbugs eval`` and
+``fixbugs serve`` are its entry points (:mod:`fixbugs.cli`).
 """
 
 __all__: list[str] = []

@@ -47,7 +47,14 @@ from fixbugs.stages.validate import validate_candidates
 from fixbugs.testrun import parse_test_command, unittest_module
 from fixbugs.userenv import Interpreter, TestEnv, choose_interpreter, probe_env
 
-__all__ = ["STAGES", "apply_to_repo", "run_bug", "run_from_paths", "test_env_for", "user_test_env"]
+__all__ = [
+    "STAGES",
+    "apply_to_repo",
+    "env_for_interpreter",
+    "run_bug",
+    "run_from_paths",
+    "user_env",
+]
 
 STAGES = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")
 
@@ -255,7 +262,7 @@ async def checked_models(config: Path | None) -> Models:
     return models_from_config(config)
 
 
-def test_env_for(interp: Interpreter, *, notes: list[str] | None = None) -> TestEnv:
+def env_for_interpreter(interp: Interpreter, *, notes: list[str] | None = None) -> TestEnv:
     """Probe ``interp`` and complete it: coverage overlay where missing, ``python`` shim."""
     env, extra = prepare_env(probe_env(interp))
     if needs_shim(env.python):
@@ -265,7 +272,7 @@ def test_env_for(interp: Interpreter, *, notes: list[str] | None = None) -> Test
     return env
 
 
-def user_test_env(
+def user_env(
     repo: Path,
     python: Path | None = None,
     *,
@@ -273,7 +280,9 @@ def user_test_env(
     notes: list[str] | None = None,
 ) -> TestEnv:
     """The user's test environment (see :mod:`fixbugs.userenv`), ready for the sandbox."""
-    return test_env_for(choose_interpreter(repo, python=python, environ=environ), notes=notes)
+    return env_for_interpreter(
+        choose_interpreter(repo, python=python, environ=environ), notes=notes
+    )
 
 
 async def run_from_paths(
@@ -298,7 +307,7 @@ async def run_from_paths(
     models = await checked_models(config) if use_model else None  # exit 2 before any work
     notes: list[str] = []
     try:
-        env = await asyncio.to_thread(lambda: user_test_env(repo, python, notes=notes))
+        env = await asyncio.to_thread(lambda: user_env(repo, python, notes=notes))
     except BaseException:
         await _close(models)
         raise

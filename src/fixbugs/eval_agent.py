@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixbugs.agent import run_bug, test_env_for
+from fixbugs.agent import env_for_interpreter, run_bug
 from fixbugs.context import AgentOptions, Models
 from fixbugs.evalcase import AgentOutput, AgentRunner, Case
 from fixbugs.inputs import load_inputs
@@ -53,7 +53,7 @@ def full_agent(models: Models | None) -> AgentRunner:
     async def run(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
         report_file = case.report_file or case.dir / "report.md"
         inputs = load_inputs(report_file, tree, test=case.test_command or None)
-        env = test_env_for(Interpreter(python_bin / "python", "case env"))
+        env = env_for_interpreter(Interpreter(python_bin / "python", "case env"))
         options = AgentOptions(
             test_env=env.command_env(),
             python=env,

@@ -15,18 +15,19 @@ from pathlib import Path
 import pytest
 
 from agentrt.llm import FakeModel
-from fixbugs.agent import STAGES, run_bug
-from fixbugs.examples import example_dir
+from fixbugs.agent import STAGES, env_for_interpreter, run_bug
 from fixbugs.context import AgentOptions, Models
+from fixbugs.examples import example_dir
 from fixbugs.inputs import load_inputs
 from fixbugs.progress import collecting_sink
+from fixbugs.userenv import Interpreter
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
 
-ENV = {
-    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-    "PYTHONDONTWRITEBYTECODE": "1",
-}
+# The example's tests need only the standard library: any interpreter does, so
+# the test names FixBugs' own (the only way FixBugs' interpreter is ever used).
+PY = env_for_interpreter(Interpreter(Path(sys.executable), "--python"))
+ENV = PY.command_env()
 
 
 def _digest(root: Path) -> str:
@@ -59,7 +60,7 @@ async def test_bundled_example_is_localized_reproduced_and_fixed(example: Path):
     sink, events = collecting_sink()
     models = Models(map=FakeModel(), judge=FakeModel())
     report = await run_bug(
-        _inputs(example), models=models, options=AgentOptions(test_env=ENV), sink=sink
+        _inputs(example), models=models, options=AgentOptions(test_env=ENV, python=PY), sink=sink
     )
     d = report.data
     assert d["ranked_files"][0]["path"] == "shop/pricing.py"
@@ -90,12 +91,12 @@ async def test_validation_rejects_regressions_stray_edits_and_test_edits(example
     ctx = RunContext(
         _inputs(example),
         models=None,
-        options=AgentOptions(test_env=ENV),
+        options=AgentOptions(test_env=ENV, python=PY),
         clock=SystemClock(),
         recorder=MetricsRecorder(),
         sink=lambda _: None,
     )
-    ctx.sandbox = Sandbox.create(repo)
+    ctx.sandbox = Sandbox.create(repo, readonly_paths=PY.readonly_paths())
     try:
         ctx.reproduction = await reproduce(ctx)
         assert ctx.reproduction.confirmed and len(ctx.reproduction.baseline) == 5
@@ -147,7 +148,7 @@ async def test_no_reproduction_means_no_validated_fix(example: Path):
     models = Models(map=FakeModel(), judge=FakeModel())
     passing = "python -m unittest tests.test_cart"
     report = await run_bug(
-        _inputs(example, passing), models=models, options=AgentOptions(test_env=ENV)
+        _inputs(example, passing), models=models, options=AgentOptions(test_env=ENV, python=PY)
     )
     d = report.data
     assert d["reproduction"]["confirmed"] is False

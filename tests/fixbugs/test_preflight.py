@@ -116,7 +116,7 @@ def _run_args(example: Path, cfg: Path) -> list[str]:
 
 def test_unreachable_endpoint_is_one_line_and_exit_2(tmp_path, example, capsys, monkeypatch):
     called: list[str] = []
-    monkeypatch.setattr(fixbugs.agent, "user_test_env", lambda *a, **k: called.append("env"))
+    monkeypatch.setattr(fixbugs.agent, "user_env", lambda *a, **k: called.append("env"))
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     code, err = _run_cli(_run_args(example, _config(tmp_path, url)), capsys)
     assert code == 2

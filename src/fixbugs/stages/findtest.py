@@ -9,7 +9,7 @@ matches the report is kept. When none works the reproduction says so, and
 localization stands on static evidence alone.
 
 The text-only parts (:func:`command_from_report`, :func:`command_from_frames`,
-:func:`tests_for`, :func:`matching_failure`) are pure functions.
+:func:`existing_tests_of`, :func:`matching_failure`) are pure functions.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import PurePosixPath
 
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
 
-__all__ = ["command_from_frames", "command_from_report", "matching_failure", "tests_for"]
+__all__ = ["command_from_frames", "command_from_report", "existing_tests_of", "matching_failure"]
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 _TEST_CMD = re.compile(
@@ -73,7 +73,9 @@ def command_from_frames(failure: ParsedFailure | None, files: Collection[str]) -
     return None
 
 
-def tests_for(paths: Sequence[str], files: Mapping[str, str], *, limit: int = 6) -> list[str]:
+def existing_tests_of(
+    paths: Sequence[str], files: Mapping[str, str], *, limit: int = 6
+) -> list[str]:
     """Existing test modules of ``paths``: ``test_mod.py``/``mod_test.py``, or ones importing it."""
     tests = [p for p in files if is_test_path(p) and p.endswith(".py") and "conftest" not in p]
     out: list[str] = []

@@ -20,8 +20,8 @@ from fixbugs.context import Reproduction, RunContext
 from fixbugs.stages.findtest import (
     command_from_frames,
     command_from_report,
+    existing_tests_of,
     matching_failure,
-    tests_for,
 )
 from fixbugs.testrun import classify_run, parse_outcomes, parse_test_command
 from fixbugs.testverdict import tail
@@ -39,7 +39,7 @@ NO_REPRO = (
 async def _discover(ctx: RunContext) -> str | None:
     """Run the existing tests of the top-ranked files; keep a failure that matches the report."""
     files = ctx.files()
-    tests = tests_for([r.path for r in ctx.ranked[:3]], files)
+    tests = existing_tests_of([r.path for r in ctx.ranked[:3]], files)
     if not tests:
         return None
     cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(shlex.quote(t) for t in tests)
