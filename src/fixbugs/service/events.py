@@ -65,6 +65,10 @@ class EventHub:
         self._evict()
         self._signal.notify()
 
+    def forget(self, job: str) -> None:
+        """Drop a job's events (its retention ended)."""
+        self._logs.pop(job, None)
+
     def _trim(self, log: JobLog) -> None:
         # drop the oldest event that is not a stage change; if all are, the oldest
         for i, (_, ev) in enumerate(log.events):

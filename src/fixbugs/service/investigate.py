@@ -7,7 +7,6 @@ flow with a stand-in investigator, and a deployment can choose the models.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,16 +43,26 @@ def bug_spec(
 def agent_investigator(
     models: Models | None, *, python: Path | None = None, clock: Clock | None = None
 ) -> Investigator:
-    """Runs :func:`fixbugs.agent.run_bug` on the spec's files with ``models``."""
-    from fixbugs.agent import run_bug
-    from fixbugs.inputs import load_inputs
+    """Runs :func:`fixbugs.agent.run_bug` on the spec's files with ``models``.
 
-    interp = Path(python or sys.executable)
-    env = {
-        "PATH": f"{interp.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-    options = AgentOptions(test_env=env, use_model=models is not None)
+    The tests' interpreter is the operator's (``python``, default this one),
+    never one found in an uploaded repository: choosing and probing an
+    interpreter runs it outside the sandbox. It is probed once, and the
+    sandbox shows its venv and prefix read-only (``TestEnv.readonly_paths``).
+    """
+    from fixbugs.agent import env_for_interpreter, run_bug
+    from fixbugs.inputs import load_inputs
+    from fixbugs.userenv import Interpreter, TestEnv
+
+    interp = Interpreter(Path(python or sys.executable), "--python")
+    probed: list[TestEnv] = []
+    lock = asyncio.Lock()
+
+    async def test_env() -> TestEnv:
+        async with lock:
+            if not probed:
+                probed.append(await asyncio.to_thread(env_for_interpreter, interp))
+        return probed[0]
 
     async def investigate(spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
         inputs = await asyncio.to_thread(
@@ -64,6 +73,8 @@ def agent_investigator(
             traces=[Path(p) for p in spec.get("traces", ())],
             test=spec.get("test"),
         )
+        env = await test_env()
+        options = AgentOptions(test_env=env.command_env(), python=env, use_model=models is not None)
         report = await run_bug(inputs, models=models, options=options, clock=clock, sink=sink)
         return report.data
 

@@ -24,12 +24,24 @@ from agentrt.queues import QueueBackend, StageRecord, StageState
 from fixbugs.agent import STAGES
 from fixbugs.progress import EventSink
 from fixbugs.service.admission import Admitted, RunTimes, admit
+from fixbugs.service.auth import OPEN_TENANT
 from fixbugs.service.events import EventHub
+from fixbugs.service.owners import JobIndex, JobMeta, expired
 from fixbugs.service.workspace import Workspace
 
-__all__ = ["STAGE", "Investigator", "JobService", "JobStatus", "QueueFull", "RunObserver"]
+__all__ = [
+    "REPORT_TTL_S",
+    "STAGE",
+    "Investigator",
+    "JobService",
+    "JobStatus",
+    "QueueFull",
+    "RunObserver",
+]
 
 STAGE = "investigate"
+REPORT_TTL_S = 7 * 86400.0  # how long a finished job's report is served
+_SWEEP_S = 60.0
 
 # Runs one bug from its spec (paths inside the job's directory) and returns
 # the JSON report; progress goes to the sink as it happens.
@@ -93,8 +105,11 @@ class JobService:
         observer: RunObserver | None = None,
         hub: EventHub | None = None,
         flow: Callable[[], Mapping[str, Any]] | None = None,
+        report_ttl_s: float = REPORT_TTL_S,
     ) -> None:
         self.backend = backend
+        self.report_ttl_s = report_ttl_s
+        self.index = JobIndex(workspace.root)
         self.investigator = investigator
         self.workspace = workspace
         self.clock = clock
@@ -137,8 +152,10 @@ class JobService:
             self.rejected += 1
             raise QueueFull(verdict.depth, verdict.retry_after_s)
 
-    async def enqueue(self, job: str, spec: Mapping[str, Any]) -> None:
-        """Admit and enqueue a bug whose files are saved; :class:`QueueFull` if no room.
+    async def enqueue(
+        self, job: str, spec: Mapping[str, Any], *, tenant: str = OPEN_TENANT
+    ) -> None:
+        """Admit and enqueue ``tenant``'s bug whose files are saved; :class:`QueueFull` if no room.
 
         Check and put happen under one lock, so this process never puts past
         the capacity (other processes may overshoot by their in-flight puts).
@@ -153,6 +170,7 @@ class JobService:
                 raise QueueFull(verdict.depth, verdict.retry_after_s)
             title = str(spec.get("title") or job)
             self._titles[job] = title
+            self.index.record(JobMeta(job, tenant, title, self.clock.now()))
             self.workspace.write_text(job, "spec.json", json.dumps(dict(spec)))
             self.hub.open(job)
             for m in self.pipeline.entry_messages(job, job, spec):
@@ -161,6 +179,8 @@ class JobService:
 
     # -- reading ------------------------------------------------------------
     def title(self, job: str) -> str:
+        if job not in self._titles and (meta := self.index.get(job)) is not None:
+            self._titles[job] = meta.title
         if job not in self._titles:
             try:
                 spec = json.loads((self.workspace.job_dir(job) / "spec.json").read_text())
@@ -198,18 +218,58 @@ class JobService:
             current_stage=current if rec.state is StageState.RUNNING else None,
         )
 
-    async def status(self, job: str) -> JobStatus | None:
+    def visible(self, job: str, tenant: str | None) -> bool:
+        """``job`` exists for ``tenant`` (None: the service itself, which sees all)."""
+        if tenant is None:
+            return True
+        meta = self.index.get(job)
+        return (
+            meta is not None
+            and meta.tenant == tenant
+            and not expired(meta, self.clock.now(), self.report_ttl_s)
+        )
+
+    async def status(self, job: str, tenant: str | None = None) -> JobStatus | None:
+        if not self.visible(job, tenant):
+            return None
         recs = [r for r in await self.backend.records(job) if r.stage == STAGE]
         return self._status(job, recs[0]) if recs else None
 
-    async def list(self, limit: int = 100) -> list[JobStatus]:
+    async def list(self, limit: int = 100, tenant: str | None = None) -> list[JobStatus]:
         recs = [r for r in await self.backend.records() if r.stage == STAGE]
+        recs = [r for r in recs if self.visible(r.job, tenant)]
         recs.sort(key=lambda r: r.queued_at or 0.0, reverse=True)
         return [self._status(r.job, r) for r in recs[:limit]]
 
-    async def report(self, job: str) -> dict[str, Any] | None:
+    async def report(self, job: str, tenant: str | None = None) -> dict[str, Any] | None:
+        if not self.visible(job, tenant):
+            return None
         res = await self.backend.results(job, [STAGE])
         return dict(res[STAGE]) if STAGE in res else None
+
+    # -- retention ----------------------------------------------------------
+    async def _ended(self, job: str) -> None:
+        """A job ended: record when, and delete its inputs (the report stays)."""
+        self.index.ended(job, self.clock.now())
+        await asyncio.to_thread(self.workspace.remove, job)
+
+    async def purge_expired(self) -> tuple[str, ...]:
+        """Forget jobs whose report is past its time; they then answer 404 to everyone.
+
+        The queue backend keeps no delete, so the stored result row stays in
+        its database; nothing serves it once the job is forgotten here.
+        """
+        now = self.clock.now()
+        gone = [
+            m.job for m in await asyncio.to_thread(self.index.all)
+            if expired(m, now, self.report_ttl_s)
+        ]  # fmt: skip
+        for job in gone:
+            self.index.forget(job)
+            self.hub.forget(job)
+            self._titles.pop(job, None)
+            await asyncio.to_thread(self.workspace.remove, job)
+        return tuple(gone)
 
     async def snapshot(self) -> dict[str, Any]:
         """What the dashboard's pipeline view shows, in one read."""
@@ -244,10 +304,17 @@ class JobService:
     # -- workers ------------------------------------------------------------
     async def run(self) -> None:
         """Serve this process's worker slots until cancelled (none if ``workers`` is 0)."""
-        if self.workers > 0:
-            await self.runner.run()
-        else:
-            await asyncio.Event().wait()
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(self._sweep())
+            if self.workers > 0:
+                await self.runner.run()
+            else:
+                await asyncio.Event().wait()
+
+    async def _sweep(self) -> None:
+        while True:
+            await self.clock.sleep(_SWEEP_S)
+            await self.purge_expired()
 
     async def _investigate(self, ctx: StageContext) -> Mapping[str, Any]:
         job = ctx.job
@@ -284,9 +351,11 @@ class JobService:
             )
             if last:
                 self.hub.finish(job)
+                await self._ended(job)
             raise
         self.run_times.add(self.clock.now() - start)
         self.hub.finish(job)
+        await self._ended(job)
         if self.observer is not None:
             self.observer.run_finished(job, report)
         return report

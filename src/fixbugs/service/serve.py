@@ -23,10 +23,11 @@ from agentrt.errors import UserError
 from agentrt.observability import ExporterKind, TracingConfig
 from agentrt.queues import EpochClock, open_queue
 from fixbugs.context import Models
+from fixbugs.errors import InputError
 from fixbugs.service.app import create_app
-from fixbugs.service.auth import ApiKeys
+from fixbugs.service.auth import DEFAULT_TENANT, ApiKeys, parse_keys
 from fixbugs.service.investigate import agent_investigator
-from fixbugs.service.jobs import Investigator, JobService
+from fixbugs.service.jobs import REPORT_TTL_S, Investigator, JobService
 from fixbugs.service.telemetry import ServiceTelemetry
 from fixbugs.service.workspace import Limits, Workspace
 
@@ -39,7 +40,10 @@ class ServeConfig:
     queue: str | None = None  # default: sqlite in the workspace
     workers: int = 2
     capacity: int = 16
-    api_keys: tuple[str, ...] = ()
+    api_keys: tuple[str, ...] = ()  # bare keys: the "default" tenant
+    tenant_keys: dict[str, str] = field(default_factory=dict)  # key -> tenant
+    metrics_key: str | None = None  # when set, /metrics requires it
+    report_ttl_s: float = REPORT_TTL_S
     max_upload_bytes: int = 64 << 20
     limits: Limits = field(default_factory=Limits)
     tracing: TracingConfig = field(default_factory=lambda: TracingConfig(service_name="fixbugs"))
@@ -70,13 +74,16 @@ def build_app(
         workers=cfg.workers,
         observer=telemetry,
         flow=telemetry.flow,
+        report_ttl_s=cfg.report_ttl_s,
     )
+    keys = {k: DEFAULT_TENANT for k in cfg.api_keys} | dict(cfg.tenant_keys)
     app = create_app(
         service,
-        keys=ApiKeys(cfg.api_keys),
+        keys=ApiKeys(keys),
         max_request_bytes=cfg.max_upload_bytes,
         metrics=telemetry.exposition_for(service),
         run_workers=run_workers,
+        metrics_key=cfg.metrics_key,
     )
     return app, service, telemetry
 
@@ -102,8 +109,19 @@ def serve_command(
     workers: Annotated[int, typer.Option(help="Investigations at once in this process.")] = 2,
     capacity: Annotated[int, typer.Option(help="Bugs queued or running before 429.")] = 16,
     api_key: Annotated[
-        list[str] | None, typer.Option(help="Accepted API key (repeat); or FIXBUGS_API_KEYS.")
+        list[str] | None,
+        typer.Option(help="Accepted key, TENANT:KEY (repeat); or FIXBUGS_API_KEYS=t1:k1,t2:k2."),
     ] = None,
+    api_key_file: Annotated[
+        Path | None,
+        typer.Option(help="File of TENANT:KEY lines (keeps keys out of the process list)."),
+    ] = None,
+    metrics_key: Annotated[
+        str | None, typer.Option(help="Key /metrics requires; or FIXBUGS_METRICS_KEY.")
+    ] = None,
+    report_ttl_hours: Annotated[
+        float, typer.Option(help="How long finished reports are kept, hours.")
+    ] = REPORT_TTL_S / 3600,
     max_upload_mb: Annotated[int, typer.Option(help="Largest request body, MiB.")] = 64,
     config: Annotated[Path | None, typer.Option(help="agentrt config TOML (models).")] = None,
     no_model: Annotated[bool, typer.Option("--no-model", help="Static signals only.")] = False,
@@ -118,9 +136,16 @@ def serve_command(
 
     from fixbugs.agent import models_from_config
 
-    keys = tuple(api_key or ()) + tuple(
-        k for k in os.environ.get("FIXBUGS_API_KEYS", "").split(",") if k.strip()
-    )
+    try:
+        keys = parse_keys(",".join(api_key or ()), source="--api-key")
+        keys |= parse_keys(os.environ.get("FIXBUGS_API_KEYS", ""), source="FIXBUGS_API_KEYS")
+        if api_key_file is not None:
+            keys |= dict(ApiKeys.from_file(api_key_file).items())
+    except InputError as exc:
+        raise UserError(str(exc)) from None
+    metrics_key = metrics_key or os.environ.get("FIXBUGS_METRICS_KEY") or None
+    if report_ttl_hours <= 0:
+        raise UserError("--report-ttl-hours must be positive")
     if not keys and not _loopback(host):
         raise UserError(f"refusing to serve on {host} without an API key; pass --api-key")
     if traces not in ("none", "console", "otlp"):
@@ -133,7 +158,9 @@ def serve_command(
         queue=queue,
         workers=workers,
         capacity=capacity,
-        api_keys=keys,
+        tenant_keys=keys,
+        metrics_key=metrics_key,
+        report_ttl_s=report_ttl_hours * 3600,
         max_upload_bytes=max_upload_mb << 20,
         tracing=TracingConfig(exporter, otlp_endpoint, "fixbugs"),
     )
@@ -144,9 +171,10 @@ def serve_command(
             typer.echo(f"fixbugs workers: {workers} slot(s) on {queue}")
             asyncio.run(service.run())
             return
+        tenants = sorted(set(keys.values())) or ["(open, loopback only)"]
         typer.echo(
             f"fixbugs: dashboard and API on http://{host}:{port}/ "
-            f"({workers} worker(s), queue bound {capacity})"
+            f"({workers} worker(s), queue bound {capacity}; tenants: {', '.join(tenants)})"
         )
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:

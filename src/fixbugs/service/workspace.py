@@ -22,6 +22,8 @@ from fixbugs.errors import InputError
 __all__ = ["Limits", "TooLarge", "UnsafePath", "Workspace", "safe_relpath"]
 
 _CHUNK = 1 << 16
+_NAME_MAX = 255  # bytes in one path component (Linux NAME_MAX)
+_PATH_MAX = 4096
 
 
 class UnsafePath(InputError):
@@ -50,7 +52,32 @@ def safe_relpath(name: str) -> PurePosixPath:
     parts = [s for s in p.parts if s not in ("", ".")]
     if not parts or any(s == ".." for s in parts):
         raise UnsafePath(f"path {name!r} would escape the workspace")
+    if any(len(s.encode("utf-8", "surrogateescape")) > _NAME_MAX for s in parts):
+        raise UnsafePath(f"path {name[:80]!r}... has a name over {_NAME_MAX} bytes")
+    if len(norm.encode("utf-8", "surrogateescape")) > _PATH_MAX:
+        raise UnsafePath(f"path {name[:80]!r}... is over {_PATH_MAX} bytes")
     return PurePosixPath(*parts)
+
+
+class _Member:
+    """Turns a filesystem error writing one archive member into a 400's one-liner."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
+        if exc_type is None or not issubclass(exc_type, OSError):
+            return
+        shown = self.name if len(self.name) <= 120 else self.name[:120] + "..."
+        if issubclass(exc_type, (IsADirectoryError, NotADirectoryError, FileExistsError)):
+            raise UnsafePath(
+                f"archive entry {shown!r} is both a file and a folder (or under a file)"
+            ) from None
+        why = getattr(exc, "strerror", None) or "cannot be written"
+        raise InputError(f"archive entry {shown!r}: {why}") from None
 
 
 def _copy_limited(src: IO[bytes], dst: Path, budget: int, what: str) -> int:
@@ -94,7 +121,8 @@ class Workspace:
         d = self.job_dir(job) / sub
         d.mkdir(parents=True, exist_ok=True)
         dst = d / rel.name
-        _copy_limited(data, dst, self.limits.max_file_bytes, f"file {name!r}")
+        with _Member(name):
+            _copy_limited(data, dst, self.limits.max_file_bytes, f"file {name!r}")
         return dst
 
     def write_text(self, job: str, name: str, text: str) -> Path:
@@ -127,16 +155,17 @@ class Workspace:
                             f"archive has more than {self.limits.max_archive_members} entries"
                         )
                     rel = safe_relpath(m.name)
-                    if m.isdir():
-                        (dest / rel).mkdir(parents=True, exist_ok=True)
-                        continue
-                    if not m.isfile():
+                    if not (m.isdir() or m.isfile()):
                         raise UnsafePath(f"archive entry {m.name!r} is a link or special file")
-                    src = tar.extractfile(m)
-                    if src is None:
-                        continue
-                    (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-                    left -= _copy_limited(src, dest / rel, left, "the unpacked repository")
+                    with _Member(m.name):
+                        if m.isdir():
+                            (dest / rel).mkdir(parents=True, exist_ok=True)
+                            continue
+                        src = tar.extractfile(m)
+                        if src is None:
+                            continue
+                        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                        left -= _copy_limited(src, dest / rel, left, "the unpacked repository")
         except tarfile.TarError as exc:
             raise InputError(f"repository archive is not a readable tar file: {exc}") from None
 
@@ -151,14 +180,15 @@ class Workspace:
                     )
                 for info in infos:
                     rel = safe_relpath(info.filename)
-                    if info.is_dir():
-                        (dest / rel).mkdir(parents=True, exist_ok=True)
-                        continue
                     if (info.external_attr >> 16) & 0o170000 == 0o120000:
                         raise UnsafePath(f"archive entry {info.filename!r} is a link")
-                    (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-                    with zf.open(info) as src:
-                        left -= _copy_limited(src, dest / rel, left, "the unpacked repository")
+                    with _Member(info.filename):
+                        if info.is_dir():
+                            (dest / rel).mkdir(parents=True, exist_ok=True)
+                            continue
+                        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                        with zf.open(info) as src:
+                            left -= _copy_limited(src, dest / rel, left, "the unpacked repository")
         except zipfile.BadZipFile as exc:
             raise InputError(f"repository archive is not a readable zip file: {exc}") from None
 
