@@ -34,6 +34,11 @@ from fixbugs.localize.signals import tokenize_code
 __all__ = ["Region", "function_spans", "sbfl_ranges", "suspicious_regions"]
 
 LINE_KINDS = ("traceback", "quoted", "literal", "warning", "sbfl")
+# evidence that names many lines of a file says which line in words of its own
+_LINE_LABELS = {
+    "literal": "a string literal the report shows",
+    "quoted": "a code line the report quotes",
+}
 MAX_REGION_LINES = 15  # a region wider than this is narrowed around its hits
 _STRING = re.compile(r"""'([^'\n]{3,})'|"([^"\n]{3,})\"""")
 
@@ -64,6 +69,7 @@ class _Hit:
     line: int
     weight: float
     reason: str
+    exact: bool = True  # False: about the whole function (its def line stands for it)
 
 
 def function_spans(text: str) -> list[tuple[str, int, int]]:
@@ -134,9 +140,10 @@ def _file_hits(
         if ev.kind not in LINE_KINDS:
             continue
         w = DEFAULT_WEIGHTS.get(ev.kind, 0.5) * ev.strength
+        label = _LINE_LABELS.get(ev.kind)
         for a, b in ev.lines:
             for line in range(max(1, a), min(n_lines, b, a + 9) + 1):
-                hits.append(_Hit(line, w, ev.reason))
+                hits.append(_Hit(line, w, f"{label} at line {line}" if label else ev.reason))
     for a, b, score in suspicious:
         for line in range(max(1, a), min(n_lines, b, a + 9) + 1):
             hits.append(
@@ -145,9 +152,9 @@ def _file_hits(
     for name, first, _ in spans:
         simple = name.rsplit(".", 1)[-1]
         if simple in called:
-            hits.append(_Hit(first, 1.5, f"the failing assertion calls {simple}"))
+            hits.append(_Hit(first, 1.5, f"the failing assertion calls {simple}", False))
         if simple in tested:
-            hits.append(_Hit(first, 1.0, f"a failing test is named for {simple}"))
+            hits.append(_Hit(first, 1.0, f"a failing test is named for {simple}", False))
     if assertion_text:
         for value, line in dict(_string_literals(text)).items():
             v = value.strip()
@@ -155,12 +162,14 @@ def _file_hits(
                 # short literals ('git', 'open') are in many values by chance
                 w = 0.25 + 0.5 * min(1.0, len(v) / 15)
                 hits.append(_Hit(line, w, f"literal {v!r} appears in the failing assertion"))
-    if not hits and spans:
-        hits += _word_hits(text, spans, report)
+    if spans:  # the weakest hint, and a tie-breaker between functions of one file
+        hits += _word_hits(text, spans, report, weight=0.5 if not hits else 0.3)
     return hits
 
 
-def _word_hits(text: str, spans: Sequence[tuple[str, int, int]], report: str) -> list[_Hit]:
+def _word_hits(
+    text: str, spans: Sequence[tuple[str, int, int]], report: str, *, weight: float
+) -> list[_Hit]:
     """The function whose words best match the report (rare words count more)."""
     lines = text.splitlines()
     said = set(tokenize_code(report))
@@ -174,7 +183,7 @@ def _word_hits(text: str, spans: Sequence[tuple[str, int, int]], report: str) ->
         return []
     best = max(range(len(spans)), key=lambda i: scores[i])
     name, first, _ = spans[best]
-    return [_Hit(first, 0.5, f"{name} shares the most words with the report")]
+    return [_Hit(first, weight, f"{name} shares the most words with the report", False)]
 
 
 def _tested_name(test_id: str) -> str:
@@ -189,10 +198,13 @@ def _lines_for(
     lo_bound, hi_bound = (span[1], span[2]) if span else (1, n_lines)
     if span and span[2] - span[1] + 1 <= MAX_REGION_LINES:
         return span[1], span[2]
-    lines = [h.line for h in group]
+    exact = [h for h in group if h.exact]
+    if not exact:  # only whole-function evidence: the function's first lines
+        return lo_bound, min(hi_bound, lo_bound + MAX_REGION_LINES - 1)
+    lines = [h.line for h in exact]
     lo, hi = max(lo_bound, min(lines) - 2), min(hi_bound, max(lines) + 2)
     if hi - lo + 1 > MAX_REGION_LINES:
-        heavy = max(group, key=lambda h: (h.weight, -h.line)).line
+        heavy = max(exact, key=lambda h: (h.weight, -h.line)).line
         lo, hi = max(lo_bound, heavy - 5), min(hi_bound, heavy + 5)
     return lo, hi
 
