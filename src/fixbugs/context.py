@@ -194,9 +194,14 @@ class RunContext:
     async def run_in(self, sandbox: Sandbox, cmd: str, what: str) -> CommandResult:
         """Run a test command in ``sandbox`` as a recorded tool call of the current stage."""
         with self.recorder.tool_call(what):
-            return await sandbox.run(
+            result = await sandbox.run(
                 cmd, timeout_s=self.options.test_timeout_s, env=self.options.test_env
             )
+        # a sandbox limit is said in the run's notes (and so its JSON), once per command kind
+        for line in result.notes:
+            if line.startswith("limit hit") and f"{what}: {line}" not in self.notes:
+                self.note("sandbox", f"{what}: {line}")
+        return result
 
     def note(self, stage: str, message: str) -> None:
         self.notes.append(message)
