@@ -265,6 +265,7 @@ class Sandbox:
         max_processes: int = 256,
         env: Mapping[str, str] | None = None,
         network: bool = False,
+        max_file_mb: int = 1024,
     ) -> CommandResult:
         """Run ``cmd`` in the copy; a string runs through ``/bin/sh -c``."""
         argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
@@ -275,6 +276,7 @@ class Sandbox:
             memory_mb=memory_mb,
             max_output_bytes=max_output_bytes,
             max_processes=max_processes,
+            max_file_mb=max_file_mb,
         )
         return await run_contained(
             argv,
