@@ -28,6 +28,7 @@ from fixbugs.repair.templates import (
     name_edits,
     operator_edits,
     return_edits,
+    swap_edits,
 )
 
 __all__ = ["Region", "generate_candidates", "pair_edits", "region_edits"]
@@ -85,6 +86,7 @@ def region_edits(
         yield from ingredient_edits(src, nodes, index)
     yield from argument_edits(src, nodes)
     yield from name_edits(src, nodes, attrs)
+    yield from swap_edits(src, nodes)
     yield from constant_edits(src, nodes)
     yield from return_edits(src, nodes)
     yield from delete_edits(src, simple)
@@ -184,7 +186,7 @@ def generate_candidates(
                 if n >= per_region:
                     break
     ranked = rank(singles)
-    out = list(ranked)
+    out = [c for c in ranked if c.overfit_risk != "high"]
     by_file: dict[str, list[RepairCandidate]] = {}
     for c in ranked:
         if c.overfit_risk != "high" and c.template != "model":
@@ -202,4 +204,5 @@ def generate_candidates(
             )
             next_id += 1
             out.append(c)
-    return out
+    # high overfitting risk goes last of all, after the pairs
+    return out + [c for c in ranked if c.overfit_risk == "high"]

@@ -23,10 +23,12 @@ _RE_FUNCS = frozenset(
 )
 
 
-def _strings(nodes: list[ast.AST]) -> Iterator[ast.Constant]:
+def _strings(src: SourceFile, nodes: list[ast.AST]) -> Iterator[ast.Constant]:
+    """Non-empty string literals, docstrings excluded (they never fix behaviour)."""
     for node in nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
-            yield node
+            if not isinstance(src.parents.get(node), ast.Expr):
+                yield node
 
 
 def _requote(src: SourceFile, node: ast.Constant, value: str) -> str | None:
@@ -47,7 +49,7 @@ def _requote(src: SourceFile, node: ast.Constant, value: str) -> str | None:
 
 def literal_edits(src: SourceFile, nodes: list[ast.AST], wanted: tuple[str, ...]) -> Iterator[Edit]:
     """Put a wanted token into a literal, drop a word, or trim whitespace."""
-    for node in _strings(nodes):
+    for node in _strings(src, nodes):
         value = str(node.value)
         words = value.split(" ")
         variants: list[tuple[str, str, tuple[str, ...], str]] = []
@@ -90,7 +92,7 @@ def _is_regex_arg(src: SourceFile, node: ast.Constant) -> bool:
 
 def regex_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
     """Loosen or tighten the anchors of a pattern passed to ``re.*``."""
-    for node in _strings(nodes):
+    for node in _strings(src, nodes):
         if not _is_regex_arg(src, node):
             continue
         p = str(node.value)

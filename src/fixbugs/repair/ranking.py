@@ -35,6 +35,7 @@ PRIORS: dict[str, float] = {
     "try_except": 0.45,
     "arguments": 0.45,
     "name": 0.4,
+    "swap": 0.45,
     "constant": 0.4,
     "return": 0.3,
     "delete": 0.1,

@@ -24,6 +24,7 @@ __all__ = [
     "name_edits",
     "operator_edits",
     "return_edits",
+    "swap_edits",
 ]
 
 _CMP_SWAPS: dict[type, tuple[str, ...]] = {
@@ -380,4 +381,37 @@ def membership_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
         ):
             e = src.replace(node, form, "membership", why)
             if e:
+                yield e
+
+
+def _called(src: SourceFile, node: ast.AST) -> bool:
+    parent = src.parents.get(node)
+    return isinstance(parent, ast.Call) and parent.func is node
+
+
+def swap_edits(src: SourceFile, nodes: list[ast.AST], *, limit: int = 24) -> Iterator[Edit]:
+    """Swap two different variables read in the region (``dict(a); x.update(b)``)."""
+    names = [
+        n
+        for n in nodes
+        if isinstance(n, ast.Name)
+        and isinstance(n.ctx, ast.Load)
+        and src.span(n) is not None
+        and not _called(src, n)
+    ]
+    made = 0
+    for i, n1 in enumerate(names):
+        for n2 in names[i + 1 :]:
+            if n1.id == n2.id or made >= limit:
+                continue
+            s1, s2 = src.span(n1), src.span(n2)
+            assert s1 is not None and s2 is not None
+            between = src.text[s1[1] : s2[0]]
+            a, b = n1.lineno, n2.end_lineno or n2.lineno
+            e = src.replace_span(
+                (s1[0], s2[1]), a, b, n2.id + between + n1.id, "swap",
+                f"swap `{n1.id}` (line {a}) and `{n2.id}` (line {b})",
+            )  # fmt: skip
+            if e:
+                made += 1
                 yield e

@@ -41,7 +41,7 @@ __all__ = [
     "validate_parallel",
 ]
 
-Status = Literal["validated", "rejected", "did_not_apply", "skipped", "cancelled"]
+Status = Literal["validated", "rejected", "did_not_apply", "skipped", "cancelled", "error"]
 
 
 class _Sandbox(Protocol):
@@ -221,12 +221,20 @@ async def validate_parallel(
             on_outcome(c, o)
         return o
 
-    async def check(c: RepairCandidate) -> CandidateOutcome:
+    best: list[int] = []  # rank position of the best low-risk validated candidate
+
+    async def check(item: tuple[int, RepairCandidate]) -> CandidateOutcome:
+        pos, c = item
         t0 = clock.now()
+        if best and pos > best[0] and alternatives == 0:
+            return record(c, "skipped", None, "a better-ranked candidate validated", t0)
         if t0 >= deadline:
             run_state.budget_spent = True
             return record(c, "skipped", None, "repair budget spent", t0)
-        sb = await _fork(make_fork)
+        try:
+            sb = await _fork(make_fork)
+        except (OSError, RuntimeError) as exc:
+            return record(c, "error", None, f"could not fork the sandbox: {exc}"[:200], t0)
         try:
             applied = await asyncio.to_thread(sb.apply_patch, c.diff)
             if not applied.applied:
@@ -248,25 +256,35 @@ async def validate_parallel(
         except asyncio.CancelledError:
             record(c, "cancelled", None, "cancelled: another candidate validated", t0)
             raise
+        except (OSError, RuntimeError) as exc:  # the sandbox failed, not the candidate
+            return record(c, "error", None, f"validation could not run: {exc}"[:200], t0)
         finally:
             await _close(sb)
 
+    # Ordered early stop: the result is the best-ranked low-risk candidate that
+    # passes, as a sequential run would find it; candidates ranked after it are
+    # cancelled, those ranked before it still in flight are waited for.
+    items = list(enumerate(candidates))
+    done: set[int] = set()
     low_risk_found = 0
-    async with scatter(check, list(candidates), limit=limit or default_limit()) as results:
+    async with scatter(check, items, limit=limit or default_limit()) as results:
         async for o in results:
             if o.error is not None:
                 raise o.error
             outcome = o.value
             assert outcome is not None
-            if outcome.status != "validated":
-                continue
-            cand = o.item
-            run_state.validated.append(cand)
-            if run_state.first_validated_s is None:
-                run_state.first_validated_s = outcome.finished_at
-            if cand.overfit_risk != "high":
-                low_risk_found += 1
-                if low_risk_found > alternatives:
-                    break
+            pos, cand = o.item
+            done.add(pos)
+            if outcome.status == "validated":
+                run_state.validated.append(cand)
+                if run_state.first_validated_s is None:
+                    run_state.first_validated_s = outcome.finished_at
+                if cand.overfit_risk != "high":
+                    low_risk_found += 1
+                    if not best or pos < best[0]:
+                        best[:] = [pos]
+            if best and low_risk_found > alternatives and all(i in done for i in range(best[0])):
+                break
+    run_state.validated.sort(key=lambda c: next(i for i, x in items if x is c))
     run_state.wall_s = clock.now() - started
     return run_state

@@ -118,6 +118,29 @@ def repair_summary(run: ValidationRun, cands: list[RepairCandidate]) -> dict[str
     }
 
 
+def _bench_figures(seq: ValidationRun, par: ValidationRun) -> dict[str, Any]:
+    """Sequential against parallel validation of one candidate list."""
+    first_seq = [c.diff for c in seq.validated[:1]]
+    first_par = [c.diff for c in par.validated[:1]]
+    return {
+        "limit": default_limit(),
+        "sequential_s": round(seq.wall_s, 3),
+        "parallel_s": round(par.wall_s, 3),
+        "speedup": round(seq.wall_s / par.wall_s, 2) if par.wall_s > 0 else None,
+        "first_validated_s": par.first_validated_s,
+        "sequential_first_validated_s": seq.first_validated_s,
+        "sequential_validated": [c.id for c in seq.validated],
+        "parallel_validated": [c.id for c in par.validated],
+        "same_validated_result": first_seq == first_par,
+        "sequential_candidates_run": _ran(seq),
+        "parallel_candidates_run": _ran(par),
+    }
+
+
+def _ran(run: ValidationRun) -> int:
+    return sum(1 for o in run.outcomes.values() if o.status != "skipped")
+
+
 async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> Validation:
     repro = ctx.reproduction
     if repro is None or not repro.confirmed or repro.command is None:
@@ -140,19 +163,33 @@ async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> V
         with ctx.recorder.tool_call(what):
             return await sb.run(cmd, timeout_s=timeout_s, env=ctx.options.test_env)
 
-    result = await validate_parallel(
-        cands,
-        make_fork=ctx.sandbox.fork,
-        run=run,
-        stages=_stages(ctx),
-        clock=ctx.clock,
-        budget_s=ctx.options.fix_budget_s,
-        limit=default_limit(),
-        test_timeout_s=ctx.options.test_timeout_s,
-        alternatives=ctx.options.repair_alternatives,
-        on_outcome=on_outcome,
-    )
+    stages = _stages(ctx)
+
+    async def validate(limit: int) -> ValidationRun:
+        return await validate_parallel(
+            cands,
+            make_fork=ctx.sandbox.fork,
+            run=run,
+            stages=stages,
+            clock=ctx.clock,
+            budget_s=ctx.options.fix_budget_s,
+            limit=limit,
+            test_timeout_s=ctx.options.test_timeout_s,
+            alternatives=ctx.options.repair_alternatives,
+            on_outcome=on_outcome,
+        )
+
+    bench: dict[str, Any] | None = None
+    if ctx.options.repair_bench:
+        # the same candidate list, one at a time, then concurrently: side by side
+        seq = await validate(1)
+        result = await validate(default_limit())
+        bench = _bench_figures(seq, result)
+    else:
+        result = await validate(default_limit())
     ctx.repair_run = repair_summary(result, cands)
+    if bench is not None:
+        ctx.repair_run["bench"] = bench
     tried = sum(
         1
         for o in result.outcomes.values()

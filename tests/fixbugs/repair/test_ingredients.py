@@ -50,16 +50,19 @@ def test_missing_import_is_added_with_the_ingredient():
 
 
 def test_pairs_compose_two_disjoint_edits_and_rank_after_singles():
-    old = "def update(self, kw):\n    conf = dict(self)\n    conf.update(kw)\n    return conf\n"
+    old = "def f(a, b):\n    x = a < b\n    y = a + 1\n    return x, y\n"
     cands = generate_candidates(
         [Region("s.py", 2, 3, 1.0)], {"s.py": old}, FailureHints(), repo_sources=[]
     )
-    swapped = "def update(self, kw):\n    conf = dict(kw)\n    conf.update(self)\n    return conf\n"
-    pairs = [c for c in cands if c.template == "pair"]
-    assert any(c.new_text == swapped for c in pairs)
+    one = next(c for c in cands if "x = a <= b" in c.new_text and c.template != "pair")
+    two = next(c for c in cands if "y = a - 1" in c.new_text and c.template != "pair")
+    both = "def f(a, b):\n    x = a <= b\n    y = a - 1\n    return x, y\n"
+    assert [new for _a, _b, new in pair_edits(old, [one, two], limit=5)] == [both]
+    assert any(c.template == "pair" for c in cands)
     first_pair = next(i for i, c in enumerate(cands) if c.template == "pair")
     assert all(c.template != "pair" for c in cands[:first_pair])
-    assert list(pair_edits(old, [], limit=5)) == []
+    assert all(c.template == "pair" or c.overfit_risk == "high" for c in cands[first_pair:])
+    assert cands[-1].overfit_risk == "high"
 
 
 def test_ranking_puts_high_risk_last_and_marks_test_literals():

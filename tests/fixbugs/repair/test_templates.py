@@ -16,6 +16,7 @@ from fixbugs.repair.templates import (
     name_edits,
     operator_edits,
     return_edits,
+    swap_edits,
 )
 
 
@@ -164,3 +165,10 @@ def test_hints_read_exception_and_crash_location():
     h = parse_hints(out)
     assert h.exceptions == ("IndexError",)
     assert ("thefuck/rules/x.py", 8) in h.locations
+
+
+def test_swap_two_variables_read_in_the_region():
+    src = src_of("def update(self, **kw):\n    conf = dict(self)\n    conf.update(kw)\n")
+    texts = new_texts(swap_edits(src, everything(src)))
+    assert "def update(self, **kw):\n    conf = dict(kw)\n    conf.update(self)\n" in texts
+    assert not any("self(" in t or "conf = kw(self)" in t for t in texts)

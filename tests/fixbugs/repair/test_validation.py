@@ -140,18 +140,14 @@ async def test_stages_in_order_and_each_rejection_recorded():
 
 async def test_first_low_risk_pass_cancels_the_rest_and_closes_every_fork():
     gate = asyncio.Event()
-
-    def slow(diff: str, cmd: str) -> Res:
-        return behaviour(diff, cmd)
-
-    boxes, make_fork, run0 = harness(slow)
+    boxes, make_fork, run0 = harness(behaviour)
 
     async def run(sb, cmd, what, timeout_s):
-        if sb.diff == "nofix":
+        if sb.diff == "slow":
             await gate.wait()  # never set: only cancellation ends these
         return await run0(sb, cmd, what, timeout_s)
 
-    cands = [cand(0, "nofix"), cand(1, "fix"), cand(2, "nofix"), cand(3, "nofix")]
+    cands = [cand(0, "nofix"), cand(1, "fix"), cand(2, "slow"), cand(3, "slow"), cand(4, "fix")]
     out = await validate_parallel(
         cands,
         make_fork=make_fork,
@@ -161,10 +157,41 @@ async def test_first_low_risk_pass_cancels_the_rest_and_closes_every_fork():
         budget_s=100,
         limit=2,
     )
+    # the best-ranked passing candidate, as a sequential run would find it
     assert [c.id for c in out.validated] == [1]
-    assert out.outcomes[0].status == "cancelled"
-    assert all(b.closed for b in boxes)
-    assert 3 not in out.outcomes or out.outcomes[3].status != "validated"
+    assert out.outcomes[0].status == "rejected"
+    assert out.outcomes.get(2) is None or out.outcomes[2].status in ("cancelled", "skipped")
+    assert 4 not in out.outcomes or out.outcomes[4].status != "validated"
+    assert boxes and all(b.closed for b in boxes)
+
+
+async def test_a_later_candidate_passing_first_waits_for_better_ranked_ones():
+    release = asyncio.Event()
+    boxes, make_fork, run0 = harness(behaviour)
+
+    async def run(sb, cmd, what, timeout_s):
+        if sb.diff == "fix-slow":
+            await release.wait()
+        res = await run0(sb, cmd, what, timeout_s)
+        if sb.diff == "fix":
+            release.set()  # the better-ranked candidate finishes only after this one
+        return res
+
+    def slow_behaviour(diff: str, cmd: str) -> Res:
+        return behaviour("fix" if diff == "fix-slow" else diff, cmd)
+
+    _b, _m, run0 = harness(slow_behaviour)
+    cands = [cand(0, "fix-slow"), cand(1, "fix")]
+    out = await validate_parallel(
+        cands,
+        make_fork=make_fork,
+        run=run,
+        stages=STAGES[:1],
+        clock=FakeClock(),
+        budget_s=100,
+        limit=2,
+    )
+    assert out.validated[0].id == 0
 
 
 async def test_high_risk_pass_keeps_searching_for_a_lower_risk_fix():
