@@ -26,9 +26,13 @@ _RE_FUNCS = frozenset(
 def _strings(src: SourceFile, nodes: list[ast.AST]) -> Iterator[ast.Constant]:
     """Non-empty string literals, docstrings excluded (they never fix behaviour)."""
     for node in nodes:
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
-            if not isinstance(src.parents.get(node), ast.Expr):
-                yield node
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value
+            and not isinstance(src.parents.get(node), ast.Expr)
+        ):
+            yield node
 
 
 def _requote(src: SourceFile, node: ast.Constant, value: str) -> str | None:

@@ -24,8 +24,10 @@ from fixbugs.repair import (
     SourceFile,
     generate_candidates,
     parse_hints,
+    rank,
     test_literals,
 )
+from fixbugs.repair.naturalness import naturalness_factors
 from fixbugs.testrun import parse_test_command
 
 __all__ = ["fix_regions", "propose_fixes", "repair_regions"]
@@ -179,9 +181,27 @@ async def propose_fixes(ctx: RunContext, root: Path | None = None) -> list[Candi
         extra=extra,
     )
     cands = [c for c in cands if not any(is_test_path(h.path) for h in diff_hunks(c.diff))]
+    cands = await _with_naturalness(ctx, cands, texts)
     cands = cands[: ctx.options.max_candidates]
     ctx.repair_candidates = cands
     return [_as_candidate(c) for c in cands]
+
+
+async def _with_naturalness(
+    ctx: RunContext, cands: list[RepairCandidate], texts: dict[str, str]
+) -> list[RepairCandidate]:
+    """Re-rank the top candidates by the embedded model's naturalness (when there is one)."""
+    if ctx.models is None or not ctx.options.use_model or not cands:
+        return cands
+    try:
+        factors = await naturalness_factors(ctx.models.map, cands, texts)
+    except Exception as exc:  # optional signal: a scoring failure never blocks the repair
+        ctx.note("fix", f"naturalness scoring skipped: {exc}")
+        return cands
+    if not factors:
+        return cands
+    ctx.note("fix", f"naturalness scored {len(factors)} top candidate(s) with the embedded model")
+    return rank(cands, lambda c: factors.get(c.id))
 
 
 def _as_candidate(c: RepairCandidate) -> Candidate:

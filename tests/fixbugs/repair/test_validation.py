@@ -167,7 +167,7 @@ async def test_first_low_risk_pass_cancels_the_rest_and_closes_every_fork():
 
 async def test_a_later_candidate_passing_first_waits_for_better_ranked_ones():
     release = asyncio.Event()
-    boxes, make_fork, run0 = harness(behaviour)
+    _boxes, make_fork, run0 = harness(behaviour)
 
     async def run(sb, cmd, what, timeout_s):
         if sb.diff == "fix-slow":

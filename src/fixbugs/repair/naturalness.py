@@ -1,0 +1,102 @@
+"""Patch naturalness: how likely the embedded model finds the patched lines.
+
+Real fixes tend to look like ordinary code; many wrong candidates do not
+(``not (...)`` around a whole rule, a literal pasted mid-word). The small
+model cannot write fixes, but scoring text is cheap for it: the mean token
+log-probability of the changed lines, after the same few lines of context,
+patched against original. The ratio becomes a ranking factor in
+``[0.5, 1.5]``. Optional: with no local model it is simply skipped.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from fixbugs.repair.ranking import RepairCandidate
+
+__all__ = ["mean_logprob", "naturalness_factors", "scorer_of"]
+
+_MAX_TOKENS = 32
+_CONTEXT_LINES = 3
+
+
+def _last_logits(llama: Any) -> Any:
+    """The logits llama.cpp computed for the last evaluated token (a numpy view)."""
+    import numpy as np
+
+    return np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),))
+
+
+def mean_logprob(llama: Any, prefix: str, text: str) -> float:
+    """Mean log-probability of ``text``'s tokens after ``prefix`` (llama.cpp, one at a time)."""
+    import numpy as np
+
+    head = llama.tokenize(prefix.encode("utf-8"), add_bos=True)
+    toks = llama.tokenize(text.encode("utf-8"), add_bos=False)[:_MAX_TOKENS]
+    if not toks:
+        return 0.0
+    llama.reset()
+    llama.eval(head)
+    total = 0.0
+    for t in toks:
+        logits = _last_logits(llama).astype(np.float64)
+        top = float(logits.max())
+        lse = top + float(np.log(np.exp(logits - top).sum()))
+        total += float(logits[t]) - lse
+        llama.eval([t])
+    return total / len(toks)
+
+
+def scorer_of(client: Any) -> Any:
+    """The client's ``exclusive`` (a local llama.cpp model), through one wrapper if any."""
+    for c in (client, getattr(client, "inner", None)):
+        fn = getattr(c, "exclusive", None)
+        if callable(fn):
+            return fn
+    return None
+
+
+def _regions(old: str, new: str) -> tuple[str, str, str] | None:
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    ops = [
+        o
+        for o in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+        if o[0] != "equal"
+    ]
+    if not ops:
+        return None
+    i1, i2, j1, j2 = ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]
+    prefix = "".join(a[max(0, i1 - _CONTEXT_LINES) : i1])
+    return prefix, "".join(a[i1:i2]), "".join(b[j1:j2])
+
+
+async def naturalness_factors(
+    client: Any, cands: Sequence[RepairCandidate], texts: dict[str, str], *, top: int = 8
+) -> dict[int, float]:
+    """``candidate id -> factor`` for the ``top`` candidates (empty without a local model)."""
+    exclusive = scorer_of(client)
+    if exclusive is None:
+        return {}
+    jobs = []
+    for c in cands[:top]:
+        r = _regions(texts.get(c.path, ""), c.new_text)
+        if r is not None and r[1].strip() and r[2].strip():
+            jobs.append((c.id, r))
+
+    def work(llama: Any) -> dict[int, float]:
+        out: dict[int, float] = {}
+        cache: dict[tuple[str, str], float] = {}
+        for cid, (prefix, before, after) in jobs:
+            if (prefix, before) not in cache:
+                cache[(prefix, before)] = mean_logprob(llama, prefix, before)
+            delta = mean_logprob(llama, prefix, after) - cache[(prefix, before)]
+            out[cid] = max(0.5, min(1.5, math.exp(delta / 2)))
+        return out
+
+    if not jobs:
+        return {}
+    result: dict[int, float] = await exclusive(work)
+    return result
