@@ -19,7 +19,7 @@ class FakeLlama:
         self._buf = (ctypes.c_float * VOCAB)(5.0, 0.0, 0.0, 0.0)
 
         class Ctx:
-            def get_logits(_self):  # noqa: N805
+            def get_logits(_self):
                 return self._buf
 
         self._ctx = Ctx()
