@@ -11,7 +11,6 @@ from the same inputs in the same run, so the comparison is side by side.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import statistics
 import tarfile
@@ -26,6 +25,7 @@ import typer
 
 from fixbugs.errors import InputError
 from fixbugs.evalcase import AgentOutput, AgentRunner, Case
+from fixbugs.inputs.walk import walk_text_files
 from fixbugs.localize import bm25_baseline, localize, run_command, traceback_baseline
 from fixbugs.localize.regions import sbfl_ranges, suspicious_regions
 from fixbugs.testenv import ensure_python_env
@@ -40,25 +40,6 @@ __all__ = [
     "read_tree",
     "run_eval",
 ]
-
-_SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "__pycache__",
-        "node_modules",
-        ".venv",
-        "venv",
-        ".tox",
-        ".mypy_cache",
-        ".pytest_cache",
-        "build",
-        "dist",
-        ".eggs",
-    }
-)
-_MAX_FILE_BYTES = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,26 +100,14 @@ def _case_order(d: Path) -> tuple[str, int]:
 
 
 def read_tree(root: Path) -> dict[str, str]:
-    """Text files under ``root`` (relative path → text), skipping VCS, caches and binaries."""
+    """Text files under ``root`` (relative path → text): the files the agent reads too
+    (:func:`fixbugs.inputs.walk.walk_text_files`), so agent and baselines rank the same set."""
     out: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info")
-        )
-        for name in sorted(filenames):
-            p = Path(dirpath) / name
-            try:
-                if p.is_symlink() or p.stat().st_size > _MAX_FILE_BYTES:
-                    continue
-                data = p.read_bytes()
-            except OSError:
-                continue
-            if b"\0" in data[:8192]:
-                continue
-            try:
-                out[p.relative_to(root).as_posix()] = data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
+    for rel in walk_text_files(root):
+        try:
+            out[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
     return out
 
 
@@ -344,6 +313,12 @@ def eval_command(
         bool,
         typer.Option("--no-test", help="Give the agent no test command, as most users do not."),
     ] = False,
+    repair_budget: Annotated[
+        float | None,
+        typer.Option(
+            min=1, help="With --as-user: seconds each run's repair engine may spend (--repair-budget)."
+        ),
+    ] = None,
 ) -> None:
     """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
     import asyncio
@@ -361,7 +336,7 @@ def eval_command(
     if as_user:
         from fixbugs.eval_user import as_user_agent
 
-        agent = as_user_agent(use_model=not no_model, config=config)
+        agent = as_user_agent(use_model=not no_model, config=config, repair_budget_s=repair_budget)
     console = Console()
 
     def show(r: CaseResult) -> None:

@@ -9,7 +9,6 @@ virtualenvs, dependency trees, caches, binaries or very large files.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tarfile
@@ -19,20 +18,9 @@ from functools import cached_property
 from pathlib import Path
 
 from fixbugs.errors import InputError
-from fixbugs.inputs.textfile import looks_binary
+from fixbugs.inputs.walk import BINARY_SUFFIXES, MAX_FILE_BYTES, SKIP_DIRS, walk_text_files
 
-__all__ = ["Repository", "open_repo"]
-
-SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache",
-     ".pytest_cache", ".ruff_cache", ".eggs", ".idea", ".vscode"}
-)  # fmt: skip
-BINARY_SUFFIXES = frozenset(
-    {".pyc", ".pyo", ".so", ".dll", ".dylib", ".o", ".a", ".exe", ".bin", ".class", ".jar",
-     ".png", ".jpg", ".jpeg", ".gif", ".webp", ".ico", ".pdf", ".zip", ".gz", ".tgz", ".bz2",
-     ".xz", ".whl", ".egg", ".db", ".sqlite", ".woff", ".woff2", ".ttf", ".mp3", ".mp4"}
-)  # fmt: skip
-MAX_FILE_BYTES = 1_000_000
+__all__ = ["BINARY_SUFFIXES", "MAX_FILE_BYTES", "SKIP_DIRS", "Repository", "open_repo"]
 
 
 @dataclass(frozen=True)
@@ -50,31 +38,7 @@ class Repository:
 
     @cached_property
     def _files(self) -> tuple[str, ...]:
-        found: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            here = Path(dirpath)
-            dirnames[:] = sorted(
-                d
-                for d in dirnames
-                if d not in SKIP_DIRS
-                and not d.endswith(".egg-info")
-                and not (here / d / "pyvenv.cfg").exists()
-                and not (here / d).is_symlink()
-            )
-            for name in sorted(filenames):
-                path = here / name
-                if path.suffix.lower() in BINARY_SUFFIXES or path.is_symlink():
-                    continue
-                try:
-                    if path.stat().st_size > self.max_file_bytes:
-                        continue
-                    with path.open("rb") as f:
-                        if looks_binary(f.read(8192)):
-                            continue
-                except OSError:
-                    continue
-                found.append(path.relative_to(self.root).as_posix())
-        return tuple(sorted(found))
+        return tuple(sorted(walk_text_files(self.root, max_file_bytes=self.max_file_bytes)))
 
     def read(self, rel: str | Path) -> str:
         """The text of one file; a path leaving the repository is refused."""
