@@ -242,7 +242,9 @@ async def test_breaking_out_of_a_stream_releases_the_attempt():
 
 
 async def test_a_cancelled_half_open_probe_does_not_leave_the_breaker_refusing():
-    brk = CircuitBreaker(window=4, min_calls=2, failure_ratio=0.5, open_s=5.0, probes=1)
+    brk = CircuitBreaker(
+        window=4, min_calls=2, failure_ratio=0.5, open_s=5.0, probes=1, min_span_s=0.0
+    )
     r = rig([provider_error(400)], breaker=brk, limit=4)
     brk.record(r.clock.now(), ok=False)
     brk.record(r.clock.now(), ok=False)

@@ -102,6 +102,45 @@ async def test_redis_retry_budget_is_shared(redis_url):
         await b.aclose()
 
 
+async def test_redis_retry_budget_decides_as_the_local_one(redis_url):
+    """The Lua script and RetryBudget agree on every verdict of a random run."""
+    import random
+
+    from redis.asyncio import Redis
+
+    from agentrt.flow.redis_store import RedisRetryBudget
+    from agentrt.flow.retry import RetryBudget
+
+    key = f"test:{uuid.uuid4().hex}"
+    r = Redis.from_url(redis_url)
+    try:
+        shared = RedisRetryBudget(r, key, min_in_flight=1)
+        local = RetryBudget(min_in_flight=1)
+        rng = random.Random(0)
+        verdicts = []
+        for step in range(400):
+            op = rng.choice(["start", "finish", "ok", "fail", "fail", "try", "rfinish"])
+            if op == "start":
+                local.call_started()
+                await shared.call_started()
+            elif op == "finish" and local.active:
+                local.call_finished()
+                await shared.call_finished()
+            elif op in ("ok", "fail"):
+                local.record(ok=op == "ok")
+                await shared.record(ok=op == "ok")
+            elif op == "try":
+                mine, theirs = local.ask_retry(), await shared.ask_retry()
+                assert mine == theirs, f"step {step}"
+                verdicts.append(mine)
+            elif op == "rfinish" and local.retrying:
+                local.retry_finished()
+                await shared.retry_finished()
+        assert {"granted", "busy", "refused"} <= set(verdicts)
+    finally:
+        await r.aclose()
+
+
 async def test_limiter_never_exceeds_its_limit_and_adapts():
     clock = FakeClock()
     # the endpoint serves 4 at full speed; beyond that each call slows down

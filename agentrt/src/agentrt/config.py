@@ -74,9 +74,11 @@ class RetryConfig(BaseModel):
     ``[retry]`` in the TOML file. The budget is scoped by configuration: the
     clients a run builds from one :class:`Settings` share one budget
     (:func:`agentrt.flow.retry_budget`), never a process-wide one. Defaults:
-    4 attempts, full-jitter backoff from 0.5 s; retries in flight up to 20%
-    of the calls in flight, never fewer than 3; during a brownout (35% or
-    more of recent attempts failing) retries limited to 5% of calls plus 2.
+    4 attempts, full-jitter backoff from 0.5 s; retried requests out at once
+    up to 20% of the calls in flight, never fewer than 3; during a brownout
+    (40% or more of about the last 50 attempts failing) retries limited to
+    2% of calls plus 1. A 429 with Retry-After is pacing: waited out, not
+    counted as a failed attempt.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -86,9 +88,10 @@ class RetryConfig(BaseModel):
     cap_s: float = Field(default=20.0, ge=0.0)
     share: float = Field(default=0.2, ge=0.0, le=1.0)
     min_in_flight: int = Field(default=3, ge=0)
-    brownout_ratio: float = Field(default=0.35, gt=0.0, le=1.0)
-    ratio: float = Field(default=0.05, ge=0.0, le=1.0)
-    burst: float = Field(default=2.0, ge=0.0)
+    brownout_ratio: float = Field(default=0.4, gt=0.0, le=1.0)
+    window: int = Field(default=50, ge=1)
+    ratio: float = Field(default=0.02, ge=0.0, le=1.0)
+    burst: float = Field(default=1.0, ge=0.0)
 
 
 def _default_endpoints() -> dict[str, EndpointConfig]:

@@ -42,12 +42,12 @@ from agentrt.llm.openai_backend import OpenAIModel
 from agentrt.llm.types import ChatRequest
 from agentrt.sim import StreamingASGITransport, create_app, get_profile
 
-__all__ = ["run_brownout"]
+__all__ = ["FakeClockSDK", "run_brownout"]
 
 SPAN_S = 5.0
 
 
-class _FakeClockSDK(openai.AsyncOpenAI):
+class FakeClockSDK(openai.AsyncOpenAI):
     """The SDK with its default retry policy; only its sleep uses the fake clock."""
 
     def __init__(self, clock: FakeClock, **kw: Any) -> None:
@@ -119,7 +119,7 @@ async def _one_run(kind: str, opts: dict[str, Any]) -> dict[str, Any]:
     http = httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://sim")
     max_tokens = int(opts["max_tokens"])
     if kind == "naive":
-        sdk = _FakeClockSDK(clock, base_url="http://sim/v1", api_key="x", http_client=http)
+        sdk = FakeClockSDK(clock, base_url="http://sim/v1", api_key="x", http_client=http)
 
         async def call(i: int) -> None:
             for attempt in range(3):  # the framework's naive re-attempts

@@ -1,8 +1,11 @@
 """A circuit breaker: stop sending to an endpoint that is down, probe it, come back.
 
 Closed, it passes calls and keeps the outcomes of the last ``window``
-attempts; when at least ``min_calls`` of them are known and the failure
-share reaches ``failure_ratio`` it opens. Open, it refuses calls for
+attempts; when at least ``min_calls`` of them are known, spanning at least
+``min_span_s`` seconds, and the failure share reaches ``failure_ratio`` it
+opens. (Failures come back faster than successes: in the first instant of
+a 50% brownout nearly every known outcome is a failure, which is not what
+the endpoint is doing.) Open, it refuses calls for
 ``open_s`` (so a fallback endpoint or model takes them); then half-open, it
 lets ``probes`` calls through: if they succeed it closes, if one fails it
 opens again for twice as long (up to ``max_open_s``).
@@ -36,6 +39,7 @@ class CircuitBreaker:
         open_s: float = 10.0,
         max_open_s: float = 120.0,
         probes: int = 1,
+        min_span_s: float = 1.0,
     ) -> None:
         self.window = window
         self.min_calls = min_calls
@@ -43,11 +47,13 @@ class CircuitBreaker:
         self.base_open_s = open_s
         self.max_open_s = max_open_s
         self.probes = probes
+        self.min_span_s = min_span_s
         self.state: BreakerState = "closed"
         self.opened_at = 0.0
         self.open_s = open_s
         self.opens = 0
-        self._outcomes: collections.deque[bool] = collections.deque(maxlen=window)
+        # (when, ok) of the last ``window`` attempts
+        self._outcomes: collections.deque[tuple[float, bool]] = collections.deque(maxlen=window)
         self._probing = 0
         self._probe_ok = 0
         # each half-open period is numbered, so a probe cancelled late can
@@ -100,10 +106,10 @@ class CircuitBreaker:
             return
         if self.state == "open":
             return  # a straggler sent before the breaker opened
-        self._outcomes.append(ok)
+        self._outcomes.append((now, ok))
         n = len(self._outcomes)
-        if n >= self.min_calls:
-            failures = n - sum(self._outcomes)
+        if n >= self.min_calls and now - self._outcomes[0][0] >= self.min_span_s:
+            failures = sum(1 for _, good in self._outcomes if not good)
             if failures / n >= self.failure_ratio:
                 self._open(now, again=False)
 

@@ -35,6 +35,7 @@ def retry_budget(settings: Settings) -> LocalRetryBudget:
             ratio=r.ratio,
             burst=r.burst,
             brownout_ratio=r.brownout_ratio,
+            window=r.window,
         )
     )
 

@@ -103,11 +103,14 @@ local op = ARGV[1]
 local share, minf, ratio, burst = tonumber(ARGV[2]), tonumber(ARGV[3]),
   tonumber(ARGV[4]), tonumber(ARGV[5])
 local bratio, window, minsamples = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local recentn = tonumber(ARGV[10])
 local active = tonumber(redis.call('HGET', KEYS[1], 'active')) or 0
 local retrying = tonumber(redis.call('HGET', KEYS[1], 'retrying')) or 0
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance')) or burst
 local samples = tonumber(redis.call('HGET', KEYS[1], 'samples')) or 0
+local fseen = tonumber(redis.call('HGET', KEYS[1], 'fseen')) or 0
 local frate = tonumber(redis.call('HGET', KEYS[1], 'frate')) or 0
+local recent = redis.call('HGET', KEYS[1], 'recent') or ''
 local out = 1
 if op == 'start' then
   active = active + 1
@@ -118,18 +121,27 @@ elseif op == 'finish' then
 elseif op == 'ok' or op == 'fail' then
   samples = samples + 1
   local alpha = math.max(1 / window, 1 / samples)
-  local x = 0
-  if op == 'fail' then x = 1 end
-  frate = frate + alpha * (x - frate)
+  local x = '0'
+  if op == 'fail' then x = '1'; fseen = fseen + 1 end
+  frate = frate + alpha * (tonumber(x) - frate)
+  recent = string.sub(recent .. x, -recentn)
 elseif op == 'try' then
   local cap = math.max(minf, math.floor(share * active))
-  local brownout = samples >= minsamples and frate >= bratio
+  local rate = frate
+  if samples < window then rate = fseen / (samples + active) end
+  local brownout = samples >= minsamples and rate >= bratio
+  local known = #recent
+  local _, recentfails = string.gsub(recent, '1', '')
+  local suspect = known >= math.max(1, math.floor(recentn / 2)) and recentfails / known >= bratio
   if retrying >= cap then
     out = 0
     if cap <= 0 then out = 2 end
     redis.call('HINCRBY', KEYS[1], 'denied', 1)
   elseif brownout and balance < 1 then
     out = 2
+    redis.call('HINCRBY', KEYS[1], 'denied', 1)
+  elseif (not brownout) and suspect then
+    out = 0
     redis.call('HINCRBY', KEYS[1], 'denied', 1)
   else
     retrying = retrying + 1
@@ -140,7 +152,7 @@ elseif op == 'rfinish' then
   retrying = math.max(0, retrying - 1)
 end
 redis.call('HSET', KEYS[1], 'active', active, 'retrying', retrying, 'balance', tostring(balance),
-  'samples', samples, 'frate', tostring(frate))
+  'samples', samples, 'fseen', fseen, 'frate', tostring(frate), 'recent', recent)
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[6]))
 return out
 """
@@ -220,11 +232,12 @@ class RedisRetryBudget:
         *,
         share: float = 0.2,
         min_in_flight: int = 3,
-        ratio: float = 0.05,
-        burst: float = 2.0,
-        brownout_ratio: float = 0.35,
-        window: int = 20,
-        min_samples: int = 8,
+        ratio: float = 0.02,
+        burst: float = 1.0,
+        brownout_ratio: float = 0.4,
+        window: int = 50,
+        min_samples: int = 5,
+        recent: int = 10,
         ttl_s: float = 600.0,
     ) -> None:
         self.redis = redis
@@ -238,6 +251,7 @@ class RedisRetryBudget:
             brownout_ratio,
             window,
             min_samples,
+            recent,
         ]
         self._script = redis.register_script(_BUDGET)
 
@@ -263,8 +277,9 @@ class RedisRetryBudget:
         await self._run("rfinish")
 
     async def counters(self) -> dict[str, float]:
+        """The numeric counters (the ``recent`` outcome string is left out)."""
         raw = await self.redis.hgetall(self.key)
-        return {_text(k): float(_text(v)) for k, v in raw.items()}
+        return {_text(k): float(_text(v)) for k, v in raw.items() if _text(k) != "recent"}
 
 
 def _text(x: Any) -> str:

@@ -433,22 +433,21 @@ class ResilientModel:
                     f"no retry of {self.name!r} fits before the deadline after: {exc}"
                 ) from exc
             raise exc
-        waited = False
+        # back off first: a retry holds one of the budget's in-flight retries
+        # only while its request is out, as Envoy counts active retries
+        await self.clock.sleep(action.delay_s)
         while True:
             verdict = await self.budget.ask_retry()
             if verdict == "granted":
                 break
             if verdict == "refused" or call.busy_waits >= self.policy.max_busy_waits:
                 raise exc
-            # the budget's in-flight share is taken by peers' retries: one ends soon
+            # the in-flight share is taken by peers' retries: one ends soon
             call.busy_waits += 1
-            delay = self.policy.backoff(call.failures + call.busy_waits, self.rng)
+            delay = self.policy.backoff(call.failures, self.rng)
             self._check_deadline(delay)
             await self.clock.sleep(delay)
-            waited = True
         call.retrying = True
-        if not waited:
-            await self.clock.sleep(action.delay_s)
 
     async def _pace(self, exc: Exception, call: _Call) -> None:
         """A 429 with Retry-After: wait as asked (within the deadline) and go again."""

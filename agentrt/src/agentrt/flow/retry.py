@@ -7,13 +7,13 @@ Google SRE settled on:
 
 * one retrying layer (ours; the SDKs run with ``max_retries=0``);
 * a budget shared by every stage that is given it (it is scoped by
-  configuration, see :func:`agentrt.flow.factory.retry_budget`): retries in
-  flight are at most ``share`` (20%) of the calls in flight, never fewer
-  than ``min_in_flight`` (3) — Envoy's retry budget;
+  configuration, see :func:`agentrt.flow.retry_budget`): retried requests
+  out at once are at most ``share`` (20%) of the calls in flight, never
+  fewer than ``min_in_flight`` (3) — Envoy's retry budget;
 * a steady error rate is retried; a brownout is not: while the recent share
   of failed attempts (``failure_rate``) is at or above ``brownout_ratio``
-  (35%), retries are also limited over time to ``ratio`` (5%) of calls plus
-  a ``burst`` (2) — the Finagle/SRE budget, applied only when it is needed;
+  (40%), retries are also limited over time to ``ratio`` (2%) of calls plus
+  a ``burst`` (1) — the Finagle/SRE budget, applied only when it is needed;
 * full-jitter exponential backoff, never shorter than ``Retry-After``;
 * only what can succeed when repeated is retried (connection errors, 408,
   409, 429, 5xx, 529) — never a quota-exhausted 429 or another 4xx;
@@ -28,6 +28,7 @@ delay, or give up and why). The async driver only carries it out.
 
 from __future__ import annotations
 
+import collections
 import math
 import random
 from dataclasses import dataclass
@@ -135,8 +136,8 @@ class RetryBudget:
     Two limits:
 
     * in flight (Envoy's retry budget), always: a retry may start while the
-      retries in progress (from the decision, across the backoff, to the
-      end of the retried attempt) are fewer than
+      retried requests out (asked for after the backoff, held until the
+      retried attempt ends) are fewer than
       ``max(min_in_flight, share * active)``, ``active`` being the calls in
       progress. A retry refused here is ``"busy"``: the driver may back off
       and ask again, since a slot frees as soon as a peer's retry ends;
@@ -147,10 +148,15 @@ class RetryBudget:
       cap is 0: such a budget never retries).
 
     A brownout is a recent failure share (an average over about the last
-    ``window`` attempt outcomes, plain average until ``window`` are known)
-    at or above ``brownout_ratio``, once ``min_samples`` outcomes are
-    known. So a steady 20% of errors is retried in full and a 50% brownout
-    costs about ``ratio`` extra requests per call.
+    ``window`` attempt outcomes) at or above ``brownout_ratio``, once
+    ``min_samples`` outcomes are known. While fewer than ``window`` are
+    known, calls still out count as not failed: failures come back before
+    successes. That average is slow to rise when a brownout starts, so a
+    quick signal covers the onset: when the last ``recent`` outcomes fail
+    as often, a retry is ``"busy"`` — it waits a backoff and asks again, by
+    when a steady error rate has shown successes again and a brownout has
+    raised the average. So a steady 20% of errors is retried in full and a
+    50% brownout costs about ``ratio`` extra requests per call.
 
     Plain counters, no I/O or time: the driver calls :meth:`call_started`,
     :meth:`record` after each attempt that reached the provider,
@@ -164,11 +170,12 @@ class RetryBudget:
         *,
         share: float = 0.2,
         min_in_flight: int = 3,
-        ratio: float = 0.05,
-        burst: float = 2.0,
-        brownout_ratio: float = 0.35,
-        window: int = 20,
-        min_samples: int = 8,
+        ratio: float = 0.02,
+        burst: float = 1.0,
+        brownout_ratio: float = 0.4,
+        window: int = 50,
+        min_samples: int = 5,
+        recent: int = 10,
     ) -> None:
         if not 0 <= share <= 1 or not 0 <= ratio <= 1 or not 0 < brownout_ratio <= 1:
             raise ValueError("share, ratio and brownout_ratio are fractions in [0, 1]")
@@ -188,13 +195,30 @@ class RetryBudget:
         self.retries = 0
         self.denied = 0
         self.samples = 0
+        self.failures_seen = 0
         self.failure_rate = 0.0
+        # the last ``recent`` outcomes (True: failed): the quick signal
+        self._recent: collections.deque[bool] = collections.deque(maxlen=recent)
 
     def in_flight_cap(self) -> int:
         return max(self.min_in_flight, math.floor(self.share * self.active))
 
     def in_brownout(self) -> bool:
-        return self.samples >= self.min_samples and self.failure_rate >= self.brownout_ratio
+        if self.samples < self.min_samples:
+            return False
+        rate = self.failure_rate
+        if self.samples < self.window:
+            # warming up: failures come back before successes, so count the
+            # calls still out as not failed (yet) rather than not known
+            rate = self.failures_seen / (self.samples + self.active)
+        return rate >= self.brownout_ratio
+
+    def suspect_brownout(self) -> bool:
+        """The last few outcomes fail as often as a brownout's: wait and see."""
+        known = len(self._recent)
+        if known < max(1, (self._recent.maxlen or 0) // 2):
+            return False
+        return sum(self._recent) / known >= self.brownout_ratio
 
     def call_started(self) -> None:
         self.active += 1
@@ -207,6 +231,8 @@ class RetryBudget:
     def record(self, *, ok: bool) -> None:
         """One attempt's outcome at the provider (pacing 429s are not recorded)."""
         self.samples += 1
+        self.failures_seen += 0 if ok else 1
+        self._recent.append(not ok)
         alpha = max(1.0 / self.window, 1.0 / self.samples)
         self.failure_rate += alpha * ((0.0 if ok else 1.0) - self.failure_rate)
 
@@ -220,6 +246,11 @@ class RetryBudget:
         if brownout and self.balance < 1.0:
             self.denied += 1
             return "refused"
+        if not brownout and self.suspect_brownout():
+            # a short run of failures: a steady error rate has them too, so
+            # the retry waits and asks again rather than giving up
+            self.denied += 1
+            return "busy"
         self.retrying += 1
         self.retries += 1
         if brownout:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import itertools
+import math
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from agentrt.llm.responder import DefaultResponder, Responder, ResponderInput
 from agentrt.sim.limits import RateLimiter
 from agentrt.sim.prefix_cache import PrefixCache
 from agentrt.sim.profile import FAULT_KINDS, SimProfile
+from agentrt.sim.served import Served
 from agentrt.tokens.counting import EstimateCounter, estimate_tokens
 
 __all__ = [
@@ -165,6 +167,7 @@ class SimEngine:
         self._decoding = 0  # of those, the ones past TTFT
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._stats = _Stats()
+        self.served: list[Served] = []  # every request, in arrival order
         self.prefix_cache = (
             PrefixCache(profile.prefix_cache_tokens, profile.prefix_block_tokens)
             if profile.prefix_cache_tokens
@@ -250,9 +253,23 @@ class SimEngine:
 
     # -- serving ----------------------------------------------------------
     async def run(self, req: SimRequest, sink: Sink) -> None:
-        """Serve ``req``, reporting each step to ``sink``."""
-        self._stats.requests += 1
+        """Serve ``req``, reporting each step to ``sink`` and to :attr:`served`."""
         seq = next(self._ids)
+        entry = Served(seq, self.elapsed(), req.stream)
+        self.served.append(entry)
+
+        async def noting(ev: Event) -> None:
+            _note(entry, ev, self.elapsed())
+            await sink(ev)
+
+        try:
+            await self._run(req, seq, noting)
+        except asyncio.CancelledError:
+            entry.status, entry.ended_at = "cancelled", self.elapsed()
+            raise
+
+    async def _run(self, req: SimRequest, seq: int, sink: Sink) -> None:
+        self._stats.requests += 1
         if req.model not in self.profile.models:
             self._stats.rejected["model_not_found"] += 1
             msg = f"The model `{req.model}` does not exist or you do not have access to it."
@@ -295,6 +312,15 @@ class SimEngine:
             msg = "You exceeded your current quota, please check your plan and billing details."
             body = error_body(msg, "insufficient_quota", "insufficient_quota")
             return Reject(429, body, {}, fault)
+        if fault == "rate_limited_429":
+            wait = self.profile.faults.retry_after_s
+            msg = f"Rate limit reached for requests. Please try again in {wait:g}s."
+            body = error_body(msg, "requests", "rate_limit_exceeded")
+            headers = {
+                "retry-after": str(max(1, math.ceil(wait))),
+                "retry-after-ms": f"{wait * 1000:.0f}",
+            }
+            return Reject(429, body, headers, fault)
         if fault == "error_500":
             body = error_body(
                 "The server had an error while processing your request.",
@@ -428,3 +454,20 @@ def _overloaded(kind: str, headers: dict[str, str]) -> Reject:
     """529 with a body both OpenAI- and Anthropic-shaped clients can read."""
     body = error_body("Overloaded", "overloaded_error", "overloaded", type="error")
     return Reject(529, body, headers, kind)
+
+
+def _note(entry: Served, ev: Event, now: float) -> None:
+    """Fold one event of a response into the request's record."""
+    if isinstance(ev, Reject):
+        entry.status, entry.fault, entry.ended_at = ev.status, ev.kind, now
+    elif isinstance(ev, Begin):
+        entry.status = 200
+    elif isinstance(ev, Tokens):
+        if entry.first_token_at is None:
+            entry.first_token_at = now
+        entry.output_tokens += ev.count
+    elif isinstance(ev, Finish):
+        entry.ended_at = now
+        entry.input_tokens = ev.prompt_tokens
+    elif isinstance(ev, Abort):
+        entry.status, entry.fault, entry.ended_at = "aborted", ev.kind, now

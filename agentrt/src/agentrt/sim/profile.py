@@ -42,6 +42,7 @@ FAULT_KINDS = (
     "stream_cut",
     "malformed_json",
     "quota_exhausted",
+    "rate_limited_429",  # last: adding it left the draws of the others unchanged
 )
 
 _Rate = Field(default=0.0, ge=0.0, le=1.0)
@@ -65,7 +66,9 @@ class FaultRates(BaseModel):
     stream_cut: float = _Rate
     malformed_json: float = _Rate
     quota_exhausted: float = _Rate
+    rate_limited_429: float = _Rate  # a 429 with Retry-After (pacing), not a quota
     stall_s: float = Field(default=30.0, ge=0.0)
+    retry_after_s: float = Field(default=1.0, ge=0.0)
 
     @model_validator(mode="after")
     def _sum_at_most_one(self) -> FaultRates:

@@ -1,0 +1,191 @@
+"""`faults`: does the retry layer tell a steady error rate from a brownout?
+
+100 calls, 16 in flight (a closed loop: a call starts when one ends),
+against the in-process simulator on one :class:`~agentrt.clock.FakeClock`,
+under two fault mixes, each served to two stacks:
+
+* steady: 20% of answers fail, half 429 with ``Retry-After``, half 503.
+  Retrying them all is right: a peer stack finishes every call;
+* brownout: 50% of answers are 503. Retrying them all doubles the load on
+  a provider that is already failing; the budget should hold back.
+
+The stacks:
+
+* sdk: the official ``openai`` SDK with its default retries (2 retries,
+  exponential backoff, ``Retry-After`` honoured; only its sleep is moved
+  onto the fake clock);
+* agentrt: the SDK with ``max_retries=0`` inside the
+  :class:`~agentrt.flow.ResilientModel` that ``client_for_role`` builds
+  (the default retry policy and budget, a circuit breaker).
+
+Requests are counted by the simulator itself. Each mix runs once per seed
+(``seeds`` seeds from ``seed``): failed calls are summed over the seeds,
+requests per call are over all the seeds' calls (one seed's 100 calls
+vary by about +-0.06 requests per call from the draw of faults alone).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+
+from agentrt.bench.brownout import FakeClockSDK
+from agentrt.bench.harness import BenchResult, benchmark
+from agentrt.clock import FakeClock
+from agentrt.flow.breaker import CircuitBreaker
+from agentrt.flow.gate import LocalRetryBudget
+from agentrt.flow.resilient import ResilientModel
+from agentrt.flow.retry import RetryBudget, RetryPolicy
+from agentrt.graph.scatter import gather_map
+from agentrt.llm.openai_backend import OpenAIModel
+from agentrt.llm.types import ChatRequest
+from agentrt.sim import StreamingASGITransport, create_app, get_profile
+
+__all__ = ["run_faults"]
+
+STEADY = {"error_503": 0.1, "rate_limited_429": 0.1}
+BROWNOUT = {"error_503": 0.5}
+
+
+async def _one_run(
+    stack: str, faults: dict[str, float], seed: int, opts: dict[str, Any]
+) -> dict[str, Any]:
+    profile = get_profile(
+        "default",
+        slots=100_000,
+        ttft_base_s=0.2,
+        decode_tps=100.0,
+        faults={**faults, "retry_after_s": float(opts["retry_after_s"])},
+        seed=seed,
+    )
+    clock = FakeClock()
+    app = create_app(profile, clock=clock)
+    http = httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://sim")
+    max_tokens = int(opts["max_tokens"])
+    call: Callable[[int], Awaitable[object]]
+    if stack == "sdk":
+        sdk = FakeClockSDK(clock, base_url="http://sim/v1", api_key="x", http_client=http)
+
+        async def call(i: int) -> object:
+            return await sdk.chat.completions.create(
+                model=profile.models[0],
+                messages=[{"role": "user", "content": f"call {i}"}],
+                max_tokens=max_tokens,
+            )
+
+    else:
+        inner = OpenAIModel(
+            model=profile.models[0], base_url="http://sim/v1", http_client=http, clock=clock
+        )
+        model = ResilientModel(
+            inner,
+            clock=clock,
+            budget=LocalRetryBudget(RetryBudget()),
+            policy=RetryPolicy(),
+            breaker=CircuitBreaker(),
+            rng=random.Random(seed),
+        )
+
+        async def call(i: int) -> object:
+            return await model.complete(ChatRequest.of(f"call {i}", max_tokens=max_tokens))
+
+    calls = int(opts["calls"])
+    async with clock.autojumping():
+        outcomes = await gather_map(call, range(calls), limit=int(opts["in_flight"]))
+    await http.aclose()
+    stats = app.state.engine.stats()
+    failed = sum(1 for o in outcomes if not o.ok)
+    return {
+        "requests": int(stats["requests"]),
+        "failed": failed,
+        "requests_per_call": int(stats["requests"]) / calls,
+        "sim_s": clock.now(),
+    }
+
+
+async def _mix(stack: str, faults: dict[str, float], opts: dict[str, Any]) -> list[dict[str, Any]]:
+    first = int(opts["seed"])
+    return [await _one_run(stack, faults, first + k, opts) for k in range(int(opts["seeds"]))]
+
+
+def _failed(runs: list[dict[str, Any]]) -> int:
+    return sum(int(r["failed"]) for r in runs)
+
+
+def _per_call(runs: list[dict[str, Any]], calls: int) -> float:
+    """Requests per call over every seed's calls together."""
+    return round(sum(int(r["requests"]) for r in runs) / (calls * len(runs)), 4)
+
+
+@benchmark(
+    "faults",
+    "steady 20% 429/503 vs a 50% 503 brownout, 100 calls at 16 in flight: SDK defaults vs agentrt",
+    calls=100,
+    in_flight=16,
+    max_tokens=16,
+    retry_after_s=1.0,
+    seed=7,
+    seeds=5,
+)
+async def run_faults(opts: dict[str, Any]) -> BenchResult:
+    wall0 = time.monotonic()
+    ours_steady = await _mix("agentrt", STEADY, opts)
+    ours_brown = await _mix("agentrt", BROWNOUT, opts)
+    sdk_steady = await _mix("sdk", STEADY, opts)
+    sdk_brown = await _mix("sdk", BROWNOUT, opts)
+    n = int(opts["calls"])
+    figures: dict[str, Any] = {
+        "calls": n,
+        "in_flight": int(opts["in_flight"]),
+        "seeds": [int(opts["seed"]) + k for k in range(int(opts["seeds"]))],
+        # the headline figures, agentrt: failed calls summed over the seeds,
+        # requests per call over all the seeds' calls
+        "steady_failed": _failed(ours_steady),
+        "steady_requests_per_call": _per_call(ours_steady, n),
+        "brownout_attempts_per_request": _per_call(ours_brown, n),
+        "brownout_failed": _failed(ours_brown),
+        # the same for the SDK's defaults
+        "sdk_steady_failed": _failed(sdk_steady),
+        "sdk_steady_requests_per_call": _per_call(sdk_steady, n),
+        "sdk_brownout_attempts_per_request": _per_call(sdk_brown, n),
+        "sdk_brownout_failed": _failed(sdk_brown),
+        # every seed
+        "per_seed": {
+            "agentrt_steady": ours_steady,
+            "agentrt_brownout": ours_brown,
+            "sdk_steady": sdk_steady,
+            "sdk_brownout": sdk_brown,
+        },
+    }
+    return BenchResult(
+        "faults",
+        figures,
+        ratios=(
+            ("steady requests per call, agentrt", figures["steady_requests_per_call"]),
+            ("steady requests per call, SDK defaults", figures["sdk_steady_requests_per_call"]),
+            ("brownout attempts per request, agentrt", figures["brownout_attempts_per_request"]),
+            (
+                "brownout attempts per request, SDK defaults",
+                figures["sdk_brownout_attempts_per_request"],
+            ),
+        ),
+        checks=(
+            ("steady: 0 failed calls", figures["steady_failed"] == 0),
+            ("steady: <= 1.35 requests per call", figures["steady_requests_per_call"] <= 1.35),
+            (
+                "brownout: attempts <= 1.1 x requests",
+                figures["brownout_attempts_per_request"] <= 1.1,
+            ),
+        ),
+        notes=(
+            f"{opts['calls']} calls, {opts['in_flight']} in flight, on a fake clock; steady = "
+            f"10% 429 (Retry-After {float(opts['retry_after_s']):g} s) + 10% 503, brownout = "
+            "50% 503, for the whole run; requests counted by the simulator; failed calls "
+            f"summed and requests per call pooled over {opts['seeds']} seeds",
+            f"wall time {time.monotonic() - wall0:.0f} s",
+        ),
+    )
