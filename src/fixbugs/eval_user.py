@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -67,11 +68,23 @@ def _independent_check(tree: Path, python: Path, tests: list[str], env: dict[str
             check=False,
         )
     outcomes = parse_outcomes(proc.stdout + proc.stderr)
-    return all(outcomes.get(t) in ("failed", "error") for t in tests)
+    return all(_shows_failing(t, outcomes) for t in tests)
+
+
+def _shows_failing(test: str, outcomes: Mapping[str, str]) -> bool:
+    """``test`` (or one of its parametrized ids, ``test[...]``) failed or errored."""
+    return any(
+        o in ("failed", "error") and (i == test or i.startswith(test + "["))
+        for i, o in outcomes.items()
+    )
 
 
 def as_user_agent(
-    *, use_model: bool, config: Path | None = None, timeout_s: float = 1800.0
+    *,
+    use_model: bool,
+    config: Path | None = None,
+    repair_budget_s: float | None = None,
+    timeout_s: float = 1800.0,
 ) -> AgentRunner:
     """A runner that runs ``fixbugs run`` as a subprocess with the case's venv activated."""
 
@@ -92,6 +105,8 @@ def as_user_agent(
             ]
             if case.test_command:  # --no-test: the user gives none
                 argv += ["--test", case.test_command]
+            if repair_budget_s is not None:
+                argv += ["--repair-budget", f"{repair_budget_s:g}"]
             if not use_model:
                 argv.append("--no-model")
             if config is not None:
