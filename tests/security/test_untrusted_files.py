@@ -1,0 +1,88 @@
+"""Files a test could write are read back bounded: a FIFO or a link never hangs the agent.
+
+Issue 14: ``cov.json`` replaced by a FIFO hung the CLI; made a symlink to
+``/dev/zero`` it made the agent read 2.7 GB as root. Here a hostile
+``conftest.py`` plants both in the folder where SBFL's coverage report is
+written, and :func:`run_sbfl` (the real code path, through a real sandbox)
+must come back with a note. ``asyncio.timeout`` is a liveness bound only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hostile import NEEDS_NAMESPACES, PY, hostile, open_sandbox
+
+from fixbugs.localize.process import CommandRun
+from fixbugs.localize.sbfl import run_sbfl
+from fixbugs.sandbox import Sandbox
+
+pytestmark = NEEDS_NAMESPACES
+
+TESTS = """
+from pkg.calc import add
+
+
+def test_ok():
+    assert add(1, 1) == 2
+
+
+def test_bad():
+    assert add(2, 2) == 5
+"""
+
+PLANT = """
+import glob, os
+
+
+def pytest_unconfigure(config):
+    for d in glob.glob(".fixbugs-sbfl-*"):
+        target = os.path.join(d, "cov.json")
+        {plant}
+"""
+
+
+def runner_for(sb: Sandbox, cap_s: float):
+    async def runner(argv: Sequence[str], root: Path, *, timeout_s: float = 60) -> CommandRun:
+        r = await sb.run(list(argv), timeout_s=min(timeout_s, cap_s))
+        return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
+
+    return runner
+
+
+@pytest.mark.parametrize(
+    ("plant", "refused"),
+    [
+        ("os.mkfifo(target)", "not a regular file"),
+        ("os.symlink('/dev/zero', target)", "refused"),
+        ("os.symlink('/etc/shadow', target)", "refused"),
+    ],
+    ids=["fifo", "link-to-dev-zero", "link-to-shadow"],
+)
+async def test_a_planted_coverage_report_is_refused_not_read(
+    tmp_path: Path, sandboxes: list[Sandbox], plant: str, refused: str
+) -> None:
+    repo = hostile(tmp_path, TESTS, conftest__py="")
+    (repo / "conftest.py").write_text(PLANT.format(plant=plant))
+    sb = open_sandbox(repo, tmp_path)
+    sandboxes.append(sb)
+    async with asyncio.timeout(120):  # liveness bound: a hang fails here, not forever
+        result = await run_sbfl(
+            sb.root, Path(PY), ["test_attack.py"], runner=runner_for(sb, cap_s=10)
+        )
+    assert result.file_scores == {}
+    assert len(result.notes) == 1 and refused in result.notes[0], result.notes
+    assert "root:" not in result.notes[0]  # nothing of /etc/shadow
+
+
+async def test_a_control_repository_gets_its_spectrum(
+    tmp_path: Path, sandboxes: list[Sandbox]
+) -> None:
+    """Positive control: without the plant, the same run scores pkg/calc.py."""
+    sb = open_sandbox(hostile(tmp_path, TESTS), tmp_path)
+    sandboxes.append(sb)
+    result = await run_sbfl(sb.root, Path(PY), ["test_attack.py"], runner=runner_for(sb, 60))
+    assert "pkg/calc.py" in result.file_scores, result.notes
