@@ -166,6 +166,10 @@ from fixbugs.eval import eval_command  # noqa: E402
 
 app.command("eval")(eval_command)
 
+from fixbugs.repair.bench import bench_app  # noqa: E402
+
+app.add_typer(bench_app, name="bench")
+
 from fixbugs.service.serve import serve_command  # noqa: E402
 
 app.command("serve")(serve_command)

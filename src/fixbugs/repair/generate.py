@@ -34,6 +34,9 @@ from fixbugs.repair.templates import (
 __all__ = ["Region", "generate_candidates", "pair_edits", "region_edits"]
 
 
+_CAPS = {"name": 30, "swap": 16, "literal_drop": 12, "delete": 8, "return": 12}
+
+
 @dataclass(frozen=True, slots=True)
 class Region:
     path: str
@@ -178,7 +181,12 @@ def generate_candidates(
             continue
         n = 0
         crash = {ln for p, ln in hints.locations if p.endswith(region.path)}
+        per_template: dict[str, int] = {}
         for edit in region_edits(src, region, hints, index, attrs):
+            # no family may flood a region (a long function has many names)
+            per_template[edit.template] = per_template.get(edit.template, 0) + 1
+            if per_template[edit.template] > _CAPS.get(edit.template, per_region):
+                continue
             # the line a traceback crashed on is the likeliest place of all
             at_crash = any(edit.start <= ln <= edit.end for ln in crash)
             if add(edit, region.suspiciousness * (1.5 if at_crash else 1.0)):
