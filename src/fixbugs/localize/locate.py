@@ -1,9 +1,14 @@
 """File localization end to end: static signals, SBFL, model relevance, one ranking.
 
-This is the driver over the pure pieces; the agent's *file relevance* stage
-and ``fixbugs eval`` both call :func:`localize`. The two baselines the eval
-reports (traceback frames only, BM25 only) are the same signals ranked
-alone, so agent and baselines differ only in what evidence they merge.
+The pieces are shared, not copied: the agent (:mod:`fixbugs.agent`) runs
+them as graph stages — analysis calls :func:`static_evidence`, file
+relevance calls :func:`relevance_evidence` with :data:`RELEVANCE`, the
+reproduction stage adds SBFL, and the root cause takes
+:func:`fixbugs.localize.regions.suspicious_regions` of the ranking.
+:func:`localize` chains the same calls with the same settings for
+``fixbugs eval --localize-only``, so the eval measures the agent's
+localizer. The two baselines the eval reports (traceback frames only, BM25
+only) are the same signals ranked alone.
 """
 
 from __future__ import annotations
@@ -13,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentrt.clock import Clock, SystemClock
-from agentrt.llm import ModelClient
+from agentrt.llm import ChatModel
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.rank import RankedFile, rank_files
-from fixbugs.localize.relevance import model_relevance
+from fixbugs.localize.relevance import RelevanceResult, model_relevance
 from fixbugs.localize.report_signals import (
     command_evidence,
     literal_evidence,
@@ -32,7 +37,16 @@ from fixbugs.localize.signals import (
 )
 from fixbugs.localize.traceback import ParsedFailure, failing_test_files, parse_failure
 
-__all__ = ["Localization", "bm25_baseline", "bug_summary", "localize", "traceback_baseline"]
+__all__ = [
+    "RELEVANCE",
+    "Localization",
+    "RelevanceSettings",
+    "bm25_baseline",
+    "bug_summary",
+    "localize",
+    "relevance_evidence",
+    "traceback_baseline",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +98,48 @@ def bug_summary(report: str, failure: ParsedFailure, *, max_chars: int = 900) ->
     return "\n".join(parts)[:max_chars]
 
 
+@dataclass(frozen=True, slots=True)
+class RelevanceSettings:
+    """How much the model is asked: the top ``top_n`` files, packed into at most
+    ``max_chunks`` calls of ``budget_tokens`` each, waited for ``deadline_s``."""
+
+    top_n: int = 8
+    budget_tokens: int = 700
+    max_chunks: int = 2
+    deadline_s: float | None = 60.0
+
+
+RELEVANCE = RelevanceSettings()
+
+
+async def relevance_evidence(
+    model: ChatModel,
+    report: str,
+    failure: ParsedFailure,
+    static: Sequence[Evidence],
+    files: Mapping[str, str],
+    *,
+    settings: RelevanceSettings = RELEVANCE,
+    clock: Clock | None = None,
+    stage: str = "file_relevance",
+) -> RelevanceResult:
+    """Model relevance over the best static candidates (advisory evidence)."""
+    candidates = [r.path for r in rank_files(static, limit=settings.top_n)]
+    if not candidates:
+        return RelevanceResult((), 0, 0, ())
+    return await model_relevance(
+        model,
+        bug_summary(report, failure),
+        candidates,
+        files,
+        budget_tokens=settings.budget_tokens,
+        max_chunks=settings.max_chunks,
+        deadline_s=settings.deadline_s,
+        clock=clock,
+        stage=stage,
+    )
+
+
 async def localize(
     files: Mapping[str, str],
     report: str,
@@ -91,10 +147,8 @@ async def localize(
     test_ids: Sequence[str] = (),
     tree: Path | None = None,
     python: Path | None = None,
-    model: ModelClient | None = None,
-    model_top_n: int = 4,
-    model_budget_tokens: int = 700,
-    model_deadline_s: float | None = 30.0,
+    model: ChatModel | None = None,
+    relevance: RelevanceSettings = RELEVANCE,
     clock: Clock | None = None,
 ) -> Localization:
     """Rank ``files`` (repository path → text) for the bug in ``report``.
@@ -120,15 +174,8 @@ async def localize(
         times["sbfl"] = clock.now() - t0
     if model is not None:
         t0 = clock.now()
-        candidates = [r.path for r in rank_files(evidence, limit=model_top_n)]
-        rel = await model_relevance(
-            model,
-            bug_summary(report, failure),
-            candidates,
-            files,
-            budget_tokens=model_budget_tokens,
-            deadline_s=model_deadline_s,
-            clock=clock,
+        rel = await relevance_evidence(
+            model, report, failure, evidence, files, settings=relevance, clock=clock
         )
         evidence += rel.evidence
         notes += rel.notes
