@@ -29,6 +29,7 @@ from fixbugs.inputs.walk import walk_text_files
 from fixbugs.localize import bm25_baseline, localize, run_command, traceback_baseline
 from fixbugs.localize.regions import sbfl_ranges, suspicious_regions
 from fixbugs.testenv import ensure_python_env
+from fixbugs.testrun import classify_run, parse_test_command
 
 __all__ = [
     "AgentOutput",
@@ -132,9 +133,10 @@ async def localization_agent(
         t0 = time.monotonic()
         argv = _python_argv(case.test_command, python_bin)
         repro = await run_command(argv, tree, timeout_s=300)
-        confirmed = repro.returncode not in (0, None) and any(
-            w in repro.output for w in (" failed", " error", "FAILED", "ERROR")
-        )
+        runner = parse_test_command(case.test_command).runner
+        confirmed = classify_run(
+            runner, repro.returncode, repro.output, timed_out=repro.timed_out
+        ).reproduced
         stage_s["reproduction"] = time.monotonic() - t0
     files = read_tree(tree)
     test_ids = [t for t in shlex.split(case.test_command) if "::" in t or t.endswith(".py")]
@@ -315,9 +317,7 @@ def eval_command(
     ] = False,
     repair_budget: Annotated[
         float | None,
-        typer.Option(
-            min=1, help="With --as-user: seconds each run's repair engine may spend (--repair-budget)."
-        ),
+        typer.Option(min=1, help="With --as-user: seconds each run's repair engine may spend."),
     ] = None,
 ) -> None:
     """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
