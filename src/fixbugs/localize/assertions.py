@@ -23,7 +23,9 @@ _PYTEST = re.compile(
 _DIFF = re.compile(r"^E\s+(?P<sign>[-+])\s(?P<text>.*)$")
 # unittest: "AssertionError: 'a' != 'b'"
 _UNITTEST = re.compile(r"^AssertionError:\s+(?P<left>.+?)\s+!=\s+(?P<right>.+)$")
-_SOURCE_ASSERT = re.compile(r"^>?\s*assert\s+(?P<expr>.+)$")
+_SOURCE_ASSERT = re.compile(r"^assert\s+(?P<expr>.+)$")
+# unittest's "self.assertEqual(f(x), y)" as a traceback quotes it
+_UNITTEST_CALL = re.compile(r"^(?:self\.)?assert[A-Z]\w*\((?P<expr>.+)$")
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _NOT_CALLS = frozenset(
     {"assert", "print", "len", "list", "dict", "set", "tuple", "str", "int", "Mock"}
@@ -61,16 +63,18 @@ def assertion_values(text: str) -> list[Assertion]:
 
 
 def called_names(text: str) -> list[str]:
-    """Functions called in the failing ``assert`` lines pytest marks with ``>``, and
-    in its ``where X = f(...)`` explanations: the code under test."""
+    """Functions called in the failing ``assert`` lines (pytest marks them with ``>``,
+    a traceback quotes them; ``self.assertEqual(...)`` too), and in pytest's
+    ``where X = f(...)`` explanations: the code under test."""
     names: list[str] = []
     for raw in text.splitlines():
+        line = raw.strip().removeprefix(">").strip()
+        m = _SOURCE_ASSERT.match(line) or _UNITTEST_CALL.match(line)
+        if m:
+            names += [n for n in _CALL.findall(m["expr"]) if not n.startswith("assert")]
+            continue
         line = raw.strip()
-        if line.startswith(">"):
-            m = _SOURCE_ASSERT.match(line[1:].strip())
-            if m:
-                names += _CALL.findall(m["expr"])
-        elif line.startswith("E") and "where" in line:
+        if line.startswith("E") and "where" in line:
             # lower-case only: ``where False = match(Command(...))`` builds its argument
             names += [n for n in _CALL.findall(line.split("where", 1)[1]) if n[:1].islower()]
     return [n for n in dict.fromkeys(names) if n not in _NOT_CALLS]

@@ -40,7 +40,6 @@ _LINE_LABELS = {
     "quoted": "a code line the report quotes",
 }
 MAX_REGION_LINES = 15  # a region wider than this is narrowed around its hits
-_STRING = re.compile(r"""'([^'\n]{3,})'|"([^"\n]{3,})\"""")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +115,13 @@ def _string_literals(text: str) -> list[tuple[str, int]]:
     ]
 
 
+def _whole(value: str, text: str) -> bool:
+    """``value`` occurs in ``text`` as a whole: not inside a longer word or number
+    ('0.00' is not in '50.00')."""
+    pattern = r"(?<![\w.])" + re.escape(value) + r"(?![\w])"
+    return re.search(pattern, text) is not None
+
+
 def _assertion_text(report: str) -> str:
     """Both sides of every failing comparison, as one text to search literals in."""
     sides = [s for a in assertion_values(report) for s in (a.actual, a.expected)]
@@ -158,7 +164,7 @@ def _file_hits(
     if assertion_text:
         for value, line in dict(_string_literals(text)).items():
             v = value.strip()
-            if len(v) >= 3 and v in assertion_text:
+            if len(v) >= 3 and _whole(v, assertion_text):
                 # short literals ('git', 'open') are in many values by chance
                 w = 0.25 + 0.5 * min(1.0, len(v) / 15)
                 hits.append(_Hit(line, w, f"literal {v!r} appears in the failing assertion"))
