@@ -241,6 +241,27 @@ async def test_breaking_out_of_a_stream_releases_the_attempt():
     assert nxt.result().text  # type: ignore[attr-defined]
 
 
+async def test_a_stream_read_up_to_completed_is_recorded_before_the_caller_stops():
+    from agentrt.llm import Completed
+    from agentrt.metrics import MetricsRecorder
+
+    r = rig(limit=1)
+    rec = MetricsRecorder(r.clock)
+    r.model._recorder = rec
+    events = r.model.stream(REQ)
+
+    async def until_completed() -> None:
+        async for ev in events:
+            if isinstance(ev, Completed):
+                return  # the generator is left suspended, not closed
+
+    task: asyncio.Task[object] = asyncio.create_task(until_completed())
+    await run_to_end(r, task)
+    assert [c.outcome for c in rec.records] == ["ok"]
+    assert_nothing_held(r)
+    await events.aclose()  # type: ignore[attr-defined]
+
+
 async def test_a_cancelled_half_open_probe_does_not_leave_the_breaker_refusing():
     brk = CircuitBreaker(
         window=4, min_calls=2, failure_ratio=0.5, open_s=5.0, probes=1, min_span_s=0.0

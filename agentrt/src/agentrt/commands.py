@@ -230,10 +230,17 @@ def demo(
     config: Annotated[Path | None, typer.Option(help="Config TOML file.")] = None,
     chunks: Annotated[int, typer.Option(help="Log chunks to map over.")] = 4,
 ) -> None:
-    """A small scatter-gather on the embedded model, with per-call metrics."""
+    """A small scatter-gather on the embedded model, with per-call metrics.
+
+    Chunks whose calls fail after their retries are reported as failed
+    items; the JSON is written whatever happened. Exit status 0 with a
+    judgment, 3 without one (every chunk failed, or the judgment call did).
+    """
     from agentrt.demo import run_demo
 
-    asyncio.run(run_demo(console, json_path=json_path, config=config, chunks=chunks))
+    result = asyncio.run(run_demo(console, json_path=json_path, config=config, chunks=chunks))
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
 
 
 @app.command()

@@ -261,13 +261,15 @@ class ResilientModel:
                             await self._on_success(request, result, ticket)
                             break
                     await self._next_attempt(failure, call)
-            assert result is not None
-            yield Completed(result)
         except BaseException as exc:
             error = exc
             raise
         finally:
+            # before the last event: a caller that stops at Completed (and
+            # never resumes this generator) still gets the call recorded
             await self._end(request, call, result, error, streamed=True)
+        assert result is not None
+        yield Completed(result)
 
     # -- the steps of a call ---------------------------------------------
     async def _begin(self) -> None:
