@@ -240,15 +240,25 @@ def probe_env(interp: Interpreter, *, timeout_s: float = 60.0) -> TestEnv:
         raise InputError(
             f"Python interpreter {interp.path} ({interp.source}) does not run: {last[0][:200]}"
         ) from None
+    python = interp.path
+    prefix = Path(info["prefix"])
+    if not _within(python, prefix) and info.get("executable"):
+        # a launcher outside the environment (a pyenv shim, a wrapper script):
+        # run the interpreter it launched, which needs nothing but its prefix
+        python = Path(info["executable"])
     return TestEnv(
-        python=interp.path,
+        python=python,
         source=interp.source,
         version=str(info["version"]),
-        prefix=Path(info["prefix"]),
+        prefix=prefix,
         base_prefix=Path(info["base_prefix"]),
         pytest=info.get("pytest"),
         coverage=info.get("coverage"),
     )
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path.parent.parent in (folder, folder.resolve()) or path.is_relative_to(folder)
 
 
 def path_with(first: Path, rest: str | None, skip: Sequence[Path] = ()) -> str:

@@ -95,3 +95,15 @@ def test_coverage_overlay_without_touching_the_users_env(user_venv: Path, wheels
     # built once: a second call reuses it
     again, _ = prepare_env(probe_env(Interpreter(user_venv, "VIRTUAL_ENV")))
     assert again.overlay == env.overlay
+
+
+def test_a_launcher_script_runs_the_interpreter_it_launches(user_venv: Path, tmp_path: Path):
+    # a pyenv shim or a wrapper: the sandbox must run the real interpreter, not the script
+    wrapper = tmp_path / "bin" / "python3"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec "{user_venv}" "$@"\n')
+    wrapper.chmod(0o755)
+    got = choose_interpreter(tmp_path, environ={"PATH": str(wrapper.parent)}, own=frozenset())
+    assert got == Interpreter(wrapper, "PATH")
+    env = probe_env(got)
+    assert env.python == user_venv and env.source == "PATH"
