@@ -34,44 +34,54 @@ def test_bad():
     assert add(2, 2) == 5
 """
 
+# planted when the tests start (a link) or when pytest ends (a FIFO: planted
+# earlier, the coverage run itself blocks on it until its own time limit)
 PLANT = """
 import glob, os
 
 
-def pytest_unconfigure(config):
+def plant():
     for d in glob.glob(".fixbugs-sbfl-*"):
         target = os.path.join(d, "cov.json")
         {plant}
+
+
+{when}
 """
+AT_IMPORT = "plant()"
+AT_EXIT = "def pytest_unconfigure(config):\n    plant()"
 
 
-def runner_for(sb: Sandbox, cap_s: float):
+def runner_for(sb: Sandbox, json_cap_s: float):
+    """Runs in ``sb``; ``coverage json`` (which a FIFO blocks) gets ``json_cap_s``."""
+
     async def runner(argv: Sequence[str], root: Path, *, timeout_s: float = 60) -> CommandRun:
-        r = await sb.run(list(argv), timeout_s=min(timeout_s, cap_s))
+        cap = json_cap_s if "json" in argv else timeout_s
+        r = await sb.run(list(argv), timeout_s=min(timeout_s, cap))
         return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
 
     return runner
 
 
 @pytest.mark.parametrize(
-    ("plant", "refused"),
+    ("plant", "when", "refused"),
     [
-        ("os.mkfifo(target)", "not a regular file"),
-        ("os.symlink('/dev/zero', target)", "refused"),
-        ("os.symlink('/etc/shadow', target)", "refused"),
+        ("os.mkfifo(target)", AT_EXIT, "not a regular file"),
+        ("os.symlink('/dev/zero', target)", AT_IMPORT, "refused"),
+        ("os.symlink('/etc/shadow', target)", AT_IMPORT, "refused"),
     ],
     ids=["fifo", "link-to-dev-zero", "link-to-shadow"],
 )
 async def test_a_planted_coverage_report_is_refused_not_read(
-    tmp_path: Path, sandboxes: list[Sandbox], plant: str, refused: str
+    tmp_path: Path, sandboxes: list[Sandbox], plant: str, when: str, refused: str
 ) -> None:
     repo = hostile(tmp_path, TESTS, conftest__py="")
-    (repo / "conftest.py").write_text(PLANT.format(plant=plant))
+    (repo / "conftest.py").write_text(PLANT.format(plant=plant, when=when))
     sb = open_sandbox(repo, tmp_path)
     sandboxes.append(sb)
     async with asyncio.timeout(120):  # liveness bound: a hang fails here, not forever
         result = await run_sbfl(
-            sb.root, Path(PY), ["test_attack.py"], runner=runner_for(sb, cap_s=10)
+            sb.root, Path(PY), ["test_attack.py"], runner=runner_for(sb, json_cap_s=10)
         )
     assert result.file_scores == {}
     assert len(result.notes) == 1 and refused in result.notes[0], result.notes
