@@ -64,3 +64,18 @@ def test_truncated_trace_json(tmp_path, report):
 def test_unknown_example_and_missing_arguments():
     _check(run("run", "--example", "nope"), "unknown example 'nope'")
     _check(run("run"), "give --report and --repo")
+
+
+def test_python_that_is_not_an_interpreter(tmp_path, report):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "m.py").write_text("x = 1\n")
+    p = run("run", "--report", str(report), "--repo", str(repo), "--no-model", "--python", "/nope")
+    _check(p, "--python /nope: not an executable file")
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho broken >&2\nexit 1\n")
+    fake.chmod(0o755)
+    p = run(
+        "run", "--report", str(report), "--repo", str(repo), "--no-model", "--python", str(fake)
+    )
+    _check(p, "does not run: broken")
