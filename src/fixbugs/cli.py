@@ -176,6 +176,24 @@ app.command("serve")(serve_command)
 
 
 @app.command()
+def schema(
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the schema here instead of stdout.")
+    ] = None,
+) -> None:
+    """Print the JSON Schema of the report `fixbugs run --json` writes."""
+    import json
+
+    from fixbugs.report_schema import report_json_schema
+
+    text = json.dumps(report_json_schema(), indent=2) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        out.write_text(text)
+
+
+@app.command()
 def version() -> None:
     """Print the version."""
     from importlib.metadata import version as v

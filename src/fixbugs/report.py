@@ -1,13 +1,15 @@
 """The run report, as JSON (for machines) and markdown (for people).
 
-Every figure comes from the run's own records: stage walls from the driver,
+The JSON's shape is :class:`fixbugs.report_schema.ReportModel` (its JSON
+Schema is what ``fixbugs schema`` prints); :meth:`RunReport.write_json`
+writes through it. Every figure comes from the run's own records: stage
+walls from the driver,
 model figures from the metrics recorder. ``validated`` is true only when
 validation passed; a run without one says "no validated fix".
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from typing import Any
 from agentrt.metrics import CallRecord
 from fixbugs.context import RunContext
 from fixbugs.repair.render import repair_markdown
+from fixbugs.report_schema import ReportModel
 
 __all__ = ["RunReport", "build_report"]
 
@@ -27,8 +30,16 @@ class RunReport:
     def validated(self) -> bool:
         return bool(self.data["validated"])
 
+    def model(self) -> ReportModel:
+        """The report as its published model (``fixbugs schema``); raises if it strays."""
+        return ReportModel.model_validate(self.data)
+
+    def to_json(self) -> str:
+        """The JSON document, checked against the published schema on the way out."""
+        return self.model().model_dump_json(indent=2) + "\n"
+
     def write_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.data, indent=2) + "\n")
+        Path(path).write_text(self.to_json())
 
     def markdown(self) -> str:
         d = self.data
