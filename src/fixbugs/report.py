@@ -3,9 +3,9 @@
 The JSON's shape is :class:`fixbugs.report_schema.ReportModel` (its JSON
 Schema is what ``fixbugs schema`` prints); :meth:`RunReport.write_json`
 writes through it. Every figure comes from the run's own records: stage
-walls from the driver,
-model figures from the metrics recorder. ``validated`` is true only when
-validation passed; a run without one says "no validated fix".
+walls from the driver, model figures from the metrics recorder.
+``validated`` is true only when validation passed; a run without one says
+"no validated fix".
 """
 
 from __future__ import annotations
