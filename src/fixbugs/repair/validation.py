@@ -184,7 +184,8 @@ async def _stage_verdict(stage: Stage, res: Any, baseline: Mapping[str, str] | N
         return None  # the stage named no tests before the change: nothing to keep green
     broken = regressions(baseline, out)
     if broken:
-        return f"breaks {len(broken)} previously passing test(s), e.g. {broken[0]}"
+        where = " elsewhere in the suite" if stage.name == "suite" else ""
+        return f"breaks {len(broken)} previously passing test(s){where}, e.g. {broken[0]}"
     return None
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from fixbugs.context import Candidate, RunContext, Validation
 from fixbugs.localize.traceback import is_test_path
-from fixbugs.patch import Hunk
+from fixbugs.patch import Hunk, diff_hunks
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.repair.validation import (
     CandidateOutcome,
@@ -26,6 +26,7 @@ from fixbugs.repair.validation import (
     default_limit,
     validate_parallel,
 )
+from fixbugs.stages.fix import fix_regions
 from fixbugs.testrun import parse_test_command
 
 __all__ = ["module_test_files", "out_of_scope", "repair_summary", "validate_candidates"]
@@ -118,6 +119,17 @@ def repair_summary(run: ValidationRun, cands: list[RepairCandidate]) -> dict[str
     }
 
 
+def _wrap(idx: int, cand: Candidate) -> RepairCandidate:
+    """A candidate that did not come from the repair engine (a caller's own diff)."""
+    hunks = diff_hunks(cand.diff)
+    path = hunks[0].path if hunks else ""
+    lo = min((h.start for h in hunks), default=0)
+    hi = max((h.end for h in hunks), default=0)
+    return RepairCandidate(
+        idx, path, cand.diff, "", cand.origin, cand.why, lo, hi, 1.0, 0.5, 1.0, 0, "low"
+    )
+
+
 def _bench_figures(seq: ValidationRun, par: ValidationRun) -> dict[str, Any]:
     """Sequential against parallel validation of one candidate list."""
     first_seq = [c.diff for c in seq.validated[:1]]
@@ -145,10 +157,25 @@ async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> V
     repro = ctx.reproduction
     if repro is None or not repro.confirmed or repro.command is None:
         return Validation(False, None, 0, "no validated fix: the bug was not reproduced")
-    cands: list[RepairCandidate] = list(ctx.repair_candidates)
-    if not cands:
-        return Validation(False, None, 0, "no validated fix: no candidate to validate")
+    known = {c.diff: c for c in ctx.repair_candidates}
     by_diff = {c.diff: c for c in candidates}
+    regions = fix_regions(ctx)
+    cands: list[RepairCandidate] = []
+    refused: dict[int, str] = {}  # position in ``candidates`` -> why it is never run
+    for i, cand in enumerate(candidates):
+        rc = known.get(cand.diff) or _wrap(len(known) + i, cand)
+        if rc.template == "model" or cand.diff not in known:
+            # text we did not write: its diff must stay inside the localized region
+            bad = out_of_scope(diff_hunks(cand.diff), regions, ctx.options.slack_lines)
+            if bad:
+                refused[i] = f"{cand.why}: rejected, {bad[0]}"
+                continue
+        cands.append(rc)
+    if not cands:
+        return Validation(
+            False, None, 0, "no validated fix: no candidate to validate", tuple(refused.values())
+        )
+    position = {c.diff: i for i, c in enumerate(candidates)}
 
     def on_outcome(c: RepairCandidate, o: CandidateOutcome) -> None:
         if o.status == "validated":
@@ -195,11 +222,15 @@ async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> V
         for o in result.outcomes.values()
         if o.status in ("validated", "rejected", "did_not_apply")
     )
-    rejected = tuple(
-        f"#{o.id} {o.status} at {o.stage}: {o.detail}"
-        for o in result.outcomes.values()
-        if o.status in ("rejected", "did_not_apply")
-    )[:50]
+    why_of = {c.id: by_diff[c.diff].why if c.diff in by_diff else c.why for c in cands}
+    ordered: list[tuple[int, str]] = [
+        (position.get(c.diff, 0), f"{why_of[c.id]}: {o.detail}")
+        for c in cands
+        if (o := result.outcomes.get(c.id)) is not None
+        and o.status in ("rejected", "did_not_apply")
+    ]
+    ordered += list(refused.items())
+    rejected = tuple(w for _p, w in sorted(ordered))[:50]
     stages_txt = ", ".join(f"{k}: {v}" for k, v in result.rejected_by_stage().items()) or "none"
     if result.validated:
         best = sorted(result.validated, key=lambda c: (c.overfit_risk == "high", -c.score))[0]
