@@ -34,7 +34,14 @@ from fixbugs.repair.templates import (
 __all__ = ["Region", "generate_candidates", "pair_edits", "region_edits"]
 
 
-_CAPS = {"name": 30, "swap": 16, "literal_drop": 12, "delete": 8, "return": 12}
+_CAPS = {
+    "name": 30,
+    "swap": 16,
+    "literal_drop": 12,
+    "delete": 8,
+    "return": 12,
+    "ingredient_const": 8,
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -180,11 +180,15 @@ def ingredient_edits(
         own = src.segment(node)
         if isinstance(node, ast.Call):
             key = src.segment(node.func)
+            shape = _shape(own)
             for sn in index.calls.get(key, [])[:40]:
                 if sn.text == own or not _usable(sn, scope):
                     continue
+                # the same call differing only in constants: a weak ingredient
+                weak = _shape(sn.text) == shape or _is_decorator(src, node)
+                family = "ingredient_const" if weak else "ingredient"
                 why = f"same call as in {sn.path}: `{sn.text}`"
-                e = _with_imports(src, src.replace(node, sn.text, "ingredient", why), sn, scope)
+                e = _with_imports(src, src.replace(node, sn.text, family, why), sn, scope)
                 if e:
                     made += 1
                     yield e
@@ -235,3 +239,22 @@ def _kind(text: str, node: ast.AST) -> str:
     except SyntaxError:
         return ""
     return type(tree.body[0]).__name__ if tree.body else ""
+
+
+def _shape(text: str) -> str:
+    """The expression's structure with every constant masked."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return text
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant):
+            n.value = None
+    return ast.dump(tree)
+
+
+def _is_decorator(src: SourceFile, node: ast.AST) -> bool:
+    parent = src.parents.get(node)
+    return isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and any(
+        d is node for d in parent.decorator_list
+    )

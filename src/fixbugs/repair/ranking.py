@@ -28,6 +28,7 @@ PRIORS: dict[str, float] = {
     "literal_drop": 0.35,
     "regex": 0.6,
     "ingredient": 0.6,
+    "ingredient_const": 0.2,
     "condition": 0.6,
     "membership": 0.5,
     "operator": 0.5,
