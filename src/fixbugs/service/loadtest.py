@@ -144,7 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         sock.bind(("127.0.0.1", 0))
         sock.listen(1024)
         port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(app, log_level="error", backlog=1024))
+        # keep-alive longer than any client's idle wait (Retry-After): otherwise the server
+        # may close a pooled connection just as the client reuses it (a ReadError under load)
+        config = uvicorn.Config(app, log_level="error", backlog=1024, timeout_keep_alive=300)
+        server = uvicorn.Server(config)
         t = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         t.start()
         rss0 = _rss_mib()
