@@ -267,8 +267,37 @@ async def validate_parallel(
     # cancelled, those ranked before it still in flight are waited for.
     items = list(enumerate(candidates))
     done: set[int] = set()
+    workers = limit or default_limit()
+    # With room for more than one process, the lazily needed baselines (the
+    # whole suite on the pristine tree) run beside the first candidates
+    # instead of after the first one that reaches that stage.
+    prefetch: list[asyncio.Task[Mapping[str, str]]] = []
+    if workers > 1 and items:
+        first = stages(items[0][1]) if callable(stages) else stages
+        prefetch = [asyncio.create_task(baselines.get(st)) for st in first if st.lazy_baseline]
+    try:
+        await _drain(check, items, workers, done, best, run_state, alternatives)
+    finally:
+        for t in prefetch:
+            t.cancel()
+        await asyncio.gather(*prefetch, return_exceptions=True)
+    run_state.validated.sort(key=lambda c: next(i for i, x in items if x is c))
+    run_state.wall_s = clock.now() - started
+    return run_state
+
+
+async def _drain(
+    check: Callable[[tuple[int, RepairCandidate]], Awaitable[CandidateOutcome]],
+    items: list[tuple[int, RepairCandidate]],
+    workers: int,
+    done: set[int],
+    best: list[int],
+    run_state: ValidationRun,
+    alternatives: int,
+) -> None:
+    """Consume outcomes until the best-ranked low-risk pass is settled (see above)."""
     low_risk_found = 0
-    async with scatter(check, items, limit=limit or default_limit()) as results:
+    async with scatter(check, items, limit=workers) as results:
         async for o in results:
             if o.error is not None:
                 raise o.error
@@ -286,6 +315,3 @@ async def validate_parallel(
                         best[:] = [pos]
             if best and low_risk_found > alternatives and all(i in done for i in range(best[0])):
                 break
-    run_state.validated.sort(key=lambda c: next(i for i, x in items if x is c))
-    run_state.wall_s = clock.now() - started
-    return run_state

@@ -260,7 +260,7 @@ async def test_cancelling_the_repair_stage_leaves_no_sandbox_and_no_process(tmp_
             cands,
             make_fork=pristine.fork,
             run=run,
-            stages=STAGES[:1],
+            stages=STAGES,  # the suite baseline is prefetched in a fork too
             clock=FakeClock(),
             budget_s=1000,
             limit=2,
