@@ -51,9 +51,10 @@ async def test_demo_with_30_percent_faults_ends_in_results(tmp_path, monkeypatch
     assert engine.stats()["requests"] == sum(c["attempts"] for c in data["calls"])
     assert result.exit_code in (0, EXIT_NO_RESULT)
     if result.exit_code == 0:
-        assert data["demo"]["judgment"]
+        assert len(failed) < n  # some chunk was summarized
+        assert data["demo"]["judgment"] or "judgment failed (" in text
     else:
-        assert "no judgment" in text
+        assert len(failed) == n and "no result" in text
     assert "Traceback" not in text
 
 

@@ -233,8 +233,8 @@ def demo(
     """A small scatter-gather on the embedded model, with per-call metrics.
 
     Chunks whose calls fail after their retries are reported as failed
-    items; the JSON is written whatever happened. Exit status 0 with a
-    judgment, 3 without one (every chunk failed, or the judgment call did).
+    items; the JSON is written whatever happened. Exit status 0 when at
+    least one chunk was summarized, 3 when every chunk failed.
     """
     from agentrt.demo import run_demo
 

@@ -7,10 +7,11 @@ watches it. Then every call's metrics and the per-stage aggregates.
 
 Faults end in results: a chunk whose call failed after its retries is a
 failed item, reported as "N of M chunks failed (reason)", and the judgment
-is made from the others. The JSON is written whatever happened. Exit
-status (see :data:`EXIT_NO_RESULT`): 0 when there is a judgment, 3 when
-there is none (every chunk failed, or the judgment call did), 2 for a user
-error (bad configuration, an endpoint that cannot be reached).
+is made from the others; a judgment call that fails after its retries is
+reported the same way ("judgment failed (reason)"). The JSON is written
+whatever happened. Exit status: 0 when at least one chunk was summarized,
+3 (:data:`EXIT_NO_RESULT`) when every chunk failed, 2 for a user error (bad
+configuration, an endpoint that cannot be reached).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from agentrt.tokens.counting import estimate_tokens
 
 __all__ = ["EXIT_NO_RESULT", "DemoResult", "demo_log", "failure_line", "log_chunks", "run_demo"]
 
-EXIT_NO_RESULT = 3  # no judgment: every chunk failed, or the judgment call did
+EXIT_NO_RESULT = 3  # every chunk failed: nothing to show
 
 MAP_SYSTEM = "You read service logs. Answer in one short sentence."
 REDUCE_SYSTEM = "You are an incident analyst. Be brief and concrete."
@@ -93,7 +94,7 @@ class DemoResult:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.judgment is not None else EXIT_NO_RESULT
+        return 0 if len(self.failed) < self.chunks else EXIT_NO_RESULT
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -167,9 +168,8 @@ async def run_demo(
         judgment,
         judgment_error,
     )
-    if judgment is None:
-        why = judgment_error or "every chunk failed"
-        console.print(f"[red]no judgment[/]: {why} (exit status {EXIT_NO_RESULT})")
+    if result.exit_code:
+        console.print(f"[red]no result[/]: every chunk failed (exit status {result.exit_code})")
     if json_path:
         recorder.write_json(json_path, extra={"demo": result.summary()})
         console.print(f"metrics written to {json_path}")

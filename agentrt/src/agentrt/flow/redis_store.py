@@ -133,6 +133,7 @@ elseif op == 'try' then
   local known = #recent
   local _, recentfails = string.gsub(recent, '1', '')
   local suspect = known >= math.max(1, math.floor(recentn / 2)) and recentfails / known >= bratio
+    and active >= 2 * math.max(1, minf)
   if retrying >= cap then
     out = 0
     if cap <= 0 then out = 2 end
@@ -236,7 +237,7 @@ class RedisRetryBudget:
         burst: float = 1.0,
         brownout_ratio: float = 0.4,
         window: int = 50,
-        min_samples: int = 5,
+        min_samples: int = 10,
         recent: int = 10,
         ttl_s: float = 600.0,
     ) -> None:

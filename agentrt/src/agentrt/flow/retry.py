@@ -153,7 +153,8 @@ class RetryBudget:
     known, calls still out count as not failed: failures come back before
     successes. That average is slow to rise when a brownout starts, so a
     quick signal covers the onset: when the last ``recent`` outcomes fail
-    as often, a retry is ``"busy"`` — it waits a backoff and asks again, by
+    as often and enough calls are in flight (:meth:`busy_enough`), a retry
+    is ``"busy"`` — it waits a backoff and asks again, by
     when a steady error rate has shown successes again and a brownout has
     raised the average. So a steady 20% of errors is retried in full and a
     50% brownout costs about ``ratio`` extra requests per call.
@@ -174,7 +175,7 @@ class RetryBudget:
         burst: float = 1.0,
         brownout_ratio: float = 0.4,
         window: int = 50,
-        min_samples: int = 5,
+        min_samples: int = 10,
         recent: int = 10,
     ) -> None:
         if not 0 <= share <= 1 or not 0 <= ratio <= 1 or not 0 < brownout_ratio <= 1:
@@ -220,6 +221,14 @@ class RetryBudget:
             return False
         return sum(self._recent) / known >= self.brownout_ratio
 
+    def busy_enough(self) -> bool:
+        """Enough calls in flight for new outcomes to arrive while a retry waits.
+
+        With only a few calls the quick signal could not change while they
+        wait, and a retry held on it would wait for nothing.
+        """
+        return self.active >= 2 * max(1, self.min_in_flight)
+
     def call_started(self) -> None:
         self.active += 1
         self.calls += 1
@@ -246,7 +255,7 @@ class RetryBudget:
         if brownout and self.balance < 1.0:
             self.denied += 1
             return "refused"
-        if not brownout and self.suspect_brownout():
+        if not brownout and self.busy_enough() and self.suspect_brownout():
             # a short run of failures: a steady error rate has them too, so
             # the retry waits and asks again rather than giving up
             self.denied += 1
