@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,7 +75,12 @@ def _regions(old: str, new: str) -> tuple[str, str, str] | None:
 
 
 async def naturalness_factors(
-    client: Any, cands: Sequence[RepairCandidate], texts: dict[str, str], *, top: int = 8
+    client: Any,
+    cands: Sequence[RepairCandidate],
+    texts: dict[str, str],
+    *,
+    top: int = 8,
+    budget_s: float = 15.0,
 ) -> dict[int, float]:
     """``candidate id -> factor`` for the ``top`` candidates (empty without a local model)."""
     exclusive = scorer_of(client)
@@ -89,7 +95,10 @@ async def naturalness_factors(
     def work(llama: Any) -> dict[int, float]:
         out: dict[int, float] = {}
         cache: dict[tuple[str, str], float] = {}
+        stop_at = time.monotonic() + budget_s  # cheap or nothing: never the run's bottleneck
         for cid, (prefix, before, after) in jobs:
+            if time.monotonic() > stop_at:
+                break
             if (prefix, before) not in cache:
                 cache[(prefix, before)] = mean_logprob(llama, prefix, before)
             delta = mean_logprob(llama, prefix, after) - cache[(prefix, before)]
