@@ -19,10 +19,12 @@ as data. Running as root (a container, CI), a command runs:
   (empty bounding set, ``no_new_privs``): file permissions apply to it, so
   ``/etc/shadow`` is unreadable, and ``open_by_handle_at`` (which needs
   ``CAP_DAC_READ_SEARCH``) fails with ``EPERM``;
+* in a user namespace of its own where the kernel allows one, entered
+  *after* dropping to that uid (mapping only that uid to itself): whatever
+  capability it could ever regain would be one of that namespace, never of
+  the host's;
 * under rlimits (``prlimit``): address space, processes, CPU, file size.
 
-A user namespace would add little on top of a capability-less uid here and
-needs ``newuidmap`` to map the sandbox uid; it is not used (see SECURITY.md).
 Without root, commands run as the current user under rlimits only, and
 every result's notes say so.
 """
@@ -103,6 +105,7 @@ exec "$@"
 """.replace("__SYSTEM__", " ".join(SYSTEM_DIRS))
 
 # Moves this shell into the command's cgroups, then execs the command.
+_PROBE_UID = 1_499_999_999  # below the sandbox uid range, never a real user
 _JOIN_CGROUP = 'IFS=:; for f in $1; do echo $$ > "$f"; done; unset IFS; shift; exec "$@"'
 
 
@@ -132,6 +135,7 @@ class Mechanisms:
     prlimit: bool
     cgroups: CgroupSupport | None = field(default=None, compare=False)
     copy_tmpfs: bool = False
+    userns: bool = False
 
     @property
     def separate_uid(self) -> bool:
@@ -159,6 +163,8 @@ class Mechanisms:
                 "sandbox: no cgroup (needs root and the memory and pids controllers); "
                 "memory and process limits apply per process, not to the whole command"
             )
+        if self.separate_uid and self.namespaces and not self.userns:
+            out.append("sandbox: no user namespace (the kernel refused one); uid and caps only")
         if not self.copy_tmpfs:
             out.append(
                 "sandbox: the copy is not on a size-limited tmpfs (needs root); disk unbounded"
@@ -212,6 +218,8 @@ def wrap(
             "--bounding-set=-all",
             "--",
         ]
+        if mechanisms.userns:
+            out += ["unshare", "--user", "--map-current-user", "--"]
     if mechanisms.prlimit:
         mem = limits.memory_mb * 1024 * 1024
         fsize = limits.max_file_mb * 1024 * 1024
@@ -253,7 +261,7 @@ def probe() -> Mechanisms:
     root = os.geteuid() == 0
     has_setpriv = shutil.which("setpriv") is not None
     has_prlimit = shutil.which("prlimit") is not None
-    namespaces = False
+    namespaces = userns = False
     if root and shutil.which("unshare") is not None and shutil.which("pivot_root") is not None:
         candidate = Mechanisms(root=root, namespaces=True, setpriv=False, prlimit=False)
         with tempfile.TemporaryDirectory(prefix="fixbugs-probe-") as tmp:
@@ -272,6 +280,7 @@ def probe() -> Mechanisms:
                 namespaces = done.returncode == 0
             except (OSError, subprocess.TimeoutExpired):
                 namespaces = False
+        userns = has_setpriv and _userns_works()
     return Mechanisms(
         root=root,
         namespaces=namespaces,
@@ -279,4 +288,24 @@ def probe() -> Mechanisms:
         prlimit=has_prlimit,
         cgroups=detect_cgroups() if root else None,
         copy_tmpfs=_mount_tmpfs_works(root),
+        userns=userns,
     )
+
+
+def _userns_works() -> bool:
+    """Whether an unprivileged uid may enter a user namespace of its own here."""
+    argv = wrap(
+        ["/bin/true"],
+        limits=Limits(),
+        mechanisms=Mechanisms(
+            root=True, namespaces=False, setpriv=True, prlimit=False, userns=True
+        ),
+        uid=_PROBE_UID,
+        base=Path("/"),
+        workdir=Path("/"),
+    )
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=30, check=False, cwd="/")
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0

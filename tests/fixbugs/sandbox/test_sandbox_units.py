@@ -24,7 +24,13 @@ from fixbugs.sandbox.containment import wrap
 
 CGROUPS = CgroupSupport(1, Path("/cg/memory"), Path("/cg/pids"), Path("/cg/cpu"))
 FULL = Mechanisms(
-    root=True, namespaces=True, setpriv=True, prlimit=True, cgroups=CGROUPS, copy_tmpfs=True
+    root=True,
+    namespaces=True,
+    setpriv=True,
+    prlimit=True,
+    cgroups=CGROUPS,
+    copy_tmpfs=True,
+    userns=True,
 )
 BARE = Mechanisms(root=False, namespaces=False, setpriv=False, prlimit=False)
 
@@ -156,6 +162,9 @@ def test_the_command_keeps_no_capability_and_joins_its_cgroup() -> None:
     caps = [a for a in argv if "caps" in a or "bounding" in a]
     assert caps == ["--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
     assert not any("dac_read_search" in a for a in argv)
+    # the user namespace is entered after the uid drop, mapping only that uid
+    userns = argv.index("--map-current-user")
+    assert argv.index("setpriv") < userns < argv.index("prlimit")
     rw, tmp, ro = (argv.index(m) for m in ("--rw", "--tmp", "--ro"))
     end = argv.index("setpriv") - 1
     assert argv[rw + 1 : tmp] == ["/sb/repo"] and argv[tmp + 1 : ro] == ["/sb/home"]
