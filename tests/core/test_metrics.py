@@ -34,7 +34,8 @@ def test_per_stage_aggregates_failures_retries_and_rate(tmp_path):
     assert m.calls == 3 and m.failures == 1
     assert m.failure_rate == pytest.approx(1 / 3)
     assert m.retry_rate == pytest.approx(3 / 3)  # 6 attempts for 3 calls
-    assert m.span_s == 4.0 and m.output_tps == pytest.approx(50.0)
+    assert m.span_s == 4.0 and m.throughput_tps == pytest.approx(50.0)
+    assert (m.model_calls, m.model_attempts, m.tool_calls) == (3, 6, 0)
     assert m.ttft_p50_s == pytest.approx(0.6)
     path = tmp_path / "run.json"
     r.write_json(path, extra={"run": "x"})

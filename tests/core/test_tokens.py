@@ -43,7 +43,7 @@ def test_plan_reproduces_the_articles_example():
 
 
 def _rec(inp: int, ttft: float, tps: float) -> CallRecord:
-    return CallRecord("s", "model", "m", 0.0, 1.0, ttft_s=ttft, input_tokens=inp, tokens_per_s=tps)
+    return CallRecord("s", "model", "m", 0.0, 1.0, ttft_s=ttft, input_tokens=inp, decode_tps=tps)
 
 
 def test_calibrate_recovers_base_prefill_and_rate():

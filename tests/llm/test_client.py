@@ -26,7 +26,9 @@ async def test_complete_reports_usage_and_timing_on_the_fake_clock():
         res = await model.complete(_req(stage="map"))
     assert res.usage.input_tokens == 103 and res.usage.output_tokens == 101
     assert res.timing.ttft_s == pytest.approx(0.5 + 0.103)
-    assert res.timing.decode_tps == pytest.approx(50)
+    # not streamed: nothing measured decoding; the output rate includes TTFT
+    assert res.timing.decode_tps is None
+    assert res.timing.output_tps == pytest.approx(101 / (0.603 + 100 / 50))
     assert res.timing.wall_s == pytest.approx(0.603 + 100 / 50)
     (r,) = rec.records
     assert (r.stage, r.kind, r.output_tokens, r.streamed) == ("map", "model", 101, False)

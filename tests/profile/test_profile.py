@@ -34,7 +34,7 @@ def _run(tmp_path: Path) -> Path:
             ttft_s=0.5,
             input_tokens=3000,
             output_tokens=75,
-            tokens_per_s=50,
+            decode_tps=50,
             streamed=True,
         )
     )
@@ -49,7 +49,7 @@ def _run(tmp_path: Path) -> Path:
                 ttft_s=0.6,
                 input_tokens=6500,
                 output_tokens=120,
-                tokens_per_s=50,
+                decode_tps=50,
                 streamed=True,
             )
         )
@@ -65,7 +65,7 @@ def _run(tmp_path: Path) -> Path:
             queue_wait_s=0.5,
             input_tokens=2000,
             output_tokens=150,
-            tokens_per_s=50,
+            decode_tps=50,
             attempts=2,
         )
     )
@@ -204,3 +204,30 @@ def test_cli_prints_the_profile_and_writes_json(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_a_run_that_measured_no_ttft_is_not_given_default_findings(tmp_path: Path) -> None:
+    """Non-streamed calls only: prefill, decode and the decode rate are unknown, said so."""
+    r = MetricsRecorder()
+    r.origin = 0.0
+    for i in range(4):
+        r.add(CallRecord("map", "model", "m", float(i), 2.0, input_tokens=500, output_tokens=60))
+    path = tmp_path / "nottft.json"
+    r.write_json(path)
+    bd = breakdown(load_run(path))
+    (s,) = bd.stages
+    assert not bd.latency_fitted and not bd.decode_measured
+    assert s.prefill_s == 0 and s.decode_s == 0 and s.unsplit_s == pytest.approx(8.0)
+    data = profile_json(bd, estimates(bd))
+    assert data["latency_model"]["decode_tps"] is None
+    assert data["latency_model"]["ttft_base_s"] is None
+    unknown = {e["change"] for e in data["estimates"] if e["unknown"]}
+    assert unknown == {"streaming on", "prefix caching"}
+    p = subprocess.run(
+        [sys.executable, "-m", "agentrt", "profile", str(path)],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "200", "PATH": ""},
+    )
+    assert p.returncode == 0, p.stderr
+    assert "not measured" in p.stdout and "tok/s" not in p.stdout

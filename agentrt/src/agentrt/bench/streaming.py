@@ -56,7 +56,7 @@ async def run_streaming(opts: dict[str, Any]) -> BenchResult:
     b = [r for r in rec.records if r.stage.startswith("batch-")]
     ttft_stream = statistics.median(r.ttft_s or 0.0 for r in s)
     ttft_batch = statistics.median(r.wall_s for r in b)  # nothing arrives before the end
-    tps_stream = statistics.median(r.tokens_per_s or 0.0 for r in s)
+    tps_stream = statistics.median(r.decode_tps or 0.0 for r in s)
     tps_batch = statistics.median(r.output_tokens / r.wall_s for r in b)
     return BenchResult(
         name="streaming",

@@ -131,7 +131,7 @@ class ModelClient(abc.ABC):
                 raw = await self._complete(request, model)
             end = self.clock.now()
             ttft = raw.ttft_s
-            result = self._finish(request, raw, start, sent, end, ttft)
+            result = self._finish(request, raw, start, sent, end, ttft, streamed=False)
         except BaseException as exc:
             self._record_failure(request, model, start, sent, exc, streamed=False)
             raise
@@ -169,7 +169,7 @@ class ModelClient(abc.ABC):
                     "".join(pieces), raw.model, raw.usage, raw.finish_reason, raw.headers
                 )
             ttft = (first - sent) if first is not None else None
-            result = self._finish(request, raw, start, sent, end, ttft)
+            result = self._finish(request, raw, start, sent, end, ttft, streamed=True)
         except BaseException as exc:
             self._record_failure(request, model, start, sent, exc, streamed=True, ttft=first)
             raise
@@ -202,20 +202,24 @@ class ModelClient(abc.ABC):
         sent: float,
         end: float,
         ttft: float | None,
+        *,
+        streamed: bool,
     ) -> ChatResult:
         out = raw.usage.output_tokens
-        if ttft is not None and out > 1 and end - sent - ttft > 0:
-            # the first token arrives at TTFT; the other out-1 are decode
-            tps: float | None = (out - 1) / (end - sent - ttft)
-        elif end > sent and out:
-            tps = out / (end - sent)
-        else:
-            tps = None
+        tps: float | None = None
+        if streamed and ttft is not None and out > 1 and end - sent - ttft > 0:
+            # measured: the first token arrives at TTFT; the other out-1 are decode
+            tps = (out - 1) / (end - sent - ttft)
+        output_tps = out / (end - sent) if end > sent and out else None
         parsed = None
         if request.json_schema is not None:
             parsed = check_structured(raw.text, request.json_schema, raw.model)
         timing = CallTiming(
-            queue_wait_s=sent - start, ttft_s=ttft, decode_tps=tps, wall_s=end - start
+            queue_wait_s=sent - start,
+            ttft_s=ttft,
+            decode_tps=tps,
+            wall_s=end - start,
+            output_tps=output_tps,
         )
         return ChatResult(
             text=raw.text,
@@ -249,7 +253,8 @@ class ModelClient(abc.ABC):
                 input_tokens=result.usage.input_tokens,
                 output_tokens=result.usage.output_tokens,
                 cached_tokens=result.usage.cached_tokens,
-                tokens_per_s=t.decode_tps,
+                decode_tps=t.decode_tps,
+                output_tps=t.output_tps,
                 streamed=streamed,
             )
         )

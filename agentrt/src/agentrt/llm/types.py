@@ -72,14 +72,18 @@ class CallTiming:
     the request was sent. ``ttft_s``: from sending to the first output token
     (``None`` when the backend gave no way to see it, e.g. a non-streaming
     HTTP call). ``decode_tps``: output tokens per second after the first
-    token (or over the whole call when TTFT is unknown). ``wall_s``: from
-    the call's start, queue wait included, to its end.
+    token, measured from a stream (``None`` for a call that was not
+    streamed: its tokens arrive together, so nothing measures decoding).
+    ``output_tps``: output tokens over the time from sending to the end,
+    TTFT included — the rate a caller got, not the model's decode rate.
+    ``wall_s``: from the call's start, queue wait included, to its end.
     """
 
     queue_wait_s: float = 0.0
     ttft_s: float | None = None
     decode_tps: float | None = None
     wall_s: float = 0.0
+    output_tps: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

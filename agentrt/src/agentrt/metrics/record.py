@@ -18,7 +18,14 @@ class CallRecord:
     Times are seconds on the recorder's clock; ``started_at`` is relative to
     the recorder's creation so a run's records line up on one timeline (a
     Gantt chart needs nothing else). ``attempts`` counts every request that
-    went out for this call, retries included.
+    went out for this call, retries included (1 for a tool call).
+
+    Rates: ``decode_tps`` is the decode rate measured from a stream (output
+    tokens after the first, over the time after the first); it is ``None``
+    for a call that was not streamed, since nothing measured it.
+    ``output_tps`` is output tokens over the last attempt's time from
+    sending to the end, TTFT included: what the caller got, not how fast
+    the model decodes.
     """
 
     stage: str
@@ -31,7 +38,8 @@ class CallRecord:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
-    tokens_per_s: float | None = None
+    decode_tps: float | None = None
+    output_tps: float | None = None
     attempts: int = 1
     outcome: Outcome = "ok"
     error: str | None = None
@@ -46,4 +54,10 @@ class CallRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallRecord:
+        data = dict(data)
+        legacy = data.pop("tokens_per_s", None)
+        if legacy is not None:
+            # before the rename one field held both; only a stream measured decoding
+            key = "decode_tps" if data.get("streamed") else "output_tps"
+            data.setdefault(key, legacy)
         return cls(**data)

@@ -70,14 +70,25 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 class StageStats:
     """Aggregates of one stage's calls.
 
-    ``output_tps`` is the stage's aggregate output rate (all output tokens
-    over the stage's span on the timeline), the figure that shows whether
-    fan-out helped; ``stream_tps_p50`` is the typical per-call decode rate.
-    ``retry_rate`` is extra attempts per call.
+    Counts: ``calls`` is every record (model and tool calls);
+    ``model_calls`` the model calls, ``model_attempts`` the requests they
+    sent (retries included), ``tool_calls`` the tool calls (which send no
+    model request). ``failures`` and ``failure_rate`` count calls that
+    ended in an error; ``retry_rate`` is extra model attempts per model
+    call.
+
+    Rates: ``throughput_tps`` is the stage's aggregate output rate (all
+    output tokens over the stage's span on the timeline), the figure that
+    shows whether fan-out helped. ``decode_tps_p50`` is the median decode
+    rate measured from streamed calls (``None`` when none was streamed).
+    ``output_tps_p50`` is the median per-call output rate, TTFT included.
     """
 
     stage: str
     calls: int
+    model_calls: int
+    model_attempts: int
+    tool_calls: int
     failures: int
     failure_rate: float
     retry_rate: float
@@ -89,25 +100,32 @@ class StageStats:
     queue_wait_p95_s: float | None
     input_tokens: int
     output_tokens: int
-    output_tps: float | None
-    stream_tps_p50: float | None
+    throughput_tps: float | None
+    decode_tps_p50: float | None
+    output_tps_p50: float | None
 
 
 def summarize(name: str, records: Sequence[CallRecord]) -> StageStats:
     walls = [r.wall_s for r in records]
     ttfts = [r.ttft_s for r in records if r.ttft_s is not None]
-    tps = [r.tokens_per_s for r in records if r.tokens_per_s is not None]
+    model = [r for r in records if r.kind == "model"]
+    decode = [r.decode_tps for r in model if r.decode_tps is not None]
+    output = [r.output_tps for r in model if r.output_tps is not None]
     failures = sum(1 for r in records if r.outcome == "error")
-    attempts = sum(r.attempts for r in records)
+    attempts = sum(r.attempts for r in model)
     out = sum(r.output_tokens for r in records)
     span = (max(r.ended_at for r in records) - min(r.started_at for r in records)) if records else 0
     n = len(records)
+    m = len(model)
     return StageStats(
         stage=name,
         calls=n,
+        model_calls=m,
+        model_attempts=attempts,
+        tool_calls=n - m,
         failures=failures,
         failure_rate=failures / n if n else 0.0,
-        retry_rate=(attempts - n) / n if n else 0.0,
+        retry_rate=(attempts - m) / m if m else 0.0,
         span_s=span,
         wall_p50_s=percentile(walls, 50),
         wall_p95_s=percentile(walls, 95),
@@ -116,8 +134,9 @@ def summarize(name: str, records: Sequence[CallRecord]) -> StageStats:
         queue_wait_p95_s=percentile([r.queue_wait_s for r in records], 95),
         input_tokens=sum(r.input_tokens for r in records),
         output_tokens=out,
-        output_tps=out / span if span > 0 and out else None,
-        stream_tps_p50=percentile(tps, 50),
+        throughput_tps=out / span if span > 0 and out else None,
+        decode_tps_p50=percentile(decode, 50),
+        output_tps_p50=percentile(output, 50),
     )
 
 

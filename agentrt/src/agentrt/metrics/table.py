@@ -17,7 +17,7 @@ def _s(v: float | None, fmt: str = "{:.2f}") -> str:
 
 
 def calls_table(records: Iterable[CallRecord], title: str = "calls") -> Table:
-    t = Table(title=title)
+    t = Table(title=title, caption="decode: measured from a stream; *: TTFT included")
     for col in (
         "stage",
         "call",
@@ -26,7 +26,8 @@ def calls_table(records: Iterable[CallRecord], title: str = "calls") -> Table:
         "TTFT s",
         "in tok",
         "out tok",
-        "tok/s",
+        "decode tok/s",
+        "out tok/s*",
         "wall s",
         "outcome",
     ):
@@ -40,7 +41,8 @@ def calls_table(records: Iterable[CallRecord], title: str = "calls") -> Table:
             _s(r.ttft_s),
             str(r.input_tokens),
             str(r.output_tokens),
-            _s(r.tokens_per_s, "{:.1f}"),
+            _s(r.decode_tps, "{:.1f}"),
+            _s(r.output_tps, "{:.1f}"),
             _s(r.wall_s),
             r.outcome if r.attempts == 1 else f"{r.outcome} ({r.attempts} attempts)",
         )
@@ -52,13 +54,15 @@ def stages_table(stats: Mapping[str, StageStats], title: str = "per stage") -> T
     for col in (
         "stage",
         "calls",
+        "attempts",
+        "tools",
         "span s",
         "wall p50",
         "wall p95",
         "TTFT p50",
         "TTFT p95",
         "out tok",
-        "out tok/s",
+        "stage tok/s",
         "fail %",
         "retry %",
     ):
@@ -66,14 +70,16 @@ def stages_table(stats: Mapping[str, StageStats], title: str = "per stage") -> T
     for s in stats.values():
         t.add_row(
             s.stage,
-            str(s.calls),
+            str(s.model_calls),
+            str(s.model_attempts),
+            str(s.tool_calls),
             _s(s.span_s),
             _s(s.wall_p50_s),
             _s(s.wall_p95_s),
             _s(s.ttft_p50_s),
             _s(s.ttft_p95_s),
             str(s.output_tokens),
-            _s(s.output_tps, "{:.1f}"),
+            _s(s.throughput_tps, "{:.1f}"),
             f"{100 * s.failure_rate:.0f}",
             f"{100 * s.retry_rate:.0f}",
         )

@@ -88,8 +88,10 @@ def call_attributes(r: CallRecord) -> dict[str, Any]:
             attrs["gen_ai.usage.cache_read.input_tokens"] = r.cached_tokens
         if r.ttft_s is not None:
             attrs["gen_ai.server.time_to_first_token"] = r.ttft_s
-        if r.tokens_per_s is not None:
-            attrs["agentrt.call.tokens_per_s"] = r.tokens_per_s
+        if r.decode_tps is not None:
+            attrs["agentrt.call.decode_tps"] = r.decode_tps
+        if r.output_tps is not None:
+            attrs["agentrt.call.output_tps"] = r.output_tps
         attrs["agentrt.call.streamed"] = r.streamed
     else:
         attrs |= {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": r.name}

@@ -2,10 +2,12 @@
 
 Reads the metrics JSON a run wrote (``{"calls": [CallRecord...], ...}``, as
 :meth:`MetricsRecorder.write_json` writes it) and splits each stage's
-call time into queueing, prefill, decode, retries and tool waits. Streamed
-calls measured their TTFT; for the others the prefill part comes from the
-latency model fitted to the run's own streamed calls (or its defaults), a
-fact the breakdown records so the report can say so.
+call time into queueing, prefill, decode, retries and tool waits. Calls
+that measured their TTFT are split as measured; for the others the prefill
+part comes from the latency model fitted to the run's own measured calls.
+When the run measured no TTFT at all, nothing can tell prefill from decode:
+that time is kept whole as ``unsplit_s`` and the report says it does not
+know, rather than splitting it by a default latency model.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ class StageBreakdown:
     ``span_s`` is the stage's stretch of the run's timeline (first start to
     last end); ``concurrency`` is summed call time over that span (1 for
     calls one after another). ``model_s`` is queue + prefill + decode +
-    retries of the model calls. ``chained`` says each call started only
+    retries of the model calls, plus ``unsplit_s``: prefill and decode of
+    calls whose split nobody measured. ``chained`` says each call started only
     when the previous one ended (within 10 ms): the shape dependent steps have.
     """
 
@@ -45,6 +48,7 @@ class StageBreakdown:
     decode_s: float
     retry_s: float
     tool_s: float
+    unsplit_s: float
     input_tokens: int
     cached_tokens: int
     output_tokens: int
@@ -54,7 +58,12 @@ class StageBreakdown:
 
     @property
     def model_s(self) -> float:
-        return self.queue_s + self.prefill_s + self.decode_s + self.retry_s
+        return self.queue_s + self.prefill_s + self.decode_s + self.unsplit_s + self.retry_s
+
+    @property
+    def service_s(self) -> float:
+        """Prefill and decode together, split or not."""
+        return self.prefill_s + self.decode_s + self.unsplit_s
 
     @property
     def model_s_per_call(self) -> float:
@@ -65,6 +74,7 @@ class StageBreakdown:
             "queue_s": self.queue_s,
             "prefill_s": self.prefill_s,
             "decode_s": self.decode_s,
+            "unsplit_s": self.unsplit_s,
             "retry_s": self.retry_s,
             "tool_s": self.tool_s,
         }
@@ -75,7 +85,8 @@ class RunBreakdown:
     stages: tuple[StageBreakdown, ...]
     wall_s: float
     latency: LatencyModel
-    latency_fitted: bool  # False: no streamed call to fit from, defaults used
+    latency_fitted: bool  # False: no TTFT measured, the latency model is only defaults
+    decode_measured: bool  # a streamed call measured a decode rate
 
     @property
     def dominant(self) -> StageBreakdown | None:
@@ -104,8 +115,11 @@ def load_run(path: str | Path) -> list[CallRecord]:
         raise UserError(f"run file {str(p)!r} holds a malformed call record: {exc}") from None
 
 
-def _split(r: CallRecord, lm: LatencyModel) -> tuple[float, float, float, float]:
-    """(queue, prefill, decode, retry) seconds of one model call.
+def _split(r: CallRecord, lm: LatencyModel | None) -> tuple[float, float, float, float, float]:
+    """(queue, prefill, decode, retry, unsplit) seconds of one model call.
+
+    Without a measured TTFT the prefill comes from ``lm``; with no ``lm``
+    (nothing in the run measured one) the attempt's time stays unsplit.
 
     Retries: the call's time past the queue, beyond one attempt's share
     (attempts of a call are assumed to cost alike).
@@ -116,9 +130,11 @@ def _split(r: CallRecord, lm: LatencyModel) -> tuple[float, float, float, float]
     one = service - retry
     if r.ttft_s is not None:
         prefill = min(r.ttft_s, one)
-    else:
+    elif lm is not None:
         prefill = min(lm.ttft(max(0, r.input_tokens - r.cached_tokens)), one)
-    return queue, prefill, one - prefill, retry
+    else:
+        return queue, 0.0, 0.0, retry, one
+    return queue, prefill, one - prefill, retry, 0.0
 
 
 def _chained(records: Sequence[CallRecord]) -> bool:
@@ -128,13 +144,13 @@ def _chained(records: Sequence[CallRecord]) -> bool:
     return all(b.started_at >= a.ended_at - 0.01 for a, b in itertools.pairwise(rs))
 
 
-def _stage(name: str, records: Sequence[CallRecord], lm: LatencyModel) -> StageBreakdown:
+def _stage(name: str, records: Sequence[CallRecord], lm: LatencyModel | None) -> StageBreakdown:
     model = [r for r in records if r.kind == "model"]
     tools = [r for r in records if r.kind == "tool"]
-    q = p = d = rt = 0.0
+    q = p = d = rt = u = 0.0
     for r in model:
-        a, b, c, e = _split(r, lm)
-        q, p, d, rt = q + a, p + b, d + c, rt + e
+        a, b, c, e, f = _split(r, lm)
+        q, p, d, rt, u = q + a, p + b, d + c, rt + e, u + f
     span = max(r.ended_at for r in records) - min(r.started_at for r in records)
     busy = sum(r.wall_s for r in records)
     return StageBreakdown(
@@ -148,6 +164,7 @@ def _stage(name: str, records: Sequence[CallRecord], lm: LatencyModel) -> StageB
         decode_s=d,
         retry_s=rt,
         tool_s=sum(r.wall_s for r in tools),
+        unsplit_s=u,
         input_tokens=sum(r.input_tokens for r in model),
         cached_tokens=sum(r.cached_tokens for r in model),
         output_tokens=sum(r.output_tokens for r in model),
@@ -160,10 +177,13 @@ def _stage(name: str, records: Sequence[CallRecord], lm: LatencyModel) -> StageB
 def breakdown(records: Sequence[CallRecord], latency: LatencyModel | None = None) -> RunBreakdown:
     """Per-stage breakdown of a run; ``latency`` overrides the model fitted to it."""
     fitted = any(r.kind == "model" and r.ttft_s is not None for r in records)
+    decode = any(r.kind == "model" and r.decode_tps is not None for r in records)
     lm = latency or calibrate([r for r in records if r.kind == "model"])
+    known = fitted or latency is not None
     order: dict[str, None] = {}
     for r in records:
         order.setdefault(r.stage, None)
-    stages = tuple(_stage(s, [r for r in records if r.stage == s], lm) for s in order)
+    split_by = lm if known else None
+    stages = tuple(_stage(s, [r for r in records if r.stage == s], split_by) for s in order)
     wall = max(r.ended_at for r in records) - min(r.started_at for r in records) if records else 0.0
-    return RunBreakdown(stages, wall, lm, fitted or latency is not None)
+    return RunBreakdown(stages, wall, lm, known, decode or latency is not None)

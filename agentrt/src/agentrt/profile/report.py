@@ -23,7 +23,16 @@ def profile_json(run: RunBreakdown, ests: list[Estimate]) -> dict[str, Any]:
     return {
         "wall_s": run.wall_s,
         "dominant_stage": dom.stage if dom else None,
-        "latency_model": {**asdict(run.latency), "fitted_from_run": run.latency_fitted},
+        # what the run did not measure is null, not a default
+        "latency_model": {
+            "ttft_base_s": run.latency.ttft_base_s if run.latency_fitted else None,
+            "prefill_s_per_token": (
+                run.latency.prefill_s_per_token if run.latency_fitted else None
+            ),
+            "decode_tps": run.latency.decode_tps if run.decode_measured else None,
+            "fitted_from_run": run.latency_fitted,
+            "decode_measured": run.decode_measured,
+        },
         "stages": [
             {**asdict(s), "model_s": s.model_s, "model_s_per_call": s.model_s_per_call}
             for s in run.stages
@@ -43,6 +52,7 @@ def print_profile(console: Console, run: RunBreakdown, ests: list[Estimate]) -> 
         "queue",
         "prefill",
         "decode",
+        "unsplit",
         "retries",
         "tools",
     ):
@@ -67,13 +77,27 @@ def print_profile(console: Console, run: RunBreakdown, ests: list[Estimate]) -> 
             f"{_share(dom.span_s, run.wall_s)} of the run; most of it {biggest}"
         )
     lm = run.latency
-    source = "fitted to this run's calls" if run.latency_fitted else "defaults (no TTFT measured)"
-    console.print(
-        f"latency model ({source}): TTFT {lm.ttft_base_s:.3f} s + "
-        f"{lm.prefill_s_per_token * 1e3:.4f} ms/token, decode {lm.decode_tps:.1f} tok/s"
-    )
+    if run.latency_fitted:
+        decode = (
+            f"decode {lm.decode_tps:.1f} tok/s (measured from streams)"
+            if run.decode_measured
+            else "decode rate not measured (no streamed call)"
+        )
+        console.print(
+            f"latency model (fitted to this run's calls): TTFT {lm.ttft_base_s:.3f} s + "
+            f"{lm.prefill_s_per_token * 1e3:.4f} ms/token, {decode}"
+        )
+    else:
+        console.print(
+            "[yellow]not measured[/]: this run recorded no TTFT (no streamed call), so "
+            "prefill and decode cannot be told apart; their time is shown as 'unsplit' "
+            "and no decode rate is given"
+        )
     console.print("[bold]what if[/] (estimates, seconds of the stage's span unless noted):")
     for e in ests:
+        if e.unknown:
+            console.print(f"  {e.stage}: {e.change}: [yellow]{e.note}[/]")
+            continue
         if e.estimate_s is None:
             console.print(f"  {e.stage}: {e.change}: [yellow]will not help[/] — {e.note}")
             continue

@@ -39,6 +39,7 @@ class Estimate:
     estimate_s: float | None  # None when the change would not help
     assumptions: tuple[str, ...]
     note: str = ""
+    unknown: bool = False  # the run did not measure what the estimate needs (see note)
 
     @property
     def helps(self) -> bool:
@@ -80,7 +81,7 @@ def _parallelism(s: StageBreakdown, w: WhatIf) -> Estimate:
             f"calls take {s.model_s_per_call * 1e3:.0f} ms of model time each, under "
             f"{MIN_MODEL_S_PER_CALL * 1e3:.0f} ms: fan-out overhead would eat the gain",
         )
-    per_call = (s.prefill_s + s.decode_s + s.retry_s) / s.model_calls
+    per_call = (s.service_s + s.retry_s) / s.model_calls
     waves = math.ceil(s.model_calls / w.parallel)
     est = waves * per_call + s.tool_s / min(w.parallel, max(1, s.tool_calls))
     assumptions = (
@@ -99,9 +100,24 @@ def _parallelism(s: StageBreakdown, w: WhatIf) -> Estimate:
     return Estimate(s.stage, name, s.span_s, est, assumptions, note)
 
 
+def _not_measured(s: StageBreakdown, change: str, current: float) -> Estimate:
+    return Estimate(
+        s.stage,
+        change,
+        current,
+        None,
+        (),
+        "unknown: the run measured no TTFT (no streamed call), so prefill and decode "
+        "cannot be told apart; stream one call of the stage to measure them",
+        unknown=True,
+    )
+
+
 def _streaming(s: StageBreakdown) -> Estimate | None:
     if s.model_calls == 0:
         return None
+    if s.unsplit_s > 0:
+        return _not_measured(s, "streaming on", s.service_s / s.model_calls)
     first_stream = s.prefill_s / s.model_calls  # first output at TTFT
     whole = (s.prefill_s + s.decode_s) / s.model_calls  # first output at the end
     if s.streamed_calls < s.model_calls:
@@ -129,7 +145,7 @@ def _streaming(s: StageBreakdown) -> Estimate | None:
 def _smaller(s: StageBreakdown, w: WhatIf) -> Estimate | None:
     if s.model_calls == 0:
         return None
-    saved = (s.prefill_s + s.decode_s) * (1 - 1 / w.smaller_speedup)
+    saved = s.service_s * (1 - 1 / w.smaller_speedup)
     est = max(0.0, s.span_s - saved / max(1.0, s.concurrency))
     return Estimate(
         s.stage,
@@ -146,6 +162,8 @@ def _smaller(s: StageBreakdown, w: WhatIf) -> Estimate | None:
 def _prefix(s: StageBreakdown, run: RunBreakdown, w: WhatIf) -> Estimate | None:
     if s.model_calls == 0 or s.input_tokens == 0:
         return None
+    if s.unsplit_s > 0:
+        return _not_measured(s, "prefix caching", s.span_s)
     now = s.cached_tokens / s.input_tokens
     if now >= w.cached_share:
         return Estimate(s.stage, "prefix caching", s.span_s, None, (), f"already {now:.0%} cached")

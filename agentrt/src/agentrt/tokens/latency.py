@@ -101,6 +101,6 @@ def calibrate(
             ttft_base = max(0.0, my - prefill * mx)
         else:
             ttft_base = max(0.0, my - prefill * mx)
-    rates = [r.tokens_per_s for r in records if r.tokens_per_s and r.outcome == "ok"]
+    rates = [r.decode_tps for r in records if r.decode_tps and r.outcome == "ok"]
     tps = statistics.median(rates) if rates else base.decode_tps
     return LatencyModel(ttft_base, prefill, tps)
