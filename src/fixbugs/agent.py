@@ -298,6 +298,7 @@ async def run_from_paths(
     python: Path | None = None,
     repair_budget_s: float | None = None,
     repair_candidates: int | None = None,
+    repair_bench: bool = False,
     on_event: EventSink | None = None,
 ) -> RunReport:
     """The CLI's entry: validate inputs, build models from config, run the agent."""
@@ -316,6 +317,8 @@ async def run_from_paths(
         options = replace(options, fix_budget_s=repair_budget_s)
     if repair_candidates is not None:
         options = replace(options, max_candidates=repair_candidates)
+    if repair_bench:
+        options = replace(options, repair_bench=True)
     inputs = replace(inputs, notes=(*inputs.notes, *notes))
     try:
         return await run_bug(inputs, models=models, options=options, sink=on_event)
