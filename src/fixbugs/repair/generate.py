@@ -21,15 +21,13 @@ from fixbugs.repair.source import Edit, SourceFile, parses
 from fixbugs.repair.statements import delete_edits, guard_edits, try_edits
 from fixbugs.repair.templates import (
     argument_edits,
-    attribute_index,
     condition_edits,
     constant_edits,
     membership_edits,
-    name_edits,
     operator_edits,
     return_edits,
-    swap_edits,
 )
+from fixbugs.repair.variables import attribute_index, name_edits, swap_edits
 
 __all__ = ["Region", "generate_candidates", "pair_edits", "region_edits"]
 

@@ -13,11 +13,10 @@ from fixbugs.repair.templates import (
     condition_edits,
     constant_edits,
     membership_edits,
-    name_edits,
     operator_edits,
     return_edits,
-    swap_edits,
 )
+from fixbugs.repair.variables import name_edits, swap_edits
 
 
 def src_of(code: str) -> SourceFile:
