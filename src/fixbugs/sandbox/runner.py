@@ -238,6 +238,8 @@ async def _run(
         disk_full=await asyncio.to_thread(_disk_full, disk),
     )
     notes = mechanisms.notes(network=network)
+    if mechanisms.cgroups is not None and group is None:
+        notes = (*notes, "sandbox: this command's cgroup could not be made; limits per process")
     if limit_hit is not None:
         notes = (*notes, limit_note(limit_hit, limits, disk_mb=disk_mb))
     return CommandResult(
