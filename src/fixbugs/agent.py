@@ -26,12 +26,12 @@ from agentrt.graph import Graph, NodeContext
 from agentrt.graph.events import GraphEvent, NodeFinished, NodeStarted
 from agentrt.metrics import MetricsRecorder
 from fixbugs.context import AgentOptions, Models, RunContext
+from fixbugs.errors import InputError
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.localize.evidence import Evidence as FileEvidence
-from fixbugs.localize.locate import bug_summary
+from fixbugs.localize.locate import RELEVANCE, relevance_evidence
 from fixbugs.localize.process import CommandRun
 from fixbugs.localize.rank import rank_files
-from fixbugs.localize.relevance import model_relevance
 from fixbugs.localize.sbfl import run_sbfl, sbfl_evidence, suspicious_ranges
 from fixbugs.localize.traceback import ParsedFailure
 from fixbugs.overlay import needs_shim, prepare_env, shim_dir
@@ -51,6 +51,7 @@ __all__ = [
     "STAGES",
     "apply_to_repo",
     "env_for_interpreter",
+    "interpreter_options",
     "run_bug",
     "run_from_paths",
     "user_env",
@@ -71,20 +72,13 @@ async def _relevance(ctx: RunContext, static: list[FileEvidence]) -> list[FileEv
     """Model relevance over the top candidates' file chunks (scatter-gather)."""
     if ctx.models is None or not ctx.options.use_model:
         return []
-    files = ctx.files()
-    candidates = [r.path for r in rank_files(static, limit=ctx.options.relevance_top_n)]
-    if not candidates:
-        return []
-    res = await model_relevance(
+    res = await relevance_evidence(  # the same call and settings as eval's localize()
         ctx.models.map,
-        bug_summary(
-            ctx.inputs.report.title + "\n" + ctx.inputs.report.body, ctx.failure or ParsedFailure()
-        ),
-        candidates,
-        files,
-        budget_tokens=700,
-        max_chunks=2,
-        deadline_s=60.0,
+        ctx.inputs.report.title + "\n" + ctx.inputs.report.body,
+        ctx.failure or ParsedFailure(),
+        static,
+        ctx.files(),
+        settings=replace(RELEVANCE, top_n=ctx.options.relevance_top_n),
         clock=ctx.clock,
         stage="file_relevance",
     )
@@ -308,11 +302,11 @@ async def run_from_paths(
     models = await checked_models(config) if use_model else None  # exit 2 before any work
     notes: list[str] = []
     try:
-        env = await asyncio.to_thread(lambda: user_env(repo, python, notes=notes))
+        options = await asyncio.to_thread(lambda: interpreter_options(repo, python, notes))
     except BaseException:
         await _close(models)
         raise
-    options = AgentOptions(test_env=env.command_env(), python=env, use_model=use_model)
+    options = replace(options, use_model=use_model)
     if repair_budget_s is not None:
         options = replace(options, fix_budget_s=repair_budget_s)
     if repair_candidates is not None:
@@ -324,6 +318,19 @@ async def run_from_paths(
         return await run_bug(inputs, models=models, options=options, sink=on_event)
     finally:
         await _close(models)
+
+
+def interpreter_options(repo: Path, python: Path | None, notes: list[str]) -> AgentOptions:
+    """Options carrying the user's interpreter; with none found (and none named), the
+    run goes on and its reproduction says "could not run" (a bad ``--python`` is exit 2)."""
+    try:
+        env = user_env(repo, python, notes=notes)
+    except InputError as exc:
+        if python is not None:
+            raise
+        notes.append(str(exc))
+        return AgentOptions(no_python=str(exc).split(";")[0])
+    return AgentOptions(test_env=env.command_env(), python=env)
 
 
 async def _close(models: Models | None) -> None:

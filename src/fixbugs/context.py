@@ -51,6 +51,7 @@ class Models:
 class AgentOptions:
     test_env: Mapping[str, str] | None = None  # environment for test commands
     python: TestEnv | None = None  # the user's interpreter that runs their tests
+    no_python: str | None = None  # why no interpreter was found (tests cannot run)
     test_timeout_s: float = 120.0
     relevance_top_n: int = 8
     max_log_chunks: int = 2

@@ -62,6 +62,8 @@ async def _discover(ctx: RunContext) -> str | None:
 
 
 def _missing_pytest(ctx: RunContext, runner: str) -> str | None:
+    if ctx.options.no_python:
+        return ctx.options.no_python
     env = ctx.options.python
     if env is not None and runner == "pytest" and env.pytest is None:
         return f"pytest is not installed in the project's environment ({env.python})"
@@ -77,7 +79,11 @@ async def reproduce(ctx: RunContext) -> Reproduction:
         cmd = command_from_report(
             report.body + "\n" + "\n".join(report.comments)
         ) or command_from_frames(ctx.failure, ctx.files())
-    if not cmd and (ctx.options.python is None or ctx.options.python.pytest):
+    if (
+        not cmd
+        and not ctx.options.no_python
+        and (ctx.options.python is None or ctx.options.python.pytest)
+    ):
         origin = "discovered"
         cmd = await _discover(ctx)
     if not cmd:
