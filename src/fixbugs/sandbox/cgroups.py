@@ -220,7 +220,7 @@ class CommandCgroup:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
 
-    def remove(self, *, attempts: int = 100) -> bool:
+    def remove(self, *, attempts: int = 1000) -> bool:
         """Kill what is left and remove the group; a killed process takes a moment to leave."""
         for _ in range(attempts):
             self.kill_all()
