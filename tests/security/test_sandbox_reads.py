@@ -155,3 +155,23 @@ async def test_a_test_that_rewrites_its_copy_does_not_reach_later_stages(
     with sb.fork() as fork:
         assert "stolen" not in (fork.root / "pkg" / "calc.py").read_text()
         assert fork.diff() == ""
+
+
+async def test_a_read_only_extra_above_the_sandboxes_is_not_shown(
+    tmp_path: Path, sandboxes: list[Sandbox]
+) -> None:
+    """A caller naming ``/tmp`` (or a parent of the sandboxes) must not expose the others."""
+    victim_repo = tmp_path / "victim"
+    victim_repo.mkdir()
+    (victim_repo / "secret.txt").write_text("victim-secret")
+    victim = open_sandbox(victim_repo, tmp_path)
+    sandboxes.append(victim)
+    source = probe_source([str(victim.root / "secret.txt")], [])
+    attacker = Sandbox.create(
+        hostile(tmp_path, source),
+        base_dir=tmp_path,
+        readonly_paths=(*interpreter_paths(Path(PY)), Path("/tmp"), tmp_path),
+    )
+    sandboxes.append(attacker)
+    out = await run_probe(attacker)
+    assert "LEAK" not in out and "victim-secret" not in out, out

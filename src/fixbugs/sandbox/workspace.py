@@ -294,11 +294,18 @@ class Sandbox:
         )
 
     def view(self, limits: Limits) -> View:
-        """What a command sees: its copy, private HOME and TMPDIR, the read-only extras."""
+        """What a command sees: its copy, private HOME and TMPDIR, the read-only extras.
+
+        An extra that holds this sandbox (``/``, ``/tmp``, a shared parent) is
+        left out: it would show the sandboxes beside this one.
+        """
         extras = tuple(
             p
             for p in self.readonly_paths
-            if p.is_absolute() and not is_system_path(p) and p.exists()
+            if p.is_absolute()
+            and not is_system_path(p)
+            and not self.base.is_relative_to(p)
+            and p.exists()
         )
         return View(
             staging=self.base / "view",
