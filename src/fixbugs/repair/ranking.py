@@ -85,6 +85,8 @@ class RepairCandidate:
 def overfit_risk(edit: Edit, test_literals: frozenset[str]) -> OverfitRisk:
     if edit.risk == "high":
         return "high"
+    if edit.risk == "possible":
+        return "possible"
     if any(lit in test_literals for lit in edit.literals):
         return "possible"
     return "low"

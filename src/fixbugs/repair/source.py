@@ -32,7 +32,7 @@ class Edit:
     template: str
     why: str
     literals: tuple[str, ...] = ()
-    risk: str = "low"  # "low" | "high": negates a whole condition, returns a constant…
+    risk: str = "low"  # "low" | "possible" | "high": negates a whole condition, returns a constant…
 
 
 def parses(text: str) -> bool:

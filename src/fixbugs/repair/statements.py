@@ -131,8 +131,15 @@ def try_edits(
         for exc in excs:
             for code, label in handlers:
                 block = f"{indent}try:\n{body}{indent}except {exc}:\n{indent}{_STEP}{code}\n"
+                # swallowing the error silently may hide the bug rather than fix it
+                risk = "possible" if code == "pass" else "low"
                 e = src.replace_lines(
-                    start, end, block, "try_except", f"catch {exc} at line {start}, then {label}"
+                    start,
+                    end,
+                    block,
+                    "try_except",
+                    f"catch {exc} at line {start}, then {label}",
+                    risk=risk,
                 )
                 if e:
                     yield e

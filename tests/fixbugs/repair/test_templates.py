@@ -85,6 +85,8 @@ def test_try_except_wraps_the_statement_for_the_traceback_exception():
     texts = new_texts(try_edits(src, src.statements_touching(2, 2), ("IndexError",)))
     wrapped = "    try:\n        parts.pop(1)\n    except IndexError:\n        pass\n"
     assert "def f(parts):\n" + wrapped + "    return parts\n" in texts
+    swallowed = [e for e in try_edits(src, src.statements_touching(2, 2), ("IndexError",))]
+    assert {e.risk for e in swallowed if "then ignore it" in e.why} == {"possible"}
     # never for an exception that is not a builtin one, never a bare except
     assert list(try_edits(src, src.statements_touching(2, 2), ("MyError",))) == []
 
