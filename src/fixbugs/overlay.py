@@ -23,6 +23,7 @@ import contextlib
 import glob
 import hashlib
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -151,7 +152,7 @@ def shim_dir(python: Path, *, cache_dir: Path | None = None) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         for name in ("python", "python3"):
             p = folder / name
-            p.write_text(f'#!/bin/sh\nexec "{python}" "$@"\n')
+            p.write_text(f'#!/bin/sh\nexec {shlex.quote(str(python))} "$@"\n')
             p.chmod(0o755)
         make_readable(folder)
     return folder

@@ -107,3 +107,25 @@ def test_a_launcher_script_runs_the_interpreter_it_launches(user_venv: Path, tmp
     assert got == Interpreter(wrapper, "PATH")
     env = probe_env(got)
     assert env.python == user_venv and env.source == "PATH"
+
+
+def test_python_in_test_commands_means_the_chosen_interpreter(user_venv: Path, tmp_path: Path):
+    from dataclasses import replace
+
+    from fixbugs.overlay import needs_shim, shim_dir
+
+    lone = tmp_path / "bin" / "python3"  # a folder whose `python` is missing
+    lone.parent.mkdir()
+    lone.symlink_to(user_venv.resolve())
+    assert needs_shim(lone) and not needs_shim(user_venv)
+    shim = shim_dir(lone, cache_dir=tmp_path / "cache")
+    env = replace(probe_env(Interpreter(user_venv, "--python")), shim=shim)
+    path = env.command_env("/usr/bin:/bin")["PATH"].split(os.pathsep)
+    assert path[0] == str(shim) and shim in env.readonly_paths()
+    out = subprocess.run(
+        ["python", "-c", "import sys; print(sys.version_info[:2])"],
+        env={"PATH": os.pathsep.join(path)},
+        capture_output=True,
+        text=True,
+    )
+    assert out.stdout.strip() == "(3, 10)"
