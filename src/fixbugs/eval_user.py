@@ -97,7 +97,7 @@ def as_user_agent(
                 *_fixbugs_exe(),
                 "run",
                 "--report",
-                str(case.report_file or case.dir / "report.md"),
+                os.path.abspath(case.report_file or case.dir / "report.md"),
                 "--repo",
                 str(tree),
                 "--json",
@@ -110,7 +110,7 @@ def as_user_agent(
             if not use_model:
                 argv.append("--no-model")
             if config is not None:
-                argv += ["--config", str(config)]
+                argv += ["--config", os.path.abspath(config)]
             proc = await asyncio.to_thread(
                 subprocess.run,
                 argv,
