@@ -87,6 +87,11 @@ def as_user_agent(
     timeout_s: float = 1800.0,
 ) -> AgentRunner:
     """A runner that runs ``fixbugs run`` as a subprocess with the case's venv activated."""
+    # the run's cwd is its own temp folder: every path it gets is absolute
+    config_arg = ["--config", os.path.abspath(config)] if config is not None else []
+
+    def report_of(case: Case) -> str:
+        return os.path.abspath(case.report_file or case.dir / "report.md")
 
     async def run(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
         venv = python_bin.parent
@@ -97,7 +102,7 @@ def as_user_agent(
                 *_fixbugs_exe(),
                 "run",
                 "--report",
-                os.path.abspath(case.report_file or case.dir / "report.md"),
+                report_of(case),
                 "--repo",
                 str(tree),
                 "--json",
@@ -109,8 +114,7 @@ def as_user_agent(
                 argv += ["--repair-budget", f"{repair_budget_s:g}"]
             if not use_model:
                 argv.append("--no-model")
-            if config is not None:
-                argv += ["--config", os.path.abspath(config)]
+            argv += config_arg
             proc = await asyncio.to_thread(
                 subprocess.run,
                 argv,
