@@ -101,14 +101,14 @@ class RunReport:
             "",
             "## Stages",
             "",
-            "| stage | wall s | TTFT s | out tok | attempts | failures |",
-            "|---|---|---|---|---|---|",
+            "| stage | wall s | TTFT s | out tok | model attempts | tool calls | failures |",
+            "|---|---|---|---|---|---|---|",
         ]
         for name, s in d["stages"].items():
             ttft = "-" if s["ttft_s"] is None else f"{s['ttft_s']:.2f}"
             out.append(
                 f"| {name} | {s['wall_s']:.2f} | {ttft} | {s['output_tokens']} | "
-                f"{s['attempts']} | {s['failures']} |"
+                f"{s['model_attempts']} | {s['tool_calls']} | {s['failures']} |"
             )
         if d["notes"]:
             out += ["", "## Notes", ""] + [f"- {n}" for n in d["notes"]]
@@ -125,7 +125,8 @@ def _stage_figures(name: str, wall: float, records: list[CallRecord]) -> dict[st
         "output_tokens": sum(r.output_tokens for r in model),
         "model_calls": len(model),
         "tool_calls": len(mine) - len(model),
-        "attempts": sum(r.attempts for r in mine),
+        # requests sent by the model calls (retries in); tool calls send none
+        "model_attempts": sum(r.attempts for r in model),
         "failures": sum(1 for r in mine if r.outcome == "error"),
     }
 

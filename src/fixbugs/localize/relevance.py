@@ -19,7 +19,7 @@ from agentrt.chunking import CodeChunk, chunk_code
 from agentrt.clock import Clock, SystemClock
 from agentrt.context import PromptLayout
 from agentrt.graph import DeadlineExceeded, Outcome, scatter, with_deadline
-from agentrt.llm import ModelClient
+from agentrt.llm import ChatModel
 from fixbugs.localize.evidence import Evidence
 
 __all__ = ["RELEVANCE_SCHEMA", "RelevanceResult", "chunk_question", "layout_for", "model_relevance"]
@@ -96,7 +96,7 @@ def _answers(parsed: Any, paths: Sequence[str]) -> list[Evidence]:
 
 
 async def model_relevance(
-    client: ModelClient,
+    client: ChatModel,
     bug_summary: str,
     candidates: Sequence[str],
     files: Mapping[str, str],

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agentrt.llm import ModelClient
+from agentrt.llm import ChatModel
 from agentrt.metrics import CallRecord
 from agentrt.observability import (
     LiveState,
@@ -41,7 +41,7 @@ class ServiceTelemetry:
     def __init__(
         self,
         tracing: TracingConfig | None = None,
-        clients: Sequence[ModelClient] = (),
+        clients: Sequence[ChatModel] = (),
         *,
         provider: Any = None,
     ) -> None:
