@@ -129,11 +129,16 @@ def check_judgment(
     explanation must talk about that region's code."""
     text = answer.strip()
     m = _REGION_ID.search(text[:120])
-    if m is None or not 1 <= int(m.group(1)) <= len(regions):
-        head = " ".join(text.split())[:60]
-        return None, "", f"the judgment named no listed evidence region (it began {head!r})"
-    region = regions[int(m.group(1)) - 1]
-    explanation = " ".join(text[m.end() :].lstrip(" :.-—)]\n").split())[:400]
+    if m is not None and 1 <= int(m.group(1)) <= len(regions):
+        index, rest = int(m.group(1)), text[m.end() :]
+    else:
+        named = _named_region(text, regions)  # "path, function f" instead of an id
+        if named is None:
+            head = " ".join(text.split())[:60]
+            return None, "", f"the judgment named no listed evidence region (it began {head!r})"
+        index, rest = named, text.split("\n", 1)[1] if "\n" in text else text
+    region = regions[index - 1]
+    explanation = " ".join(rest.lstrip(" :.-—)]\n").split())[:400]
     code = "\n".join(files[region.path].splitlines()[region.start - 1 : region.end])
     code_words = {w for w in tokenize_code(code) if len(w) >= 3}
     said = set(tokenize_code(explanation))
@@ -142,9 +147,21 @@ def check_judgment(
         return (
             None,
             "",
-            f"the judgment's explanation does not describe the code of R{m.group(1)} ({shown!r})",
+            f"the judgment's explanation does not describe the code of R{index} ({shown!r})",
         )
     return region, explanation, None
+
+
+def _named_region(text: str, regions: Sequence[Region]) -> int | None:
+    """The 1-based index of the one listed region whose path and function the answer's
+    first line names, or None (no region, or several)."""
+    head = text.split("\n", 1)[0].lower()
+    hits = [
+        i
+        for i, r in enumerate(regions, 1)
+        if r.path.lower() in head and (r.function is None or r.function.lower() in head)
+    ]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _origin(ctx: RunContext, region: Region) -> Literal["sbfl", "static"]:

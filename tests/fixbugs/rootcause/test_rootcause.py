@@ -122,6 +122,21 @@ async def test_a_grounded_answer_is_kept_and_streamed_before_it_is_final(tmp_pat
     assert call.stage == "root_cause" and call.streamed and call.ttft_s == 1.0
 
 
+async def test_an_answer_naming_a_listed_region_by_path_and_function_is_kept(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    answer = (
+        "shop/invoice.py, function apply_discount\n"
+        "It divides percent by 10 where 100 is meant, so total is ten times too small."
+    )
+    ctx = _ctx(tmp_path, _model(clock, answer), clock)
+    async with clock.autojumping():
+        rc = await root_cause(ctx)
+    assert rc is not None and rc.origin == "model" and rc.function == "apply_discount"
+    assert rc.explanation.startswith("It divides percent by 10")
+
+
 async def test_an_answer_naming_no_evidence_region_is_discarded_with_a_note(
     tmp_path: Path,
 ) -> None:
