@@ -103,7 +103,8 @@ async def reproduce(ctx: RunContext) -> Reproduction:
         ctx.emit("reproduction", "reproduction", rep.summary, command=cmd, origin=origin)
         return rep
     run = await ctx.run_in(ctx.sandbox, cmd, "reproduce")
-    output = run.stdout + "\n" + run.stderr
+    # paths as the user knows them: relative to their repository, not the sandbox copy
+    output = (run.stdout + "\n" + run.stderr).replace(f"{ctx.sandbox.root}/", "")
     verdict = classify_run(parsed.runner, run.returncode, output, timed_out=run.timed_out)
     if verdict.status == "failed":
         summary = f"fails as reported: {verdict.reason} (exit {run.returncode})"
