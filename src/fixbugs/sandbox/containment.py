@@ -106,7 +106,11 @@ exec "$@"
 
 # Moves this shell into the command's cgroups, then execs the command.
 _PROBE_UID = 1_499_999_999  # below the sandbox uid range, never a real user
-_JOIN_CGROUP = 'IFS=:; for f in $1; do echo $$ > "$f"; done; unset IFS; shift; exec "$@"'
+# Fails closed: a command that cannot join its cgroup does not run.
+_JOIN_CGROUP = (
+    'IFS=:; for f in $1; do echo $$ > "$f" || { echo "sandbox: cannot join $f" >&2; exit 125; }; '
+    'done; unset IFS; shift; exec "$@"'
+)
 
 
 @dataclass(frozen=True)
