@@ -9,13 +9,11 @@ patch runs contained (see :mod:`fixbugs.sandbox.containment`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import secrets
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -30,25 +28,11 @@ from fixbugs.sandbox.interpreters import is_system_path
 from fixbugs.sandbox.limits import CommandResult, Limits
 from fixbugs.sandbox.mounts import mark_owner, mount_tmpfs, sweep_stale, unmount
 from fixbugs.sandbox.runner import run_contained, run_contained_sync
+from fixbugs.sandbox.trees import chown_tree, ignore_noise, kill_uid, tree_bytes
 from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
 
 __all__ = ["DEFAULT_DISK_MB", "PatchResult", "Sandbox"]
 
-# Never copied: version control, caches and virtualenvs are not the source.
-_SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "__pycache__",
-        ".pytest_cache",
-        ".mypy_cache",
-        ".ruff_cache",
-        ".tox",
-        ".nox",
-        "node_modules",
-    }
-)
 _BASELINE_EXCLUDE = "__pycache__/\n*.pyc\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\n.coverage\n"
 # Sandbox uids come from a range no distribution assigns to real users.
 _UID_LOW, _UID_SPAN = 1_500_000_000, 100_000_000
@@ -65,27 +49,6 @@ class PatchResult:
     tool: str
     files: tuple[str, ...]
     message: str
-
-
-def _ignore(_dir: str, names: list[str]) -> set[str]:
-    return {n for n in names if n in _SKIP_DIRS or n.endswith(".pyc")}
-
-
-def _tree_bytes(root: Path) -> int:
-    total = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
-        for name in filenames:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(dirpath, name)).st_size + 4096
-    return total
-
-
-def _chown_tree(root: Path, uid: int) -> None:
-    os.lchown(root, uid, uid)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in (*dirnames, *filenames):
-            os.lchown(os.path.join(dirpath, name), uid, uid)
 
 
 class Sandbox:
@@ -186,13 +149,15 @@ class Sandbox:
             if mechanisms.copy_tmpfs:
                 sweep_stale()
                 mark_owner(base)
-                size = _tree_bytes(src) + disk_mb * 1024 * 1024
+                size = tree_bytes(src) + disk_mb * 1024 * 1024
                 sandbox.root.mkdir()
                 mount_tmpfs(sandbox.root, size)
                 sandbox._tmpfs = True
-            shutil.copytree(src, sandbox.root, symlinks=True, ignore=_ignore, dirs_exist_ok=True)
+            shutil.copytree(
+                src, sandbox.root, symlinks=True, ignore=ignore_noise, dirs_exist_ok=True
+            )
             if sandbox._owns_baseline:
-                shutil.copytree(src, sandbox.baseline, symlinks=True, ignore=_ignore)
+                shutil.copytree(src, sandbox.baseline, symlinks=True, ignore=ignore_noise)
                 os.chmod(sandbox.baseline, 0o700)
             for extra in ("tmp", "home", "view"):
                 (base / extra).mkdir()
@@ -202,7 +167,7 @@ class Sandbox:
                 shutil.copytree(git_dir, sandbox._git_dir, symlinks=True)
             if uid is not None:
                 for owned in (sandbox.root, base / "tmp", base / "home"):
-                    _chown_tree(owned, uid)
+                    chown_tree(owned, uid)
         except BaseException:
             sandbox.close()
             raise
@@ -228,7 +193,7 @@ class Sandbox:
     def close(self) -> None:
         """Kill anything left of the sandbox uid, unmount and delete the copy."""
         if self.uid is not None:
-            _kill_uid(self.uid)
+            kill_uid(self.uid)
         if self._tmpfs:
             unmount(self.root)
             self._tmpfs = False
@@ -444,20 +409,3 @@ class Sandbox:
 
 def _text(done: subprocess.CompletedProcess[bytes]) -> str:
     return (done.stderr + done.stdout).decode("utf-8", errors="replace").strip()
-
-
-def _kill_uid(uid: int) -> None:
-    """SIGKILL every process running as ``uid`` (a sandbox uid owns nothing else)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("Uid:"):
-                if int(line.split()[1]) == uid:
-                    with contextlib.suppress(OSError):
-                        os.kill(int(entry.name), signal.SIGKILL)
-                break
