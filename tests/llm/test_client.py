@@ -26,8 +26,8 @@ async def test_complete_reports_usage_and_timing_on_the_fake_clock():
         res = await model.complete(_req(stage="map"))
     assert res.usage.input_tokens == 103 and res.usage.output_tokens == 101
     assert res.timing.ttft_s == pytest.approx(0.5 + 0.103)
-    # not streamed: nothing measured decoding; the output rate includes TTFT
-    assert res.timing.decode_tps is None
+    # the fake knows its TTFT, so its decode rate is known; the output rate includes TTFT
+    assert res.timing.decode_tps == pytest.approx(50)
     assert res.timing.output_tps == pytest.approx(101 / (0.603 + 100 / 50))
     assert res.timing.wall_s == pytest.approx(0.603 + 100 / 50)
     (r,) = rec.records

@@ -131,7 +131,7 @@ class ModelClient(abc.ABC):
                 raw = await self._complete(request, model)
             end = self.clock.now()
             ttft = raw.ttft_s
-            result = self._finish(request, raw, start, sent, end, ttft, streamed=False)
+            result = self._finish(request, raw, start, sent, end, ttft)
         except BaseException as exc:
             self._record_failure(request, model, start, sent, exc, streamed=False)
             raise
@@ -169,7 +169,7 @@ class ModelClient(abc.ABC):
                     "".join(pieces), raw.model, raw.usage, raw.finish_reason, raw.headers
                 )
             ttft = (first - sent) if first is not None else None
-            result = self._finish(request, raw, start, sent, end, ttft, streamed=True)
+            result = self._finish(request, raw, start, sent, end, ttft)
         except BaseException as exc:
             self._record_failure(request, model, start, sent, exc, streamed=True, ttft=first)
             raise
@@ -202,13 +202,12 @@ class ModelClient(abc.ABC):
         sent: float,
         end: float,
         ttft: float | None,
-        *,
-        streamed: bool,
     ) -> ChatResult:
         out = raw.usage.output_tokens
         tps: float | None = None
-        if streamed and ttft is not None and out > 1 and end - sent - ttft > 0:
-            # measured: the first token arrives at TTFT; the other out-1 are decode
+        if ttft is not None and out > 1 and end - sent - ttft > 0:
+            # TTFT seen on a token stream (ours, or the backend's own as llama.cpp's
+            # in-process generation): the first token at TTFT, the other out-1 decode
             tps = (out - 1) / (end - sent - ttft)
         output_tps = out / (end - sent) if end > sent and out else None
         parsed = None

@@ -72,8 +72,10 @@ class CallTiming:
     the request was sent. ``ttft_s``: from sending to the first output token
     (``None`` when the backend gave no way to see it, e.g. a non-streaming
     HTTP call). ``decode_tps``: output tokens per second after the first
-    token, measured from a stream (``None`` for a call that was not
-    streamed: its tokens arrive together, so nothing measures decoding).
+    token, where a token stream showed the first token: the client's
+    stream, or the backend's own (llama.cpp generates in-process token by
+    token; the fake model knows its TTFT). ``None`` for a non-streamed
+    HTTP call: its tokens arrive together, so nothing measures decoding.
     ``output_tps``: output tokens over the time from sending to the end,
     TTFT included — the rate a caller got, not the model's decode rate.
     ``wall_s``: from the call's start, queue wait included, to its end.

@@ -20,9 +20,10 @@ class CallRecord:
     Gantt chart needs nothing else). ``attempts`` counts every request that
     went out for this call, retries included (1 for a tool call).
 
-    Rates: ``decode_tps`` is the decode rate measured from a stream (output
-    tokens after the first, over the time after the first); it is ``None``
-    for a call that was not streamed, since nothing measured it.
+    Rates: ``decode_tps`` is the decode rate measured from a token stream
+    (output tokens after the first, over the time after the first): the
+    client's stream, or the backend's own (the embedded llama.cpp model);
+    it is ``None`` for a non-streamed HTTP call, since nothing measured it.
     ``output_tps`` is output tokens over the last attempt's time from
     sending to the end, TTFT included: what the caller got, not how fast
     the model decodes.
