@@ -57,6 +57,10 @@ def _existing_coverage(minor: str, base_prefix: Path) -> Path | None:
         f"{default_cache_dir()}/py{minor}-*/lib/python{minor}/site-packages",
         f"{base_prefix}/lib/python{minor}/site-packages",
     ]
+    if minor == "{}.{}".format(*sys.version_info[:2]):
+        # FixBugs' own environment carries coverage for this very Python: copying it
+        # into the private overlay leaves both environments untouched.
+        patterns.append(f"{sys.prefix}/lib/python{minor}/site-packages")
     for pattern in patterns:
         for site in sorted(glob.glob(pattern)):
             if (Path(site) / "coverage" / "__init__.py").exists():
