@@ -127,8 +127,6 @@ async def test_worker_dying_repeatedly_dead_letters_after_max_deliveries(q: Queu
 
 
 async def test_serialized_stage_skips_a_held_key(q: QueueBackend) -> None:
-    if isinstance(q, RedisQueue):
-        pytest.skip("Redis serializes by waiting on the key lock, see test_redis_key_lock")
     await q.put(msg("i1", key="repo"))
     await q.put(msg("i2", key="repo", job="k"))
     await q.put(msg("i3", key="other", job="m"))
@@ -144,8 +142,6 @@ async def test_serialized_stage_skips_a_held_key(q: QueueBackend) -> None:
 
 
 async def test_small_jobs_pass_a_big_one(q: QueueBackend) -> None:
-    if isinstance(q, RedisQueue):
-        pytest.skip("Redis streams serve oldest first")
     for i in range(5):
         await q.put(msg(f"big{i}", job="big", cost_s=50.0))
     await q.put(msg("small", job="small", cost_s=1.0))

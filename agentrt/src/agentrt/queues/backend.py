@@ -114,5 +114,7 @@ def open_queue(
     if scheme in {"redis", "rediss", "unix"}:
         from agentrt.queues.redis_streams import RedisQueue
 
-        return RedisQueue(url, clock=clock, max_deliveries=max_deliveries, namespace=namespace)
+        return RedisQueue(
+            url, clock=clock, max_deliveries=max_deliveries, namespace=namespace, policy=policy
+        )
     raise UserError(f"queue URL {url!r}: unknown scheme {scheme!r}; use memory, sqlite or redis")

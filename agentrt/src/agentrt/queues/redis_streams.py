@@ -1,19 +1,29 @@
 """Redis Streams backend: stage queues shared by workers on many machines.
 
-One stream per stage, one consumer group. A worker that dies leaves its
-entries in the group's pending list; after a lease's worth of idle time
+A queued message waits in a per-stage *waiting set* (a sorted set of
+sequence numbers, plus a hash of the entries), not yet in the stream: so a
+claim can choose which one to serve. The claimer reads the waiting
+entries, lets the fairness policy (:mod:`agentrt.queues.fairness`, the same
+one the SQLite and in-memory backends use) pick one per job's oldest, and
+one Lua script moves it into the stage's stream and reads it into the
+consumer group for that consumer — atomically, so no other consumer can see
+it in between, and a claimer that lost the race just picks again.
+
+From there, one consumer group per stage stream. A worker that dies leaves
+its entries in the group's pending list; after a lease's worth of idle time
 another worker takes them over with XAUTOCLAIM (Redis counts the
 deliveries; past ``max_deliveries`` an entry goes to the dead-letter
-stream). Completion is one Lua script — record the effect with HSETNX, send
-the downstream entries, XACK and XDEL — so it is atomic, and a second
-completion of the same (item, stage) applies nothing. All keys share the
-hash tag ``{namespace}`` so the scripts also run on a cluster.
+stream). Completion is one Lua script — record the effect with HSETNX, put
+the downstream entries in their waiting sets, XACK and XDEL — so it is
+atomic, and a second completion of the same (item, stage) applies nothing.
+A failed attempt goes back to the waiting set. All keys share the hash tag
+``{namespace}`` so the scripts also run on a cluster.
 
-Entries are served oldest first within a stage: fairness between jobs
-(:mod:`agentrt.queues.fairness`) is applied by the SQLite and in-memory
-backends only. A serializing stage holds a per-key lock (SET NX PX, renewed
-with the lease); a worker that draws an entry whose key is locked waits for
-the lock while holding the entry.
+A job's remaining work (the sum of its live messages' ``cost_s``, which
+:class:`~agentrt.queues.fairness.ShortestJobFirst` weighs) is a counter
+kept by the same scripts. A serializing stage skips waiting entries whose
+key is locked, and holds a per-key lock (SET NX PX, renewed with the lease)
+while it runs one.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import redis.exceptions as rexc
 
 from agentrt.clock import Clock
 from agentrt.queues.epoch import EpochClock
+from agentrt.queues.fairness import Candidate, FairPolicy, ShortestJobFirst
 from agentrt.queues.signal import ChangeSignal
 from agentrt.queues.types import (
     Delivery,
@@ -45,10 +56,14 @@ T = TypeVar("T")
 GROUP = "agentrt"
 SEP = "\x1f"
 
+# KEYS: stream, effects, records, record, seq, jobcost, then per emit: waiting
+# set, waiting entries, record. ARGV: group, id, effect key, result, now,
+# emits, job, cost, then per emit: 7 fields and the required effect keys.
 _COMPLETE = """
 local applied = redis.call('HSETNX', KEYS[2], ARGV[3], ARGV[4])
 if applied == 1 then
-  local i = 7
+  redis.call('HINCRBYFLOAT', KEYS[6], ARGV[7], -tonumber(ARGV[8]))
+  local i = 9
   for e = 1, tonumber(ARGV[6]) do
     local item, stage, job = ARGV[i], ARGV[i+1], ARGV[i+2]
     local payload, key, cost, nreq = ARGV[i+3], ARGV[i+4], ARGV[i+5], tonumber(ARGV[i+6])
@@ -59,9 +74,12 @@ if applied == 1 then
       i = i + 1
     end
     if ok then
-      local sk, rk = KEYS[3 + 2 * e], KEYS[4 + 2 * e]
-      redis.call('XADD', sk, '*', 'item', item, 'stage', stage, 'job', job, 'payload', payload,
-                 'key', key, 'cost', cost, 'prior', '0', 'at', ARGV[5])
+      local wk, wf, rk = KEYS[4 + 3 * e], KEYS[5 + 3 * e], KEYS[6 + 3 * e]
+      local seq = redis.call('INCR', KEYS[5])
+      redis.call('ZADD', wk, seq, seq)
+      redis.call('HSET', wf, seq, cjson.encode({item=item, stage=stage, job=job, payload=payload,
+                 key=key, cost=cost, prior='0', at=ARGV[5]}))
+      redis.call('HINCRBYFLOAT', KEYS[6], job, tonumber(cost))
       redis.call('HSET', rk, 'item', item, 'stage', stage, 'job', job, 'state', 'queued',
                  'attempts', '0', 'queued_at', ARGV[5])
       redis.call('SADD', KEYS[3], rk)
@@ -75,8 +93,9 @@ redis.call('XDEL', KEYS[1], ARGV[2])
 return applied
 """
 
-# KEYS: stream, record, dead stream. ARGV: group, id, consumer (or ''), error,
-# now, max deliveries, attempt. Only the entry's current owner may fail it.
+# KEYS: stream, record, dead stream, seq, waiting set, waiting entries, jobcost.
+# ARGV: group, id, consumer (or ''), error, now, max deliveries, attempt.
+# Only the entry's current owner may fail it; a retry goes back to waiting.
 _FAIL = """
 if ARGV[3] ~= '' then
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1, ARGV[3])
@@ -87,18 +106,40 @@ redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 if #rows == 0 then return redis.call('HGET', KEYS[2], 'state') or 'done' end
 local f = rows[1][2]
+local t = {}
+for k = 1, #f, 2 do t[f[k]] = f[k + 1] end
+t['prior'] = ARGV[7]
 for k = 1, #f, 2 do if f[k] == 'prior' then f[k + 1] = ARGV[7] end end
 if tonumber(ARGV[7]) >= tonumber(ARGV[6]) then
+  redis.call('HINCRBYFLOAT', KEYS[7], t['job'], -tonumber(t['cost'] or '0'))
   table.insert(f, 'error'); table.insert(f, ARGV[4])
   redis.call('XADD', KEYS[3], '*', unpack(f))
   redis.call('HSET', KEYS[2], 'state', 'dead', 'attempts', ARGV[7], 'finished_at', ARGV[5],
              'error', ARGV[4])
   return 'dead'
 end
-for k = 1, #f, 2 do if f[k] == 'at' then f[k + 1] = ARGV[5] end end
-redis.call('XADD', KEYS[1], '*', unpack(f))
+t['at'] = ARGV[5]
+local seq = redis.call('INCR', KEYS[4])
+redis.call('ZADD', KEYS[5], seq, seq)
+redis.call('HSET', KEYS[6], seq, cjson.encode(t))
 redis.call('HSET', KEYS[2], 'state', 'failed', 'finished_at', ARGV[5], 'error', ARGV[4])
 return 'failed'
+"""
+
+# KEYS: waiting set, waiting entries, stream. ARGV: seq, group, consumer.
+# Moves one waiting entry into the stream and reads it for the consumer in
+# one step: nobody else can read it first. False when another claimer won.
+_PROMOTE = """
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return false end
+local raw = redis.call('HGET', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+if not raw then return false end
+local t = cjson.decode(raw)
+local flat = {}
+for k, v in pairs(t) do table.insert(flat, k); table.insert(flat, v) end
+redis.pcall('XGROUP', 'CREATE', KEYS[3], ARGV[2], '0', 'MKSTREAM')
+redis.call('XADD', KEYS[3], '*', unpack(flat))
+return redis.call('XREADGROUP', 'GROUP', ARGV[2], ARGV[3], 'COUNT', '1', 'STREAMS', KEYS[3], '>')
 """
 
 
@@ -140,21 +181,38 @@ class RedisQueue:
         clock: Clock | None = None,
         max_deliveries: int = 5,
         namespace: str = "agentrt",
+        policy: FairPolicy | None = None,
     ) -> None:
         self.url = url
         self.clock: Clock = clock or EpochClock()
         self.max_deliveries = max_deliveries
+        self.policy: FairPolicy = policy or ShortestJobFirst()
         self.ns = "{" + namespace + "}"
         # Any: redis-py types every command as sync-or-async; these are async
         self.r: Any = aioredis.Redis.from_url(url, socket_connect_timeout=2.0)
         self._complete_script = self.r.register_script(_COMPLETE)
         self._fail_script = self.r.register_script(_FAIL)
+        self._promote_script = self.r.register_script(_PROMOTE)
         self._groups: set[str] = set()
         self._signal = ChangeSignal(self.clock)
 
     # -- keys ---------------------------------------------------------------
     def _stream(self, stage: str) -> str:
         return f"{self.ns}:q:{stage}"
+
+    def _waiting(self, stage: str) -> str:
+        return f"{self.ns}:w:{stage}"
+
+    def _waiting_entries(self, stage: str) -> str:
+        return f"{self.ns}:wf:{stage}"
+
+    @property
+    def _seq(self) -> str:
+        return f"{self.ns}:seq"
+
+    @property
+    def _jobcost(self) -> str:
+        return f"{self.ns}:jobcost"
 
     def _rec(self, item: str, stage: str) -> str:
         return f"{self.ns}:r:{item}{SEP}{stage}"
@@ -195,11 +253,14 @@ class RedisQueue:
     @_unavailable
     async def put(self, message: Message) -> None:
         m = message
-        stream = await self._group(m.stage)
+        await self._group(m.stage)
         now = self.clock.now()
         rk = self._rec(m.item, m.stage)
+        seq = int(await self.r.incr(self._seq))
         async with self.r.pipeline(transaction=True) as p:
-            p.xadd(stream, self._fields(m, now))
+            p.zadd(self._waiting(m.stage), {str(seq): seq})
+            p.hset(self._waiting_entries(m.stage), str(seq), json.dumps(self._fields(m, now)))
+            p.hincrbyfloat(self._jobcost, m.job, m.cost_s)
             p.hset(
                 rk,
                 mapping={
@@ -230,12 +291,16 @@ class RedisQueue:
 
     @_unavailable
     async def depth(self, stage: str) -> int:
-        return int(await self.r.xlen(self._stream(stage)))
+        async with self.r.pipeline(transaction=False) as p:
+            p.zcard(self._waiting(stage))
+            p.xlen(self._stream(stage))
+            waiting, running = await p.execute()
+        return int(waiting) + int(running)
 
     @_unavailable
     async def pending(self) -> int:
         stages = [_s(s) for s in await self.r.smembers(self._stages)]
-        return sum([int(await self.r.xlen(self._stream(s))) for s in stages])
+        return sum([await self.depth(s) for s in stages])
 
     # -- consumers ----------------------------------------------------------
     @_unavailable
@@ -245,6 +310,8 @@ class RedisQueue:
         stream = await self._group(stage)
         while True:
             got = await self._take(stream, consumer, lease_s)
+            if got is None:
+                got = await self._take_fair(stage, stream, consumer, serialize)
             if got is None:
                 return None
             entry_id, fields, delivered = got
@@ -260,7 +327,7 @@ class RedisQueue:
             attempt = int(f["prior"]) + delivered
             if attempt > self.max_deliveries:
                 await self._fail_script(
-                    keys=[stream, self._rec(m.item, m.stage), self.dead_stream],
+                    keys=self._fail_keys(m),
                     args=[
                         GROUP,
                         entry_id,
@@ -281,10 +348,61 @@ class RedisQueue:
             )
             return d
 
+    def _fail_keys(self, m: Message) -> list[str]:
+        return [
+            self._stream(m.stage),
+            self._rec(m.item, m.stage),
+            self.dead_stream,
+            self._seq,
+            self._waiting(m.stage),
+            self._waiting_entries(m.stage),
+            self._jobcost,
+        ]
+
+    async def _take_fair(
+        self, stage: str, stream: str, consumer: str, serialize: bool
+    ) -> tuple[str, dict[Any, Any], int] | None:
+        """The waiting entry the fairness policy picks, moved into the stream for us."""
+        while True:
+            seqs = [_s(x) for x in await self.r.zrange(self._waiting(stage), 0, -1)]
+            if not seqs:
+                return None
+            raws = await self.r.hmget(self._waiting_entries(stage), seqs)
+            entries = [(int(q), json.loads(_s(r))) for q, r in zip(seqs, raws, strict=True) if r]
+            held: set[str] = set()
+            if serialize:
+                keys = sorted({f["key"] for _, f in entries if f["key"]})
+                if keys:
+                    locks = await self.r.mget([self._lock(stage, k) for k in keys])
+                    held = {k for k, v in zip(keys, locks, strict=True) if v is not None}
+            first: dict[str, tuple[int, dict[str, str]]] = {}
+            for q, f in entries:  # seq order: each job's oldest claimable entry
+                if f["job"] not in first and not (f["key"] and f["key"] in held):
+                    first[f["job"]] = (q, f)
+            if not first:
+                return None
+            jobs = sorted(first)
+            costs = await self.r.hmget(self._jobcost, jobs)
+            remaining = {
+                j: max(0.0, float(_s(c))) if c else 0.0 for j, c in zip(jobs, costs, strict=True)
+            }
+            cands = [Candidate(j, q, remaining[j], float(f["at"])) for j, (q, f) in first.items()]
+            chosen = self.policy.choose(cands, self.clock.now())
+            assert chosen is not None
+            reply = await self._promote_script(
+                keys=[self._waiting(stage), self._waiting_entries(stage), stream],
+                args=[chosen.seq, GROUP, consumer],
+            )
+            for _, rows in reply or []:
+                for entry_id, flat in rows:
+                    fields = {flat[k]: flat[k + 1] for k in range(0, len(flat), 2)}
+                    return _s(entry_id), fields, 1
+            # another claimer took it first: choose again
+
     async def _take(
         self, stream: str, consumer: str, lease_s: float
     ) -> tuple[str, dict[Any, Any], int] | None:
-        """An entry whose holder went quiet for a lease, else a new one."""
+        """An entry whose holder went quiet for a lease (new ones: :meth:`_take_fair`)."""
         start = "0-0"
         while True:
             cursor, claimed, *_ = await self.r.xautoclaim(
@@ -300,6 +418,7 @@ class RedisQueue:
             start = _s(cursor)
             if start == "0-0":
                 break
+        # entries a put of an older version wrote straight into the stream
         resp = await self.r.xreadgroup(GROUP, consumer, {stream: ">"}, count=1)
         for _, entries in resp or []:
             for entry_id, fields in entries:
@@ -339,7 +458,14 @@ class RedisQueue:
     ) -> bool:
         m = delivery.message
         now = self.clock.now()
-        keys = [self._stream(m.stage), self._effects, self._records, self._rec(m.item, m.stage)]
+        keys = [
+            self._stream(m.stage),
+            self._effects,
+            self._records,
+            self._rec(m.item, m.stage),
+            self._seq,
+            self._jobcost,
+        ]
         args: list[Any] = [
             GROUP,
             delivery.receipt,
@@ -347,11 +473,17 @@ class RedisQueue:
             json.dumps(dict(result)),
             repr(now),
             len(emits),
+            m.job,
+            repr(m.cost_s),
         ]
         for e in emits:
             em = e.message
             await self._group(em.stage)
-            keys += [self._stream(em.stage), self._rec(em.item, em.stage)]
+            keys += [
+                self._waiting(em.stage),
+                self._waiting_entries(em.stage),
+                self._rec(em.item, em.stage),
+            ]
             args += [
                 em.item,
                 em.stage,
@@ -371,7 +503,7 @@ class RedisQueue:
     async def fail(self, delivery: Delivery, error: str) -> StageState:
         m = delivery.message
         state = await self._fail_script(
-            keys=[self._stream(m.stage), self._rec(m.item, m.stage), self.dead_stream],
+            keys=self._fail_keys(m),
             args=[
                 GROUP,
                 delivery.receipt,
