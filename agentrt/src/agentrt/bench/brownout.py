@@ -38,7 +38,7 @@ from agentrt.flow.gate import LocalRetryBudget
 from agentrt.flow.resilient import ResilientModel
 from agentrt.flow.retry import RetryBudget
 from agentrt.flow.throttle import AdaptiveThrottle
-from agentrt.llm.openai_backend import OpenAIModel
+from agentrt.llm.openai_backend import OpenAIModel, prepare_sdk
 from agentrt.llm.types import ChatRequest
 from agentrt.sim import StreamingASGITransport, create_app, get_profile
 
@@ -120,6 +120,7 @@ async def _one_run(kind: str, opts: dict[str, Any]) -> dict[str, Any]:
     max_tokens = int(opts["max_tokens"])
     if kind == "naive":
         sdk = FakeClockSDK(clock, base_url="http://sim/v1", api_key="x", http_client=http)
+        await prepare_sdk(sdk)
 
         async def call(i: int) -> None:
             for attempt in range(3):  # the framework's naive re-attempts
@@ -139,6 +140,7 @@ async def _one_run(kind: str, opts: dict[str, Any]) -> dict[str, Any]:
         inner = OpenAIModel(
             model=profile.models[0], base_url="http://sim/v1", http_client=http, clock=clock
         )
+        await inner.prepare()
         model = ResilientModel(
             inner,
             clock=clock,

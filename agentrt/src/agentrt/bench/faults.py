@@ -41,7 +41,7 @@ from agentrt.flow.gate import LocalRetryBudget
 from agentrt.flow.resilient import ResilientModel
 from agentrt.flow.retry import RetryBudget, RetryPolicy
 from agentrt.graph.scatter import gather_map
-from agentrt.llm.openai_backend import OpenAIModel
+from agentrt.llm.openai_backend import OpenAIModel, prepare_sdk
 from agentrt.llm.types import ChatRequest
 from agentrt.sim import StreamingASGITransport, create_app, get_profile
 
@@ -69,6 +69,7 @@ async def _one_run(
     call: Callable[[int], Awaitable[object]]
     if stack == "sdk":
         sdk = FakeClockSDK(clock, base_url="http://sim/v1", api_key="x", http_client=http)
+        await prepare_sdk(sdk)
 
         async def call(i: int) -> object:
             return await sdk.chat.completions.create(
@@ -81,6 +82,7 @@ async def _one_run(
         inner = OpenAIModel(
             model=profile.models[0], base_url="http://sim/v1", http_client=http, clock=clock
         )
+        await inner.prepare()
         model = ResilientModel(
             inner,
             clock=clock,

@@ -8,6 +8,7 @@ one layer's job, ours, and two retrying layers multiply attempts.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -20,7 +21,7 @@ from agentrt.llm.client import ModelClient, RawResult
 from agentrt.llm.types import ChatRequest, Usage
 from agentrt.metrics.recorder import MetricsRecorder
 
-__all__ = ["OpenAIModel", "parse_retry_after"]
+__all__ = ["OpenAIModel", "parse_retry_after", "prepare_sdk"]
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
@@ -38,6 +39,21 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
         except ValueError:
             return None  # an HTTP date: rare from model providers; treat as unknown
     return None
+
+
+async def prepare_sdk(sdk: openai.AsyncOpenAI) -> None:
+    """Run the SDK's one-time platform probe now, in a thread, before any call.
+
+    The SDK detects the platform on its first request in a worker thread.
+    Under a :class:`~agentrt.clock.FakeClock` that autojumps, a thread is
+    invisible to the event loop, so time would jump while the first calls
+    wait for it (how far depends on the machine's load): tests and
+    benchmarks on a fake clock call this first. Harmless otherwise.
+    """
+    if getattr(sdk, "_platform", "unknown") is None:
+        from openai._base_client import get_platform
+
+        sdk._platform = await asyncio.to_thread(get_platform)
 
 
 class OpenAIModel(ModelClient):
@@ -79,6 +95,13 @@ class OpenAIModel(ModelClient):
 
     async def aclose(self) -> None:
         await self.sdk.close()
+
+    async def prepare(self) -> None:
+        """Do the SDK's one-time setup now rather than inside the first timed call.
+
+        See :func:`prepare_sdk`.
+        """
+        await prepare_sdk(self.sdk)
 
     def _params(self, request: ChatRequest, model: str) -> dict[str, Any]:
         params: dict[str, Any] = {

@@ -67,6 +67,7 @@ async def in_process_model(
             max_concurrency=max_concurrency,
         )
         client.app = app
+        await client.prepare()  # before the caller's fake clock can jump over it
         try:
             yield client
         finally:
