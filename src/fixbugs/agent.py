@@ -25,26 +25,16 @@ from agentrt.flow import client_for_role, retry_budget
 from agentrt.graph import Graph, NodeContext
 from agentrt.graph.events import GraphEvent, NodeFinished, NodeStarted
 from agentrt.metrics import MetricsRecorder
+from fixbugs import steps
 from fixbugs.context import AgentOptions, Models, RunContext
 from fixbugs.errors import InputError
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.localize.evidence import Evidence as FileEvidence
-from fixbugs.localize.locate import RELEVANCE, relevance_evidence
-from fixbugs.localize.process import CommandRun
-from fixbugs.localize.rank import rank_files
-from fixbugs.localize.sbfl import run_sbfl, sbfl_evidence, suspicious_ranges
-from fixbugs.localize.traceback import ParsedFailure
 from fixbugs.overlay import needs_shim, prepare_env, shim_dir
-from fixbugs.preflight import model_failures, preflight
+from fixbugs.preflight import preflight
 from fixbugs.progress import EventSink
-from fixbugs.report import RunReport, build_report
+from fixbugs.report import RunReport
 from fixbugs.sandbox import Sandbox
-from fixbugs.stages.analysis import analyze
-from fixbugs.stages.fix import propose_fixes
-from fixbugs.stages.reproduce import reproduce
-from fixbugs.stages.rootcause import root_cause
-from fixbugs.stages.validate import validate_candidates
-from fixbugs.testrun import parse_test_command, unittest_module
 from fixbugs.userenv import Interpreter, TestEnv, choose_interpreter, probe_env
 
 __all__ = [
@@ -58,76 +48,6 @@ __all__ = [
 ]
 
 STAGES = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")
-
-
-def _ranked_event(ctx: RunContext, stage: str, what: str) -> None:
-    files = [
-        {"path": r.path, "score": round(r.score, 3), "reasons": list(r.reasons)}
-        for r in ctx.ranked[:10]
-    ]
-    ctx.emit("ranked_files", stage, what, files=files)
-
-
-async def _relevance(ctx: RunContext, static: list[FileEvidence]) -> list[FileEvidence]:
-    """Model relevance over the top candidates' file chunks (scatter-gather)."""
-    if ctx.models is None or not ctx.options.use_model:
-        return []
-    res = await relevance_evidence(  # the same call and settings as eval's localize()
-        ctx.models.map,
-        ctx.inputs.report.title + "\n" + ctx.inputs.report.body,
-        ctx.failure or ParsedFailure(),
-        static,
-        ctx.files(),
-        settings=replace(RELEVANCE, top_n=ctx.options.relevance_top_n),
-        clock=ctx.clock,
-        stage="file_relevance",
-    )
-    for n in res.notes:
-        ctx.note("file_relevance", n)
-    return list(res.evidence)
-
-
-async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
-    """Ochiai over per-test coverage, in a fork of the sandbox."""
-    rep = ctx.reproduction
-    if rep is None or not rep.confirmed or rep.command is None or not ctx.options.use_sbfl:
-        return []
-    parsed = parse_test_command(rep.command)
-    test_files = list(parsed.files)
-    if parsed.runner == "unittest":
-        mods = [unittest_module(t) for t in parsed.targets]
-        test_files = [m if m.endswith(".py") else m.replace(".", "/") + ".py" for m in mods]
-    test_files = [t for t in test_files if t in ctx.files()]
-    if not test_files:
-        return []
-    env = ctx.options.python
-    if env is not None and not env.has_coverage:
-        ctx.note("reproduction", "SBFL skipped: coverage.py is not available for the tests' Python")
-        return []
-    python = env.python if env is not None else Path("python")
-    fork = await asyncio.to_thread(ctx.sandbox.fork)
-    try:
-
-        async def runner(
-            argv: Sequence[str], root: Path, *, timeout_s: float = 180.0
-        ) -> CommandRun:
-            with ctx.recorder.tool_call("tests under coverage"):
-                r = await fork.run(list(argv), timeout_s=timeout_s, env=ctx.options.test_env)
-            return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
-
-        result = await run_sbfl(
-            fork.root, python, test_files, runner=runner, timeout_s=ctx.options.test_timeout_s
-        )
-    finally:
-        await asyncio.to_thread(fork.close)
-    for n in result.notes:
-        ctx.note("reproduction", n)
-    for path, scores in result.line_scores.items():
-        ctx.suspicious[path] = [
-            (a, b, max(scores.get(i, 0.0) for i in range(a, b + 1)))
-            for a, b in suspicious_ranges(scores)
-        ]
-    return sbfl_evidence(result)
 
 
 async def run_bug(
@@ -149,58 +69,28 @@ async def run_bug(
         recorder=recorder,
         sink=sink or (lambda _: None),
     )
-    ctx.emit("run_started", "run", f"investigating: {inputs.report.title}")
-    if ctx.options.python is not None:
-        env = ctx.options.python
-        ctx.emit("note", "reproduction", f"tests run with {env.describe()}", **env.to_dict())
-        if env.pytest is None:
-            ctx.note(
-                "reproduction",
-                f"pytest is not installed in the project's environment ({env.python})",
-            )
-    for n in inputs.notes:
-        ctx.note("analysis", n)
+    steps.start_run(ctx)
     walls: dict[str, float] = {}
     static: list[FileEvidence] = []
 
     async def analysis(_: NodeContext) -> None:
-        static.extend(await analyze(ctx))
-        ctx.ranked = rank_files(static)
-        _ranked_event(ctx, "analysis", "ranked files (static signals)")
+        static.extend(await steps.run_analysis(ctx))
 
     async def relevance(_: NodeContext) -> list[FileEvidence]:
-        return await _relevance(ctx, static)
+        return await steps.run_relevance(ctx, static)
 
     async def reproduction(_: NodeContext) -> list[FileEvidence]:
-        ctx.reproduction = await reproduce(ctx)
-        return await _sbfl(ctx)
+        return await steps.run_reproduction(ctx)
 
     async def judge(n: NodeContext) -> None:
         evidence = [*static, *n.inputs["file_relevance"], *n.inputs["reproduction"]]
-        # only files of the repository listing (coverage may name others)
-        ctx.ranked = [r for r in rank_files(evidence) if r.path in ctx.files()]
-        _ranked_event(ctx, "root_cause", "ranked files (static, SBFL and model relevance)")
-        ctx.root_cause = await root_cause(ctx)
-        if ctx.root_cause is not None:
-            rc = ctx.root_cause
-            ctx.emit(
-                "root_cause",
-                "root_cause",
-                f"{rc.path}:{rc.start}-{rc.end} ({rc.origin}): {rc.explanation}",
-                **rc.to_dict(),
-            )
+        await steps.run_root_cause(ctx, evidence)
 
     async def fix(_: NodeContext) -> None:
-        ctx.candidates = await propose_fixes(ctx, ctx.sandbox.baseline)  # pristine, never run in
-        ctx.emit(
-            "note",
-            "fix",
-            f"{len(ctx.candidates)} candidate fix(es) limited to the localized region",
-        )
+        await steps.run_fix(ctx)
 
     async def validation(_: NodeContext) -> None:
-        ctx.validation = await validate_candidates(ctx, ctx.candidates)
-        ctx.emit("note", "validation", ctx.validation.summary)
+        await steps.run_validation(ctx)
 
     g = Graph()
     g.add("analysis", analysis)
@@ -226,19 +116,8 @@ async def run_bug(
         await asyncio.to_thread(ctx.sandbox.close)
     for t in result.report.timings:
         walls[t.node] = t.duration_s
-    report = build_report(ctx, {s: walls.get(s, 0.0) for s in STAGES})
-    report.data["critical_path"] = list(result.report.critical_path)
-    failures = model_failures(recorder.records)
-    report.data["degraded"] = failures.degraded
-    report.data["model_calls"] = {"failed": failures.failed, "total": failures.total}
-    if failures.degraded:
-        report.data["verdict_head"] = failures.line()
-    report.data["environment"] = ctx.options.python.to_dict() if ctx.options.python else None
-    rep = ctx.reproduction
-    report.data["reproduction"]["status"] = rep.status if rep else "none"
-    report.data["reproduction"]["output_tail"] = rep.output_tail if rep else ""
-    ctx.emit("run_finished", "run", "done", validated=report.validated)
-    return report
+    walls = {s: walls.get(s, 0.0) for s in STAGES}
+    return steps.complete_report(ctx, walls, result.report.critical_path)
 
 
 def models_from_config(config: Path | None) -> Models:
