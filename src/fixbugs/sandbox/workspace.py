@@ -1,10 +1,12 @@
 """A disposable copy of the user's repository that commands run in.
 
 The agent never touches the user's tree: :meth:`Sandbox.create` copies it
-into a fresh directory owned by a uid of its own, records the copy as a
-baseline in a git directory *outside* the copy (so :meth:`Sandbox.diff`
+into a fresh directory owned by a uid of its own (on a size-limited tmpfs
+where the OS allows), keeps a pristine copy (:attr:`Sandbox.baseline`) and
+a git baseline *outside* what commands can see (so :meth:`Sandbox.diff`
 reports exactly what changed, new files included), and every command and
-patch runs contained (see :mod:`fixbugs.sandbox.containment`).
+patch runs contained (see :mod:`fixbugs.sandbox.containment`). Forks copy
+the pristine original, never a copy a test has run in.
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ class Sandbox:
     """A temporary copy of a repository, with contained command execution.
 
     Use it as a context manager, or call :meth:`close`; both delete the
-    copy. Concurrent :meth:`run` calls on one sandbox share its uid and so
-    its process limit; :meth:`fork` gives an independent copy.
+    copy. Each :meth:`run` has its own cgroup; concurrent runs share the
+    copy and the uid. :meth:`fork` gives an independent copy of the original.
     """
 
     def __init__(
