@@ -63,3 +63,18 @@ async def test_brownout_benchmark_small_run():
     f = result.figures
     assert f["attempts_agentrt"] <= 1.1 * f["requests"] + 3
     assert f["attempts_naive"] > f["attempts_agentrt"]
+
+
+async def test_faults_benchmark_tells_a_steady_error_rate_from_a_brownout():
+    from agentrt.bench.faults import run_faults
+
+    opts = {"calls": 100, "in_flight": 16, "max_tokens": 16, "retry_after_s": 1.0}
+    result = await run_faults({**opts, "seed": 7, "seeds": 2})
+    f = result.figures
+    # steady 10% 429 (Retry-After) + 10% 503: every call finishes, at ~1.25 requests each
+    assert f["steady_failed"] == 0
+    assert f["steady_requests_per_call"] <= 1.35
+    # a 50% brownout: the budget holds retries back; the SDK's defaults do not
+    assert f["brownout_attempts_per_request"] <= 1.1
+    assert f["sdk_brownout_attempts_per_request"] > 1.5
+    assert all(ok for _, ok in result.checks)

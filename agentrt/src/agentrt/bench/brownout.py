@@ -42,7 +42,7 @@ from agentrt.llm.openai_backend import OpenAIModel, prepare_sdk
 from agentrt.llm.types import ChatRequest
 from agentrt.sim import StreamingASGITransport, create_app, get_profile
 
-__all__ = ["FakeClockSDK", "run_brownout"]
+__all__ = ["FakeClockSDK", "agentrt_model", "fault_sim", "run_brownout", "sdk_client"]
 
 SPAN_S = 5.0
 
@@ -61,6 +61,51 @@ class FakeClockSDK(openai.AsyncOpenAI):
         headers = response.headers if response is not None else None
         timeout = self._calculate_retry_timeout(remaining, options, headers)
         await self._fake_clock.sleep(timeout)
+
+
+def fault_sim(
+    clock: FakeClock, seed: int, faults: dict[str, Any], **overrides: Any
+) -> tuple[Any, httpx.AsyncClient, str]:
+    """The simulator the fault benchmarks run against: unbounded slots, seeded faults.
+
+    Returns the app (its ``state.engine`` counts the requests), an HTTP
+    client wired to it in process, and the model name to ask for.
+    """
+    profile = get_profile(
+        "default",
+        slots=100_000,
+        ttft_base_s=0.2,
+        decode_tps=100.0,
+        faults=faults,
+        seed=seed,
+        **overrides,
+    )
+    app = create_app(profile, clock=clock)
+    http = httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://sim")
+    return app, http, profile.models[0]
+
+
+async def sdk_client(clock: FakeClock, http: httpx.AsyncClient) -> FakeClockSDK:
+    """The openai SDK with its default retries, sleeping on ``clock``."""
+    sdk = FakeClockSDK(clock, base_url="http://sim/v1", api_key="x", http_client=http)
+    await prepare_sdk(sdk)
+    return sdk
+
+
+async def agentrt_model(
+    clock: FakeClock, http: httpx.AsyncClient, model: str, seed: int, *, throttle: bool
+) -> ResilientModel:
+    """The SDK with no retries of its own inside ResilientModel's defaults."""
+    inner = OpenAIModel(model=model, base_url="http://sim/v1", http_client=http, clock=clock)
+    await inner.prepare()
+    return ResilientModel(
+        inner,
+        clock=clock,
+        budget=LocalRetryBudget(RetryBudget()),
+        throttle=AdaptiveThrottle() if throttle else None,
+        breaker=CircuitBreaker(),
+        rng=random.Random(seed),
+    )
 
 
 async def _workload(
@@ -105,28 +150,18 @@ def _recovery(ends: list[float | None], window: tuple[float, float]) -> float:
 async def _one_run(kind: str, opts: dict[str, Any]) -> dict[str, Any]:
     start, end = float(opts["window_start_s"]), float(opts["window_end_s"])
     share = float(opts["failure_share"])
-    profile = get_profile(
-        "default",
-        slots=100_000,
-        ttft_base_s=0.2,
-        decode_tps=100.0,
-        faults={"error_503": share / 2, "overloaded_529": share / 2},
-        fault_window=(start, end),
-        seed=int(opts["seed"]),
-    )
     clock = FakeClock()
-    app = create_app(profile, clock=clock)
-    http = httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://sim")
+    faults = {"error_503": share / 2, "overloaded_529": share / 2}
+    app, http, name = fault_sim(clock, int(opts["seed"]), faults, fault_window=(start, end))
     max_tokens = int(opts["max_tokens"])
     if kind == "naive":
-        sdk = FakeClockSDK(clock, base_url="http://sim/v1", api_key="x", http_client=http)
-        await prepare_sdk(sdk)
+        sdk = await sdk_client(clock, http)
 
         async def call(i: int) -> None:
             for attempt in range(3):  # the framework's naive re-attempts
                 try:
                     await sdk.chat.completions.create(
-                        model=profile.models[0],
+                        model=name,
                         messages=[{"role": "user", "content": f"call {i}"}],
                         max_tokens=max_tokens,
                     )
@@ -137,18 +172,7 @@ async def _one_run(kind: str, opts: dict[str, Any]) -> dict[str, Any]:
                     await clock.sleep(1.0)
 
     else:
-        inner = OpenAIModel(
-            model=profile.models[0], base_url="http://sim/v1", http_client=http, clock=clock
-        )
-        await inner.prepare()
-        model = ResilientModel(
-            inner,
-            clock=clock,
-            budget=LocalRetryBudget(RetryBudget()),
-            throttle=AdaptiveThrottle(),
-            breaker=CircuitBreaker(),
-            rng=random.Random(int(opts["seed"])),
-        )
+        model = await agentrt_model(clock, http, name, int(opts["seed"]), throttle=True)
 
         async def call(i: int) -> None:
             await model.complete(ChatRequest.of(f"call {i}", max_tokens=max_tokens))

@@ -26,24 +26,15 @@ vary by about +-0.06 requests per call from the draw of faults alone).
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
-
-from agentrt.bench.brownout import FakeClockSDK
+from agentrt.bench.brownout import agentrt_model, fault_sim, sdk_client
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.clock import FakeClock
-from agentrt.flow.breaker import CircuitBreaker
-from agentrt.flow.gate import LocalRetryBudget
-from agentrt.flow.resilient import ResilientModel
-from agentrt.flow.retry import RetryBudget, RetryPolicy
 from agentrt.graph.scatter import gather_map
-from agentrt.llm.openai_backend import OpenAIModel, prepare_sdk
 from agentrt.llm.types import ChatRequest
-from agentrt.sim import StreamingASGITransport, create_app, get_profile
 
 __all__ = ["run_faults"]
 
@@ -54,43 +45,25 @@ BROWNOUT = {"error_503": 0.5}
 async def _one_run(
     stack: str, faults: dict[str, float], seed: int, opts: dict[str, Any]
 ) -> dict[str, Any]:
-    profile = get_profile(
-        "default",
-        slots=100_000,
-        ttft_base_s=0.2,
-        decode_tps=100.0,
-        faults={**faults, "retry_after_s": float(opts["retry_after_s"])},
-        seed=seed,
-    )
     clock = FakeClock()
-    app = create_app(profile, clock=clock)
-    http = httpx.AsyncClient(transport=StreamingASGITransport(app), base_url="http://sim")
+    app, http, name = fault_sim(
+        clock, seed, {**faults, "retry_after_s": float(opts["retry_after_s"])}
+    )
     max_tokens = int(opts["max_tokens"])
     call: Callable[[int], Awaitable[object]]
     if stack == "sdk":
-        sdk = FakeClockSDK(clock, base_url="http://sim/v1", api_key="x", http_client=http)
-        await prepare_sdk(sdk)
+        sdk = await sdk_client(clock, http)
 
         async def call(i: int) -> object:
             return await sdk.chat.completions.create(
-                model=profile.models[0],
+                model=name,
                 messages=[{"role": "user", "content": f"call {i}"}],
                 max_tokens=max_tokens,
             )
 
     else:
-        inner = OpenAIModel(
-            model=profile.models[0], base_url="http://sim/v1", http_client=http, clock=clock
-        )
-        await inner.prepare()
-        model = ResilientModel(
-            inner,
-            clock=clock,
-            budget=LocalRetryBudget(RetryBudget()),
-            policy=RetryPolicy(),
-            breaker=CircuitBreaker(),
-            rng=random.Random(seed),
-        )
+        # what client_for_role builds: the default policy and budget, a breaker
+        model = await agentrt_model(clock, http, name, seed, throttle=False)
 
         async def call(i: int) -> object:
             return await model.complete(ChatRequest.of(f"call {i}", max_tokens=max_tokens))
