@@ -1,0 +1,29 @@
+"""FixBugs' stages on agentrt queues: many bugs in flight, a worker pool per stage.
+
+See :mod:`fixbugs.staged.pipeline` for the stages and :mod:`fixbugs.staged.state`
+for what one stage hands the next.
+"""
+
+from fixbugs.staged.pipeline import (
+    AGENT_STAGES,
+    QUEUE_STAGES,
+    Publish,
+    StagedAgent,
+    StagedConfig,
+    inputs_from_spec,
+)
+from fixbugs.staged.state import BugState, decode, encode, restore, snapshot
+
+__all__ = [
+    "AGENT_STAGES",
+    "QUEUE_STAGES",
+    "BugState",
+    "Publish",
+    "StagedAgent",
+    "StagedConfig",
+    "decode",
+    "encode",
+    "inputs_from_spec",
+    "restore",
+    "snapshot",
+]
