@@ -13,6 +13,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+import pytest
 from hostile import NEEDS_NAMESPACES, host_has, hostile, open_sandbox, pytest_argv_for
 
 from fixbugs.sandbox import Sandbox, probe
@@ -121,3 +122,26 @@ async def test_no_capability_survives_setuid_or_exec(
     assert "NoNewPrivs:\t1" in text
     assert "Uid:\t0\t" not in text
     assert "SU 0" not in text
+
+
+async def test_a_user_namespace_of_its_own_gains_nothing_outside_it(
+    tmp_path: Path, sandboxes: list[Sandbox]
+) -> None:
+    """Root in a nested user namespace cannot unlock the read-only mounts it was given."""
+    marker = f"fixbugs-userns-{tmp_path.name}"
+    script = (
+        "unshare --user --map-root-user --mount sh -c '"
+        "id -u; mount -o remount,rw,bind /usr && echo REMOUNTED; "
+        f"touch /usr/{marker} && echo WROTE; "
+        "umount -l /usr && echo UNMOUNTED; ls /root | head -3' ; echo DONE"
+    )
+    sb = open_sandbox(hostile(tmp_path, "def test_x():\n    pass\n"), tmp_path)
+    sandboxes.append(sb)
+    result = await sb.run(script, timeout_s=60)
+    text = result.stdout + result.stderr
+    assert "DONE" in text, text
+    if not result.stdout.startswith("0\n"):
+        pytest.skip("needs unprivileged user namespaces (the kernel refused one: no attack)")
+    # the nested namespace was made (root in it), so the refusals below are real
+    assert "REMOUNTED" not in text and "WROTE" not in text, text
+    assert not host_has(Path("/usr") / marker)
