@@ -170,6 +170,10 @@ from fixbugs.repair.bench import bench_app  # noqa: E402
 
 app.add_typer(bench_app, name="bench")
 
+from fixbugs.staged.bench import service_command as bench_service_command  # noqa: E402
+
+bench_app.command("service")(bench_service_command)
+
 from fixbugs.service.serve import serve_command  # noqa: E402
 
 app.command("serve")(serve_command)

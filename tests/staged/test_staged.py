@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import example_spec, staged_agent
+from stagedkit import example_spec, staged_agent
 
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, StageState, open_queue
