@@ -194,7 +194,12 @@ def generate_candidates(
                 continue
             # the line a traceback crashed on is the likeliest place of all
             at_crash = any(edit.start <= ln <= edit.end for ln in crash)
-            if add(edit, region.suspiciousness * (1.5 if at_crash else 1.0)):
+            susp = region.suspiciousness * (1.5 if at_crash else 1.0)
+            if edit.template == "literal" and edit.literals:
+                # a literal that is a prefix of a word the expected value holds (and the
+                # code lacks) points at the faulty line itself, whatever the region's rank
+                susp = max(susp, 1.0)
+            if add(edit, susp):
                 n += 1
                 if n >= per_region:
                     break
