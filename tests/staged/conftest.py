@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "queues"))
 
-from redisproc import REDIS, RedisProc, free_port  # noqa: E402
+from redisproc import REDIS, RedisProc, free_port
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from stagedkit import example_spec, staged_agent
 
-from agentrt.pipeline import Pipeline, PipelineRunner, StageContext
+from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import Delivery, Emit, QueueBackend, StageState, open_queue
 from fixbugs.staged import QUEUE_STAGES
 
@@ -82,19 +82,17 @@ def _child(url: str, log: str, kill: tuple[str, str] | None) -> None:
         agent = staged_agent(q.clock, publish, sandbox_slots=2, lease_s=LEASE_S)
         base = agent.pipeline()
 
-        def wrap(st: Any) -> Any:
+        def wrap(st: Stage) -> Stage:
             async def run(sctx: StageContext) -> Mapping[str, Any]:
                 _log(log, f"start {os.getpid()} {sctx.item} {sctx.stage} {sctx.delivery_id}")
-                res = await st.run(sctx)
+                res: Mapping[str, Any] = await st.run(sctx)
                 if kill == (sctx.stage, "before_record") and sctx.item == TARGET:
                     _die(log, f"{sctx.stage} before_record")
                 return res
 
             return dataclasses.replace(st, run=run)
 
-        pipeline = Pipeline(
-            [wrap(s) for s in base.stages], name=base.name, capacity=base.capacity
-        )
+        pipeline = Pipeline([wrap(s) for s in base.stages], name=base.name, capacity=base.capacity)
         complete = q.complete
 
         async def complete_then_die(
@@ -105,7 +103,7 @@ def _child(url: str, log: str, kill: tuple[str, str] | None) -> None:
                 _die(log, f"{d.message.stage} after_record")
             return applied
 
-        q.complete = complete_then_die  # type: ignore[method-assign]
+        q.complete = complete_then_die  # type: ignore[method-assign,assignment]
         try:
             await PipelineRunner(pipeline, q, poll_s=0.05).run(until_idle=kill is None)
         finally:
