@@ -174,6 +174,10 @@ from fixbugs.staged.bench import service_command as bench_service_command  # noq
 
 bench_app.command("service")(bench_service_command)
 
+from fixbugs.staged.worker import worker_command  # noqa: E402
+
+app.command("worker")(worker_command)
+
 from fixbugs.service.serve import serve_command  # noqa: E402
 
 app.command("serve")(serve_command)

@@ -1,0 +1,181 @@
+"""Progress events through the queue's store, so a reader anywhere sees them live.
+
+Workers on any machine append each bug's events to a per-bug log in the
+store the queue already uses — a capped Redis stream per bug, or a table of
+a SQLite file for the embedded mode — and the API (or any reader) follows
+that log. Appends come from a synchronous sink (``RunContext.emit``), so an
+:class:`EventPump` buffers them and a background task writes them in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentrt.errors import UserError
+
+__all__ = ["EventChannel", "EventPump", "RedisEvents", "SqliteEvents", "open_events"]
+
+Event = Mapping[str, Any]
+Read = list[tuple[str, dict[str, Any]]]
+
+
+class EventChannel(Protocol):
+    async def append(self, job: str, events: Sequence[Event]) -> None: ...
+
+    async def read(
+        self, job: str, after: str, timeout_s: float
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Events of ``job`` after the position ``after`` ("0": from the start).
+
+        Waits up to ``timeout_s`` for one when there is none yet.
+        """
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class RedisEvents:
+    """One capped stream per bug: ``{namespace}:ev:<job>``."""
+
+    def __init__(
+        self, url: str, *, namespace: str = "fixbugs", max_events: int = 2000, ttl_s: int = 604800
+    ) -> None:
+        import redis.asyncio as aioredis
+
+        self.r: Any = aioredis.Redis.from_url(url, socket_connect_timeout=2.0)
+        self.ns = "{" + namespace + "}"
+        self.max_events = max_events
+        self.ttl_s = ttl_s
+
+    def _key(self, job: str) -> str:
+        return f"{self.ns}:ev:{job}"
+
+    async def append(self, job: str, events: Sequence[Event]) -> None:
+        async with self.r.pipeline(transaction=False) as p:
+            for ev in events:
+                p.xadd(
+                    self._key(job),
+                    {"e": json.dumps(dict(ev))},
+                    maxlen=self.max_events,
+                    approximate=True,
+                )
+            p.expire(self._key(job), self.ttl_s)
+            await p.execute()
+
+    async def read(
+        self, job: str, after: str, timeout_s: float
+    ) -> list[tuple[str, dict[str, Any]]]:
+        resp = await self.r.xread({self._key(job): after}, block=max(1, int(timeout_s * 1000)))
+        out = []
+        for _, rows in resp or []:
+            for eid, fields in rows:
+                raw = fields.get(b"e") or fields.get("e")
+                out.append((eid.decode() if isinstance(eid, bytes) else str(eid), json.loads(raw)))
+        return out
+
+    async def aclose(self) -> None:
+        await self.r.aclose()
+
+
+class SqliteEvents:
+    """A table of a SQLite file (WAL): every worker process of the host appends."""
+
+    def __init__(self, path: str | Path, *, poll_s: float = 0.1) -> None:
+        self.path = Path(path)
+        self.poll_s = poll_s
+        self._conn: sqlite3.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    def _c(self) -> sqlite3.Connection:
+        if self._conn is None:
+            c = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+            c.execute("PRAGMA journal_mode=WAL")
+            c.execute(
+                "CREATE TABLE IF NOT EXISTS events"
+                " (seq INTEGER PRIMARY KEY AUTOINCREMENT, job TEXT NOT NULL, data TEXT NOT NULL)"
+            )
+            c.execute("CREATE INDEX IF NOT EXISTS events_job ON events (job, seq)")
+            c.commit()
+            self._conn = c
+        return self._conn
+
+    async def append(self, job: str, events: Sequence[Event]) -> None:
+        rows = [(job, json.dumps(dict(ev))) for ev in events]
+
+        def write() -> None:
+            c = self._c()
+            with c:
+                c.executemany("INSERT INTO events (job, data) VALUES (?, ?)", rows)
+
+        async with self._lock:
+            await asyncio.to_thread(write)
+
+    async def read(
+        self, job: str, after: str, timeout_s: float
+    ) -> list[tuple[str, dict[str, Any]]]:
+        def q() -> Read:
+            rows = self._c().execute(
+                "SELECT seq, data FROM events WHERE job=? AND seq>? ORDER BY seq",
+                (job, int(after.split("-")[0] or 0)),
+            )
+            return [(str(s), json.loads(d)) for s, d in rows.fetchall()]
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while True:
+            async with self._lock:
+                got = await asyncio.to_thread(q)
+            if got or loop.time() >= deadline:
+                return got
+            await asyncio.sleep(self.poll_s)  # another process writes: nothing to wake us
+
+    async def aclose(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def open_events(url: str, *, namespace: str = "fixbugs") -> EventChannel:
+    """The event log beside the queue at ``url`` (sqlite: a ``.events`` file next to it)."""
+    scheme, sep, rest = url.partition("://")
+    if scheme in {"redis", "rediss", "unix"}:
+        return RedisEvents(url, namespace=namespace)
+    if scheme == "sqlite" and sep:
+        path = rest[1:] if rest.startswith("/") else rest
+        return SqliteEvents(Path(path).with_suffix(".events.db"))
+    raise UserError(f"no event log for queue URL {url!r}; use sqlite:///PATH or redis://HOST:PORT")
+
+
+class EventPump:
+    """A synchronous ``publish(job, event)`` whose events a task appends in order."""
+
+    def __init__(self, channel: EventChannel, *, tag: Mapping[str, Any] | None = None) -> None:
+        self.channel = channel
+        self.tag = dict(tag or {})
+        self._q: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+
+    def publish(self, job: str, event: Mapping[str, Any]) -> None:
+        self._q.put_nowait((job, {**event, **self.tag}))
+
+    async def run(self) -> None:
+        """Append until cancelled; what is buffered is written in batches per bug."""
+        while True:
+            first = await self._q.get()
+            batch = [first]
+            while not self._q.empty():
+                batch.append(self._q.get_nowait())
+            by_job: dict[str, list[dict[str, Any]]] = {}
+            for job, ev in batch:
+                by_job.setdefault(job, []).append(ev)
+            for job, evs in by_job.items():
+                await self.channel.append(job, evs)
+            for _ in batch:
+                self._q.task_done()
+
+    async def flush(self) -> None:
+        await self._q.join()
