@@ -130,8 +130,12 @@ async def _scope(at: float, clock: Clock, *, raise_on_expiry: bool) -> AsyncIter
     finally:
         _deadline.reset(token)
         watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await watcher
+        except asyncio.CancelledError:
+            # the watcher's own cancellation ends here; ours must not
+            if task.cancelling():
+                raise
     if fired:
         # the body swallowed our cancellation and finished: still account for it
         task.uncancel()

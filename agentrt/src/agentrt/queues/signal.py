@@ -7,7 +7,6 @@ backend interface that picks among them do not import each other.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from agentrt.clock import Clock
 
@@ -38,8 +37,10 @@ class ChangeSignal:
         try:
             await asyncio.wait({fut, sleeper}, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            # Not awaited: awaiting the cancelled sleeper here would swallow a
+            # cancellation of *this* task that lands in that extra step, and a
+            # worker loop whose cancel is swallowed never ends (a TaskGroup then
+            # waits for it forever).
             sleeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sleeper
             if not fut.done():
                 fut.cancel()

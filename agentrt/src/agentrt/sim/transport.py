@@ -11,7 +11,6 @@ give, and closing the response early cancels the app, as a hang-up would.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -65,8 +64,13 @@ class _Exchange:
         self.disconnected.set()
         if not self.task.done():
             self.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await self.task
+        except asyncio.CancelledError:
+            # the exchange's own cancellation ends here; the caller's must not
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
 
 
 class _Body(httpx.AsyncByteStream):
