@@ -69,32 +69,20 @@ def _run(tmp_path: Path) -> Path:
             attempts=2,
         )
     )
-    add(
-        CallRecord(
-            "tiny",
-            "model",
-            "m",
-            34.05,
-            0.04,
-            ttft_s=0.01,
-            input_tokens=50,
-            output_tokens=2,
-            streamed=True,
+    for _ in range(2):  # two identical tiny streamed calls
+        add(
+            CallRecord(
+                "tiny",
+                "model",
+                "m",
+                34.05,
+                0.04,
+                ttft_s=0.01,
+                input_tokens=50,
+                output_tokens=2,
+                streamed=True,
+            )
         )
-    )
-    add(
-        CallRecord(
-            "tiny",
-            "model",
-            "m",
-            34.05,
-            0.04,
-            ttft_s=0.01,
-            input_tokens=50,
-            output_tokens=2,
-            streamed=True,
-        )
-    )
     path = tmp_path / "run.json"
     r.write_json(path)
     return path
