@@ -150,7 +150,11 @@ async def propose_fixes(ctx: RunContext, root: Path | None = None) -> list[Candi
 
     ``root`` is unused: sources come from the pristine baseline.
     """
-    regions = repair_regions(ctx)[: max(1, ctx.options.repair_regions)]
+    ranked = repair_regions(ctx)
+    n = max(1, ctx.options.repair_regions)
+    # the root cause's file is the likeliest home of the fix: its other suspicious
+    # regions come along even when other files' regions rank above them
+    regions = ranked[:n] + [r for r in ranked[n:] if ranked and r[0] == ranked[0][0]][:4]
     texts: dict[str, str] = {}
     for path, *_ in regions:
         text = _pristine_text(ctx, path)
