@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ from fixbugs.service.auth import OPEN_TENANT
 from fixbugs.service.events import EventHub
 from fixbugs.service.owners import JobIndex, JobMeta, expired
 from fixbugs.service.workspace import Workspace
+from fixbugs.staged.events import EventChannel, EventPump, EventRelay
 
 __all__ = [
     "REPORT_TTL_S",
@@ -106,7 +109,11 @@ class JobService:
         hub: EventHub | None = None,
         flow: Callable[[], Mapping[str, Any]] | None = None,
         report_ttl_s: float = REPORT_TTL_S,
+        events: EventChannel | None = None,
     ) -> None:
+        """With ``events`` (an event log in the queue's store), workers write their
+        progress there and :meth:`run` relays every followed job's log into
+        ``hub``: SSE then shows live events of bugs run by any process."""
         self.backend = backend
         self.report_ttl_s = report_ttl_s
         self.index = JobIndex(workspace.root)
@@ -118,6 +125,12 @@ class JobService:
         self.observer = observer
         self.flow = flow
         self.hub = hub or EventHub(clock)
+        self.events = events
+        self._pump = (
+            EventPump(events, tag={"worker": f"{socket.gethostname()}:{os.getpid()}"})
+            if events is not None
+            else None
+        )
         self.pipeline = Pipeline(
             [
                 Stage(
@@ -306,6 +319,9 @@ class JobService:
         """Serve this process's worker slots until cancelled (none if ``workers`` is 0)."""
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self._sweep())
+            if self._pump is not None and self.events is not None:
+                tg.create_task(self._pump.run(), name="fixbugs-event-pump")
+                tg.create_task(EventRelay(self.events, self.hub).run(), name="fixbugs-relay")
             if self.workers > 0:
                 await self.runner.run()
             else:
@@ -316,11 +332,21 @@ class JobService:
             await self.clock.sleep(_SWEEP_S)
             await self.purge_expired()
 
+    def _publish(self, job: str, event: dict[str, Any]) -> None:
+        if self._pump is not None:
+            self._pump.publish(job, event)  # the relay brings it to the hub
+        else:
+            self.hub.publish(job, event)
+
+    def _finish(self, job: str) -> None:
+        if self._pump is None:  # else the relay ends the stream at the final event
+            self.hub.finish(job)
+
     async def _investigate(self, ctx: StageContext) -> Mapping[str, Any]:
         job = ctx.job
         self.hub.open(job)
         if ctx.attempt > 1:
-            self.hub.publish(
+            self._publish(
                 job,
                 {
                     "kind": "note",
@@ -332,14 +358,14 @@ class JobService:
             )
 
         def sink(ev: Any) -> None:
-            self.hub.publish(job, ev.to_dict())
+            self._publish(job, ev.to_dict())
 
         start = self.clock.now()
         try:
             report = await self.investigator(ctx.input, sink)
         except Exception as exc:
             last = ctx.attempt >= self.backend.max_deliveries
-            self.hub.publish(
+            self._publish(
                 job,
                 {
                     "kind": "failed",
@@ -350,11 +376,11 @@ class JobService:
                 },
             )
             if last:
-                self.hub.finish(job)
+                self._finish(job)
                 await self._ended(job)
             raise
         self.run_times.add(self.clock.now() - start)
-        self.hub.finish(job)
+        self._finish(job)
         await self._ended(job)
         if self.observer is not None:
             self.observer.run_finished(job, report)

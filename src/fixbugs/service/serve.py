@@ -63,6 +63,11 @@ def build_app(
     backend = open_queue(
         url, clock=EpochClock(), max_deliveries=cfg.max_deliveries, namespace="fixbugs"
     )
+    events = None
+    if url.split("://")[0] in {"redis", "rediss", "unix"}:
+        from fixbugs.staged.events import open_events
+
+        events = open_events(url, namespace="fixbugs")  # live events from any worker
     clients = [models.map, models.judge] if models else []
     telemetry = ServiceTelemetry(cfg.tracing, clients)
     service = JobService(
@@ -75,6 +80,7 @@ def build_app(
         observer=telemetry,
         flow=telemetry.flow,
         report_ttl_s=cfg.report_ttl_s,
+        events=events,
     )
     keys = {k: DEFAULT_TENANT for k in cfg.api_keys} | dict(cfg.tenant_keys)
     app = create_app(

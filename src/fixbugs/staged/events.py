@@ -18,10 +18,18 @@ from typing import Any, Protocol
 
 from agentrt.errors import UserError
 
-__all__ = ["EventChannel", "EventPump", "RedisEvents", "SqliteEvents", "open_events"]
+__all__ = [
+    "EventChannel",
+    "EventPump",
+    "EventRelay",
+    "RedisEvents",
+    "SqliteEvents",
+    "open_events",
+]
 
 Event = Mapping[str, Any]
 Read = list[tuple[str, dict[str, Any]]]
+ReadMany = list[tuple[str, str, dict[str, Any]]]  # (job, position, event)
 
 
 class EventChannel(Protocol):
@@ -34,6 +42,10 @@ class EventChannel(Protocol):
 
         Waits up to ``timeout_s`` for one when there is none yet.
         """
+        ...
+
+    async def read_many(self, after: Mapping[str, str], timeout_s: float) -> ReadMany:
+        """Events of several jobs, each after its position; waits like :meth:`read`."""
         ...
 
     async def aclose(self) -> None: ...
@@ -76,6 +88,19 @@ class RedisEvents:
             for eid, fields in rows:
                 raw = fields.get(b"e") or fields.get("e")
                 out.append((eid.decode() if isinstance(eid, bytes) else str(eid), json.loads(raw)))
+        return out
+
+    async def read_many(self, after: Mapping[str, str], timeout_s: float) -> ReadMany:
+        streams = {self._key(j): p for j, p in after.items()}
+        resp = await self.r.xread(streams, block=max(1, int(timeout_s * 1000)))
+        prefix = len(self._key(""))
+        out = []
+        for key, rows in resp or []:
+            job = (key.decode() if isinstance(key, bytes) else str(key))[prefix:]
+            for eid, fields in rows:
+                raw = fields.get(b"e") or fields.get("e")
+                pos = eid.decode() if isinstance(eid, bytes) else str(eid)
+                out.append((job, pos, json.loads(raw)))
         return out
 
     async def aclose(self) -> None:
@@ -134,6 +159,14 @@ class SqliteEvents:
                 return got
             await asyncio.sleep(self.poll_s)  # another process writes: nothing to wake us
 
+    async def read_many(self, after: Mapping[str, str], timeout_s: float) -> ReadMany:
+        out: ReadMany = []
+        for job, pos in after.items():
+            out += [(job, p, ev) for p, ev in await self.read(job, pos, 0.0)]
+        if not out and timeout_s > 0:
+            await asyncio.sleep(min(timeout_s, self.poll_s))
+        return out
+
     async def aclose(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -179,3 +212,40 @@ class EventPump:
 
     async def flush(self) -> None:
         await self._q.join()
+
+
+class EventRelay:
+    """Copies the event log of every job a local :class:`EventHub` follows into it.
+
+    The API process's hub then streams (SSE) events that workers in other
+    processes or machines wrote; the relay ends a job's stream at its
+    ``run_finished`` or final ``failed`` event.
+    """
+
+    def __init__(self, channel: EventChannel, hub: Any, *, idle_s: float = 0.2) -> None:
+        self.channel = channel
+        self.hub = hub  # fixbugs.service.events.EventHub (no import: no cycle)
+        self.idle_s = idle_s
+        self._pos: dict[str, str] = {}
+
+    def _open_jobs(self) -> list[str]:
+        return [job for job, log in list(self.hub._logs.items()) if not log.finished]
+
+    async def run(self) -> None:
+        while True:
+            jobs = self._open_jobs()
+            if not jobs:
+                await asyncio.sleep(self.idle_s)
+                continue
+            got = await self.channel.read_many(
+                {j: self._pos.get(j, "0") for j in jobs}, timeout_s=1.0
+            )
+            for job, pos, ev in got:
+                self._pos[job] = pos
+                self.hub.publish(job, ev)
+                final = ev.get("kind") == "run_finished" or (
+                    ev.get("kind") == "failed" and (ev.get("data") or {}).get("final")
+                )
+                if final:
+                    self.hub.finish(job)
+                    self._pos.pop(job, None)

@@ -1,0 +1,102 @@
+"""The API in this process, two `fixbugs serve --no-api` worker processes, on Redis.
+
+The API runs no workers, so every bug is handled by another process; its
+SSE stream must still show the bug's progress live (the first event comes
+while the bug is running), tagged with the worker that produced it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agentrt.sim.transport import StreamingASGITransport
+from fixbugs.service.serve import ServeConfig, build_app
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+
+FIXBUGS = str(Path(sys.executable).parent / "fixbugs")
+
+
+def _worker(url: str, ws: Path) -> subprocess.Popen[bytes]:
+    args = [FIXBUGS, "serve", "--queue", url, "--no-api", "--workspace", str(ws)]
+    args += ["--no-model", "--workers", "1"]
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+async def _run(url: str, ws: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    app, service, _telemetry = build_app(
+        ServeConfig(workspace=ws, queue=url, workers=0), models=None, run_workers=False
+    )
+    transport = StreamingASGITransport(app, raise_app_exceptions=False)
+    events: list[tuple[str, dict[str, Any]]] = []
+    states_at_first: list[str] = []
+    async with (
+        httpx.AsyncClient(transport=transport, base_url="http://test", timeout=300) as client,
+        asyncio.TaskGroup() as tg,
+    ):
+        relay = tg.create_task(service.run())
+        r = await client.post("/v1/bugs", json={"example": "invoice"})
+        assert r.status_code == 202, r.text
+        job = r.json()["id"]
+        async with client.stream("GET", f"/v1/bugs/{job}/events") as resp:
+            kind = "message"
+            async for line in resp.aiter_lines():
+                if line.startswith("event: "):
+                    kind = line[7:]
+                elif line.startswith("data: "):
+                    events.append((kind, json.loads(line[6:])))
+                    if len(events) == 1:
+                        st = (await client.get(f"/v1/bugs/{job}")).json()
+                        states_at_first.append(st["state"])
+                    if kind == "end":
+                        break
+        rep = (await client.get(f"/v1/bugs/{job}/report")).json()
+        events.append(("report", rep))
+        relay.cancel()
+    await service.backend.aclose()
+    return events, states_at_first
+
+
+def test_sse_shows_live_events_of_a_bug_run_by_another_process(
+    tmp_path: Path, redis_url: str
+) -> None:
+    ws = tmp_path / "ws"
+    workers = [_worker(redis_url, ws) for _ in range(2)]
+    try:
+        events, states_at_first = asyncio.run(_run(redis_url, ws))
+    finally:
+        for p in workers:
+            p.send_signal(signal.SIGTERM)
+        for p in workers:
+            p.wait(60)
+    host = socket.gethostname()
+    names = {f"{host}:{p.pid}" for p in workers}
+    kinds = [k for k, _ in events]
+    assert states_at_first == ["running"], "the first event came only after the run"
+    assert kinds[0] == "run_started"
+    started = [e["stage"] for k, e in events if k == "stage_started"]
+    assert started == [
+        "analysis",
+        "file_relevance",
+        "reproduction",
+        "root_cause",
+        "fix",
+        "validation",
+    ] or sorted(started) == sorted(
+        ["analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation"]
+    )
+    tagged = {e.get("worker") for k, e in events if k not in ("end", "status", "report")}
+    assert len(tagged) == 1 and tagged <= names  # one worker process ran it, not the API
+    assert kinds[-2:] == ["end", "report"] and events[-2][1] == {"state": "done"}
+    assert events[-1][1]["validated"] is True
