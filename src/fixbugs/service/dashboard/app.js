@@ -78,7 +78,8 @@ function stageChips(ol, states) {
 }
 function showBug(id) {
   $("#home-view").hidden = true; $("#bug-view").hidden = false; $("#report").hidden = true;
-  $("#events").replaceChildren(); $("#bug-state").textContent = "…";
+  $("#events").replaceChildren(); $("#live-gantt").replaceChildren(); $("#bug-state").textContent = "…";
+  const live = [];  // this bug's events so far: the live timeline grows with them
   const states = {}; stageChips($("#bug-stages"), states);
   api(`/v1/bugs/${id}`).then((st) => { $("#bug-title").textContent = st.title; $("#bug-state").textContent = st.state; Object.assign(states, st.stages); stageChips($("#bug-stages"), states); if (st.state === "done") loadReport(id); }).catch((e) => { $("#bug-state").textContent = e.message; });
   if (source) source.close();
@@ -91,6 +92,8 @@ function showBug(id) {
     if (ev.kind === "run_started") $("#bug-state").textContent = "running";
     stageChips($("#bug-stages"), states);
     $("#events").append(el("li", `${fmt(ev.at_s)}s ${ev.stage}: ${ev.message}`));
+    live.push(ev);
+    drawGantt({ events: live, calls: [], total_s: ev.at_s }, "#live-gantt");
   };
   for (const k of ["run_started", "stage_started", "stage_finished", "hypothesis", "ranked_files", "evidence", "reproduction", "root_cause", "candidate", "validated", "note", "run_finished", "failed"]) source.addEventListener(k, onEvent);
   source.addEventListener("status", (m) => { $("#bug-state").textContent = JSON.parse(m.data).state; });
@@ -129,14 +132,17 @@ async function loadReport(id) {
 }
 
 // Gantt: one row per stage (its wall from events) with its calls drawn inside.
-function drawGantt(r) {
-  const spans = {};
+// Drawn live from the events so far (a running stage reaches the latest event),
+// and again from the report at the end, with the calls.
+function drawGantt(r, target = "#gantt") {
+  const spans = {}, open = new Set();
   for (const e of r.events) {
-    if (e.kind === "stage_started") spans[e.stage] = [e.at_s, e.at_s];
-    if (e.kind === "stage_finished" && spans[e.stage]) spans[e.stage][1] = e.at_s;
+    if (e.kind === "stage_started") { spans[e.stage] = [e.at_s, e.at_s]; open.add(e.stage); }
+    if (e.kind === "stage_finished" && spans[e.stage]) { spans[e.stage][1] = e.at_s; open.delete(e.stage); }
   }
   const rows = STAGES.filter((s) => spans[s] || r.calls.some((c) => c.stage === s));
   const end = Math.max(r.total_s || 0, ...r.calls.map((c) => c.started_at + c.wall_s), 0.001);
+  for (const s of open) spans[s][1] = Math.max(spans[s][1], end);
   const W = 900, L = 110, H = 22, svgNS = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(svgNS, "svg");
   svg.setAttribute("width", W); svg.setAttribute("height", rows.length * H + 24);
@@ -152,7 +158,7 @@ function drawGantt(r) {
     }
   });
   add("text", { x: L, y: rows.length * H + 18 }, "0 s"); add("text", { x: W - 60, y: rows.length * H + 18 }, `${fmt(end, 1)} s`);
-  $("#gantt").replaceChildren(svg);
+  $(target).replaceChildren(svg);
 }
 
 // -- routing ----------------------------------------------------------------
