@@ -17,7 +17,7 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from agentrt.clock import Clock
@@ -31,6 +31,8 @@ from fixbugs.service.events import EventHub
 from fixbugs.service.owners import JobIndex, JobMeta, expired
 from fixbugs.service.workspace import Workspace
 from fixbugs.staged.events import EventChannel, EventPump, EventRelay
+from fixbugs.staged.pipeline import Publish, StagedAgent
+from fixbugs.staged.service import job_record
 
 __all__ = [
     "REPORT_TTL_S",
@@ -110,10 +112,15 @@ class JobService:
         flow: Callable[[], Mapping[str, Any]] | None = None,
         report_ttl_s: float = REPORT_TTL_S,
         events: EventChannel | None = None,
+        staged: Callable[[Publish], StagedAgent] | None = None,
     ) -> None:
         """With ``events`` (an event log in the queue's store), workers write their
         progress there and :meth:`run` relays every followed job's log into
-        ``hub``: SSE then shows live events of bugs run by any process."""
+        ``hub``: SSE then shows live events of bugs run by any process.
+
+        With ``staged`` (builds a :class:`~fixbugs.staged.StagedAgent` for a
+        publisher), a bug runs through the staged pipeline's queue stages
+        instead of one ``investigate`` job; ``investigator`` is then unused."""
         self.backend = backend
         self.report_ttl_s = report_ttl_s
         self.index = JobIndex(workspace.root)
@@ -131,19 +138,32 @@ class JobService:
             if events is not None
             else None
         )
-        self.pipeline = Pipeline(
-            [
-                Stage(
-                    STAGE,
-                    self._investigate,
-                    concurrency=max(1, workers),
-                    lease_s=lease_s,
-                    capacity=capacity,
-                )
-            ],
-            name="fixbugs",
-            capacity=capacity,
-        )
+        self.staged = staged is not None
+        if staged is not None:
+            base = staged(self._publish).pipeline()
+            self.pipeline = Pipeline(
+                [
+                    replace(st, run=self._staged_run(st, st is base.stages[-1]))
+                    for st in base.stages
+                ],
+                name=base.name,
+                capacity=base.capacity,
+            )
+        else:
+            self.pipeline = Pipeline(
+                [
+                    Stage(
+                        STAGE,
+                        self._investigate,
+                        concurrency=max(1, workers),
+                        lease_s=lease_s,
+                        capacity=capacity,
+                    )
+                ],
+                name="fixbugs",
+                capacity=capacity,
+            )
+        self.stage_names = tuple(st.name for st in self.pipeline.stages)
         self.runner = PipelineRunner(self.pipeline, backend, poll_s=0.5)
         self.run_times = RunTimes()
         self.accepted = 0
@@ -157,7 +177,7 @@ class JobService:
 
     async def check_room(self) -> None:
         """Refuse early (before saving uploads) when the queue is already full."""
-        depth = await self.backend.depth(STAGE)
+        depth = await self.depth()
         verdict = admit(
             depth, self.capacity, workers=self.workers, mean_run_s=self.run_times.mean_s
         )
@@ -174,7 +194,7 @@ class JobService:
         the capacity (other processes may overshoot by their in-flight puts).
         """
         async with self._admit_lock:
-            depth = await self.backend.depth(STAGE)
+            depth = await self.depth()
             verdict = admit(
                 depth, self.capacity, workers=self.workers, mean_run_s=self.run_times.mean_s
             )
@@ -191,6 +211,20 @@ class JobService:
             self.accepted += 1
 
     # -- reading ------------------------------------------------------------
+    async def depth(self) -> int:
+        """Bugs queued or running (on the staged pipeline: in any of its stages)."""
+        return sum([await self.backend.depth(s) for s in self.stage_names])
+
+    def _job_records(self, recs: list[StageRecord]) -> list[StageRecord]:
+        """One record per bug: the ``investigate`` one, or the staged ones folded."""
+        if not self.staged:
+            return [r for r in recs if r.stage == STAGE]
+        by_job: dict[str, list[StageRecord]] = {}
+        for r in recs:
+            by_job.setdefault(r.job, []).append(r)
+        out = [job_record(rs, self.stage_names) for rs in by_job.values()]
+        return [r for r in out if r is not None]
+
     def title(self, job: str) -> str:
         if job not in self._titles and (meta := self.index.get(job)) is not None:
             self._titles[job] = meta.title
@@ -245,11 +279,11 @@ class JobService:
     async def status(self, job: str, tenant: str | None = None) -> JobStatus | None:
         if not self.visible(job, tenant):
             return None
-        recs = [r for r in await self.backend.records(job) if r.stage == STAGE]
+        recs = self._job_records(await self.backend.records(job))
         return self._status(job, recs[0]) if recs else None
 
     async def list(self, limit: int = 100, tenant: str | None = None) -> list[JobStatus]:
-        recs = [r for r in await self.backend.records() if r.stage == STAGE]
+        recs = self._job_records(await self.backend.records())
         recs = [r for r in recs if self.visible(r.job, tenant)]
         recs.sort(key=lambda r: r.queued_at or 0.0, reverse=True)
         return [self._status(r.job, r) for r in recs[:limit]]
@@ -257,8 +291,11 @@ class JobService:
     async def report(self, job: str, tenant: str | None = None) -> dict[str, Any] | None:
         if not self.visible(job, tenant):
             return None
-        res = await self.backend.results(job, [STAGE])
-        return dict(res[STAGE]) if STAGE in res else None
+        last = self.stage_names[-1]
+        res = await self.backend.results(job, [last])
+        if last not in res:
+            return None
+        return dict(res[last]["report"]) if self.staged else dict(res[last])
 
     # -- retention ----------------------------------------------------------
     async def _ended(self, job: str) -> None:
@@ -286,7 +323,7 @@ class JobService:
 
     async def snapshot(self) -> dict[str, Any]:
         """What the dashboard's pipeline view shows, in one read."""
-        recs = [r for r in await self.backend.records() if r.stage == STAGE]
+        recs = self._job_records(await self.backend.records())
         by_state: dict[str, int] = {s.value: 0 for s in StageState}
         for r in recs:
             by_state[r.state.value] += 1
@@ -298,8 +335,8 @@ class JobService:
                     in_stage[cur] += 1
         return {
             "queue": {
-                "stage": STAGE,
-                "depth": await self.backend.depth(STAGE),
+                "stage": STAGE if not self.staged else "+".join(self.stage_names),
+                "depth": await self.depth(),
                 "capacity": self.capacity,
             },
             "workers": {"slots": self.workers, "busy": self.runner.busy},
@@ -341,6 +378,42 @@ class JobService:
     def _finish(self, job: str) -> None:
         if self._pump is None:  # else the relay ends the stream at the final event
             self.hub.finish(job)
+
+    def _staged_run(self, st: Stage, last: bool) -> Callable[[StageContext], Any]:
+        """A staged stage's run with the service's bookkeeping: failures, the end."""
+
+        async def run(ctx: StageContext) -> Mapping[str, Any]:
+            job = ctx.job
+            self.hub.open(job)
+            try:
+                result = await st.run(ctx)
+            except Exception as exc:
+                final = ctx.attempt >= self.backend.max_deliveries
+                self._publish(
+                    job,
+                    {
+                        "kind": "failed",
+                        "stage": ctx.stage,
+                        "at_s": 0.0,
+                        "message": f"{type(exc).__name__}: {exc}",
+                        "data": {"final": final},
+                    },
+                )
+                if final:
+                    self._finish(job)
+                    await self._ended(job)
+                raise
+            if last:
+                rec = job_record(await self.backend.records(job), self.stage_names)
+                if rec is not None and rec.queued_at is not None:
+                    self.run_times.add(max(0.0, self.clock.now() - rec.queued_at))
+                self._finish(job)
+                await self._ended(job)
+                if self.observer is not None:
+                    self.observer.run_finished(job, result["report"])
+            return result
+
+        return run
 
     async def _investigate(self, ctx: StageContext) -> Mapping[str, Any]:
         job = ctx.job

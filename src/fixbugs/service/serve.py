@@ -48,6 +48,7 @@ class ServeConfig:
     limits: Limits = field(default_factory=Limits)
     tracing: TracingConfig = field(default_factory=lambda: TracingConfig(service_name="fixbugs"))
     max_deliveries: int = 2
+    staged: bool = False  # the agent's stages as queue stages (fixbugs.staged)
 
 
 def build_app(
@@ -68,6 +69,23 @@ def build_app(
         from fixbugs.staged.events import open_events
 
         events = open_events(url, namespace="fixbugs")  # live events from any worker
+    staged = None
+    if cfg.staged:
+        from fixbugs.staged import StagedAgent, StagedConfig
+        from fixbugs.staged.pipeline import Publish
+        from fixbugs.staged.service import probed_options
+
+        options = probed_options(use_model=models is not None)
+
+        def staged(publish: Publish) -> StagedAgent:
+            return StagedAgent(
+                models,
+                options,
+                clock=EpochClock(),
+                publish=publish,
+                config=StagedConfig(capacity=cfg.capacity),
+            )
+
     clients = [models.map, models.judge] if models else []
     telemetry = ServiceTelemetry(cfg.tracing, clients)
     service = JobService(
@@ -81,6 +99,7 @@ def build_app(
         flow=telemetry.flow,
         report_ttl_s=cfg.report_ttl_s,
         events=events,
+        staged=staged,
     )
     keys = {k: DEFAULT_TENANT for k in cfg.api_keys} | dict(cfg.tenant_keys)
     app = create_app(
@@ -132,6 +151,9 @@ def serve_command(
     config: Annotated[Path | None, typer.Option(help="agentrt config TOML (models).")] = None,
     no_model: Annotated[bool, typer.Option("--no-model", help="Static signals only.")] = False,
     no_api: Annotated[bool, typer.Option("--no-api", help="Workers only (with --queue).")] = False,
+    staged: Annotated[
+        bool, typer.Option("--staged", help="Run bugs as queue stages, a worker pool per stage.")
+    ] = False,
     traces: Annotated[str, typer.Option(help="Trace exporter: none, console or otlp.")] = "none",
     otlp_endpoint: Annotated[str | None, typer.Option(help="OTLP/HTTP traces URL.")] = None,
 ) -> None:
@@ -169,6 +191,7 @@ def serve_command(
         report_ttl_s=report_ttl_hours * 3600,
         max_upload_bytes=max_upload_mb << 20,
         tracing=TracingConfig(exporter, otlp_endpoint, "fixbugs"),
+        staged=staged,
     )
     models = None if no_model else models_from_config(config)
     app, service, telemetry = build_app(cfg, models=models)
