@@ -28,15 +28,19 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's contain
 FIXBUGS = str(Path(sys.executable).parent / "fixbugs")
 
 
-def _worker(url: str, ws: Path) -> subprocess.Popen[bytes]:
+def _worker(url: str, ws: Path, staged: bool) -> subprocess.Popen[bytes]:
     args = [FIXBUGS, "serve", "--queue", url, "--no-api", "--workspace", str(ws)]
-    args += ["--no-model", "--workers", "1"]
+    args += ["--no-model", "--workers", "1"] + (["--staged"] if staged else [])
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-async def _run(url: str, ws: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+async def _run(
+    url: str, ws: Path, staged: bool
+) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
     app, service, _telemetry = build_app(
-        ServeConfig(workspace=ws, queue=url, workers=0), models=None, run_workers=False
+        ServeConfig(workspace=ws, queue=url, workers=0, staged=staged),
+        models=None,
+        run_workers=False,
     )
     transport = StreamingASGITransport(app, raise_app_exceptions=False)
     events: list[tuple[str, dict[str, Any]]] = []
@@ -68,13 +72,14 @@ async def _run(url: str, ws: Path) -> tuple[list[tuple[str, dict[str, Any]]], li
     return events, states_at_first
 
 
+@pytest.mark.parametrize("staged", [False, True], ids=["whole-bug", "staged"])
 def test_sse_shows_live_events_of_a_bug_run_by_another_process(
-    tmp_path: Path, redis_url: str
+    tmp_path: Path, redis_url: str, staged: bool
 ) -> None:
     ws = tmp_path / "ws"
-    workers = [_worker(redis_url, ws) for _ in range(2)]
+    workers = [_worker(redis_url, ws, staged) for _ in range(2)]
     try:
-        events, states_at_first = asyncio.run(_run(redis_url, ws))
+        events, states_at_first = asyncio.run(_run(redis_url, ws, staged))
     finally:
         for p in workers:
             p.send_signal(signal.SIGTERM)
@@ -97,6 +102,8 @@ def test_sse_shows_live_events_of_a_bug_run_by_another_process(
         ["analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation"]
     )
     tagged = {e.get("worker") for k, e in events if k not in ("end", "status", "report")}
-    assert len(tagged) == 1 and tagged <= names  # one worker process ran it, not the API
+    assert tagged and tagged <= names  # worker processes ran it, not the API
+    if not staged:
+        assert len(tagged) == 1
     assert kinds[-2:] == ["end", "report"] and events[-2][1] == {"state": "done"}
     assert events[-1][1]["validated"] is True
