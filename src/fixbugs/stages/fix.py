@@ -155,6 +155,10 @@ async def propose_fixes(ctx: RunContext, root: Path | None = None) -> list[Candi
     # the root cause's file is the likeliest home of the fix: its other suspicious
     # regions come along even when other files' regions rank above them
     regions = ranked[:n] + [r for r in ranked[n:] if ranked and r[0] == ranked[0][0]][:4]
+    ctx.note(
+        "fix",
+        "repair regions: " + ", ".join(f"{p}:{a}-{b} ({s:.2f})" for p, a, b, s in regions[:8]),
+    )
     texts: dict[str, str] = {}
     for path, *_ in regions:
         text = _pristine_text(ctx, path)
