@@ -48,8 +48,8 @@ FIX_SYSTEM = (
 
 
 def repair_regions(ctx: RunContext) -> list[tuple[str, int, int, float]]:
-    """Regions in priority order with a suspiciousness: the root cause, then SBFL's top
-    ranges, then the project frames of the traceback (innermost first)."""
+    """Regions in priority order with a suspiciousness: the root cause, the other regions
+    the root-cause stage weighed, SBFL's top ranges, then the traceback's project frames."""
     regions: list[tuple[str, int, int, float]] = []
 
     def add(path: str, a: int, b: int, score: float) -> None:
@@ -60,6 +60,10 @@ def repair_regions(ctx: RunContext) -> list[tuple[str, int, int, float]]:
     if ctx.root_cause is not None:
         rc = ctx.root_cause
         add(rc.path, rc.start, rc.end, 1.0)
+    # the other regions the root-cause stage weighed (function-level, with evidence)
+    top = max((r.score for r in ctx.regions), default=0.0)
+    for r in ctx.regions[:5]:
+        add(r.path, r.start, r.end, 0.9 * max(0.1, r.score / top) if top > 0 else 0.5)
     ranked = sorted(
         ((score, path, a, b) for path, rs in ctx.suspicious.items() for a, b, score in rs),
         key=lambda t: -t[0],
