@@ -3,7 +3,7 @@
 A reader in this process follows the bug's event log in the queue's store:
 it sees the first worker's analysis events while the bug is still in
 flight (before the repair stage's effect exists), then the other worker's
-reproduction and repair events, up to ``run_finished``.
+reproduction and repair events, up to ``run_finished`` and the end marker.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from stagedkit import example_spec, staged_agent
 
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import open_queue
-from fixbugs.staged.events import open_events
+from fixbugs.staged.events import FINISHED, open_events
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
 
@@ -52,7 +52,7 @@ async def _follow(url: str, spec: dict[str, Any]) -> tuple[list[dict[str, Any]],
             for pos, ev in got:
                 after = pos
                 seen.append(ev)
-            if any(ev["kind"] == "run_finished" for ev in seen):
+            if any(ev["kind"] == FINISHED for ev in seen):
                 break
         return seen, live
     finally:
@@ -68,7 +68,7 @@ def test_live_events_from_two_worker_processes_on_redis(tmp_path: Path, redis_ur
         events, live = asyncio.run(_follow(redis_url, spec))
     finally:
         for p in (a, b):
-            p.send_signal(signal.SIGINT)
+            p.send_signal(signal.SIGTERM)
         for p in (a, b):
             p.wait(60)
     host = socket.gethostname()
@@ -76,7 +76,9 @@ def test_live_events_from_two_worker_processes_on_redis(tmp_path: Path, redis_ur
     for ev in events:  # who ran each stage (notes may name a stage from elsewhere)
         if ev["kind"] in ("stage_started", "stage_finished"):
             by_stage.setdefault(ev["stage"], set()).add(ev["worker"])
-    assert events[-1]["kind"] == "run_finished" and events[-1]["data"]["validated"] is True
+    # the worker that ended the bug marks the end after its last event
+    assert events[-1]["kind"] == FINISHED
+    assert events[-2]["kind"] == "run_finished" and events[-2]["data"]["validated"] is True
     assert live, "the first events arrived only after the bug had finished"
     assert by_stage["analysis"] == {f"{host}:{a.pid}"}
     assert by_stage["root_cause"] == {f"{host}:{a.pid}"}

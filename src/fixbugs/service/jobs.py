@@ -30,7 +30,7 @@ from fixbugs.service.auth import OPEN_TENANT
 from fixbugs.service.events import EventHub
 from fixbugs.service.owners import JobIndex, JobMeta, expired
 from fixbugs.service.workspace import Workspace
-from fixbugs.staged.events import EventChannel, EventPump, EventRelay
+from fixbugs.staged.events import FINISHED, EventChannel, EventPump, EventRelay
 from fixbugs.staged.pipeline import Publish, StagedAgent
 from fixbugs.staged.service import job_record
 
@@ -376,8 +376,10 @@ class JobService:
             self.hub.publish(job, event)
 
     def _finish(self, job: str) -> None:
-        if self._pump is None:  # else the relay ends the stream at the final event
+        if self._pump is None:
             self.hub.finish(job)
+        else:  # the relay ends the stream when this marker arrives, after every event
+            self._pump.publish(job, {"kind": FINISHED, "stage": "run", "at_s": 0.0, "data": {}})
 
     def _staged_run(self, st: Stage, last: bool) -> Callable[[StageContext], Any]:
         """A staged stage's run with the service's bookkeeping: failures, the end."""

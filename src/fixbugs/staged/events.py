@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from agentrt.errors import UserError
 
 __all__ = [
+    "FINISHED",
     "EventChannel",
     "EventPump",
     "EventRelay",
@@ -28,6 +29,8 @@ __all__ = [
 ]
 
 Event = Mapping[str, Any]
+# written after a job's last event by the worker that ended it; never shown
+FINISHED = "_finished"
 Read = list[tuple[str, dict[str, Any]]]
 ReadMany = list[tuple[str, str, dict[str, Any]]]  # (job, position, event)
 
@@ -218,8 +221,8 @@ class EventRelay:
     """Copies the event log of every job a local :class:`EventHub` follows into it.
 
     The API process's hub then streams (SSE) events that workers in other
-    processes or machines wrote; the relay ends a job's stream at its
-    ``run_finished`` or final ``failed`` event.
+    processes or machines wrote; the relay ends a job's stream at the
+    :data:`FINISHED` marker its worker writes after the job's last event.
     """
 
     def __init__(self, channel: EventChannel, hub: Any, *, idle_s: float = 0.2) -> None:
@@ -242,10 +245,8 @@ class EventRelay:
             )
             for job, pos, ev in got:
                 self._pos[job] = pos
-                self.hub.publish(job, ev)
-                final = ev.get("kind") == "run_finished" or (
-                    ev.get("kind") == "failed" and (ev.get("data") or {}).get("final")
-                )
-                if final:
+                if ev.get("kind") == FINISHED:  # the job's last event: end its stream
                     self.hub.finish(job)
                     self._pos.pop(job, None)
+                else:
+                    self.hub.publish(job, ev)

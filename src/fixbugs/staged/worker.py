@@ -13,7 +13,7 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -21,7 +21,7 @@ from agentrt.errors import UserError
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, open_queue
 from fixbugs.context import AgentOptions, Models
-from fixbugs.staged.events import EventPump, open_events
+from fixbugs.staged.events import FINISHED, EventPump, open_events
 from fixbugs.staged.pipeline import QUEUE_STAGES, StagedAgent, StagedConfig
 
 __all__ = ["run_worker", "worker_command"]
@@ -54,7 +54,13 @@ async def run_worker(
     q = open_queue(queue, clock=EpochClock(), namespace=namespace)
     channel = open_events(queue, namespace=namespace)
     pump = EventPump(channel, tag={"worker": name})
-    agent = StagedAgent(models, opts, clock=q.clock, publish=pump.publish, config=config)
+
+    def publish(job: str, event: dict[str, Any]) -> None:
+        pump.publish(job, event)
+        if event.get("kind") == "run_finished":  # the bug's last event: readers may stop
+            pump.publish(job, {"kind": FINISHED, "stage": "run", "at_s": 0.0, "data": {}})
+
+    agent = StagedAgent(models, opts, clock=q.clock, publish=publish, config=config)
     runner = PipelineRunner(agent.pipeline(), q, stages=stages, consumer=name, poll_s=0.1)
     try:
         async with asyncio.TaskGroup() as tg:
