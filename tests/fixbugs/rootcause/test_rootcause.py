@@ -20,11 +20,11 @@ from fixbugs.context import AgentOptions, Models, RunContext
 from fixbugs.inputs import load_inputs
 from fixbugs.localize.locate import static_evidence
 from fixbugs.localize.rank import rank_files
-from fixbugs.localize.regions import suspicious_regions
+from fixbugs.localize.regions import Region, suspicious_regions
 from fixbugs.localize.traceback import parse_failure
 from fixbugs.progress import JudgmentPrinter, ProgressEvent, collecting_sink
 from fixbugs.report import _stage_figures
-from fixbugs.stages.rootcause import root_cause
+from fixbugs.stages.rootcause import root_cause, run_regions
 
 INVOICE = (
     "from decimal import Decimal\n"
@@ -220,3 +220,23 @@ def test_long_functions_are_narrowed_around_their_evidence() -> None:
     ranked = rank_files(static_evidence(files, report, failure, []))
     (region,) = suspicious_regions(files, ranked, report=report)
     assert region.function == "big" and (region.start, region.end) == (40, 42)
+
+
+async def test_an_answer_choosing_a_weaker_region_leaves_the_strongest_evidence(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    plain = _ctx(tmp_path / "plain", None, clock)
+    weaker = [i for i, r in enumerate(ctx_regions(plain), 1) if r.path == "shop/helpers.py"]
+    assert weaker, "the fixture must offer a weaker region"
+    answer = f"R{weaker[0]}\nfmt formats x with two decimals, which rounds the total wrongly."
+    ctx = _ctx(tmp_path / "judged", _model(clock, answer), clock)
+    async with clock.autojumping():
+        rc = await root_cause(ctx)
+    assert rc is not None and rc.origin == "static"
+    assert (rc.path, rc.function) == ("shop/invoice.py", "apply_discount")
+    assert any("over stronger evidence" in n for n in ctx.notes)
+
+
+def ctx_regions(ctx: RunContext) -> list[Region]:
+    return run_regions(ctx)
