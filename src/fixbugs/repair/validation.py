@@ -22,10 +22,11 @@ cancellation finishes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from agentrt.clock import Clock
 from agentrt.graph import scatter
@@ -41,6 +42,7 @@ __all__ = [
     "validate_parallel",
 ]
 
+T = TypeVar("T")
 Status = Literal["validated", "rejected", "did_not_apply", "skipped", "cancelled", "error"]
 
 
@@ -113,27 +115,16 @@ def default_limit() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-async def _fork(make_fork: Callable[[], _Sandbox]) -> _Sandbox:
-    """Fork in a thread; if cancelled meanwhile, wait for the copy and delete it."""
-    task = asyncio.ensure_future(asyncio.to_thread(make_fork))
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        while not task.done():
-            try:
-                await asyncio.shield(task)
-            except asyncio.CancelledError:
-                continue
-            except Exception:
-                break
-        if task.done() and not task.cancelled() and task.exception() is None:
-            task.result().close()
-        raise
+async def _in_thread(fn: Callable[[], T], undo: Callable[[T], None] | None = None) -> T:
+    """Run ``fn`` in a thread and wait for it to end even if cancelled meanwhile.
 
-
-async def _close(sb: _Sandbox) -> None:
-    """Close in a thread, but finish closing even if cancelled while doing it."""
-    task = asyncio.ensure_future(asyncio.to_thread(sb.close))
+    A thread cannot be stopped: returning at the cancel would let the caller
+    delete a sandbox while the thread still copies into it or applies a
+    patch inside it, and leave a directory behind. So the cancellation is
+    held until the thread is done, ``undo`` (if given) is applied to what it
+    made, and then the cancellation is raised.
+    """
+    task = asyncio.ensure_future(asyncio.to_thread(fn))
     cancelled = False
     while not task.done():
         try:
@@ -141,7 +132,24 @@ async def _close(sb: _Sandbox) -> None:
         except asyncio.CancelledError:
             cancelled = True
     if cancelled:
+        if undo is not None and not task.cancelled() and task.exception() is None:
+            undo(task.result())
         raise asyncio.CancelledError
+    return task.result()
+
+
+def _close_now(sb: _Sandbox) -> None:
+    sb.close()
+
+
+async def _fork(make_fork: Callable[[], _Sandbox]) -> _Sandbox:
+    """A new fork; if cancelled while copying, the finished copy is deleted."""
+    return await _in_thread(make_fork, undo=_close_now)
+
+
+async def _close(sb: _Sandbox) -> None:
+    """Close (kill, unmount, delete), finishing even if cancelled meanwhile."""
+    await _in_thread(sb.close)
 
 
 class _Baselines:
@@ -237,7 +245,7 @@ async def validate_parallel(
         except (OSError, RuntimeError) as exc:
             return record(c, "error", None, f"could not fork the sandbox: {exc}"[:200], t0)
         try:
-            applied = await asyncio.to_thread(sb.apply_patch, c.diff)
+            applied = await _in_thread(functools.partial(sb.apply_patch, c.diff))
             if not applied.applied:
                 return record(c, "did_not_apply", "apply", applied.message[:200], t0)
             for stage in stages(c) if callable(stages) else stages:
