@@ -159,8 +159,13 @@ async def run_root_cause(ctx: RunContext, evidence: Sequence[FileEvidence]) -> N
 
 
 async def run_fix(ctx: RunContext) -> None:
-    """Candidate fixes, written against the sandbox's pristine baseline (never run in)."""
-    ctx.candidates = await propose_fixes(ctx, ctx.sandbox.baseline)
+    """Candidate fixes, written against the pristine sources (no sandbox needed).
+
+    The sources come from the sandbox's pristine baseline when there is one,
+    else from the input tree, so the staged driver runs this in its model
+    stage, where waiting on the model's rewrite holds no core.
+    """
+    ctx.candidates = await propose_fixes(ctx)
     ctx.emit(
         "note",
         "fix",

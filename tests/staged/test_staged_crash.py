@@ -37,8 +37,8 @@ POINTS = ("mid", "before_record", "after_record")
 AGENT_OF = {
     "analysis": {"analysis", "file_relevance"},
     "reproduction": {"reproduction"},
-    "root_cause": {"root_cause"},
-    "repair": {"fix", "validation"},
+    "root_cause": {"root_cause", "fix"},
+    "repair": {"validation"},
 }
 TARGET = "bug0"
 BUGS = ("bug0", "bug1")

@@ -7,8 +7,9 @@
 
 ``analysis`` runs the static analysis and the model's file relevance;
 ``reproduction`` runs the tests and SBFL in a sandbox; ``root_cause`` is the
-model's judgment; ``repair`` generates and validates fixes in a sandbox and
-records the report. Each is an :class:`agentrt.pipeline.Stage` with its own
+model's judgment and the fix proposal (templates, ingredients, the model's
+rewrite, ranked by naturalness: no sandbox needed); ``repair`` validates
+the candidates in sandbox forks and records the report. Each is an :class:`agentrt.pipeline.Stage` with its own
 slots: a bug waiting on the model holds a model slot, never a core, and a
 bug whose tests are slow holds a sandbox slot, never the model. Sandbox
 stages share one gate sized to the cores, whichever of the two they are.
@@ -217,6 +218,10 @@ class StagedAgent:
         walls = dict(state.walls)
         async with self._agent_stage(ctx, "root_cause", walls):
             await steps.run_root_cause(ctx, [*state.static, *state.relevance, *state.sbfl])
+        # The fix proposal needs no sandbox, only the model (its rewrite and
+        # naturalness scores): here, its waits hold a model slot, not a core.
+        async with self._agent_stage(ctx, "fix", walls):
+            await steps.run_fix(ctx)
         return encode(
             snapshot(
                 ctx, static=state.static, relevance=state.relevance, sbfl=state.sbfl, walls=walls
@@ -229,8 +234,6 @@ class StagedAgent:
         walls = dict(state.walls)
         ctx.sandbox = await self._sandbox(ctx)
         try:
-            async with self._agent_stage(ctx, "fix", walls):
-                await steps.run_fix(ctx)
             async with self._agent_stage(ctx, "validation", walls):
                 await steps.run_validation(ctx)
         finally:

@@ -149,10 +149,10 @@ def _test_sources(ctx: RunContext) -> list[str]:
     return out
 
 
-async def propose_fixes(ctx: RunContext, root: Path | None = None) -> list[Candidate]:
+async def propose_fixes(ctx: RunContext) -> list[Candidate]:
     """Ranked candidates (best first); ``ctx.repair_candidates`` keeps their details.
 
-    ``root`` is unused: sources come from the pristine baseline.
+    Sources come from the pristine baseline (see :func:`_pristine_text`).
     """
     ranked = repair_regions(ctx)
     n = max(1, ctx.options.repair_regions)

@@ -193,6 +193,10 @@ PROFILES: dict[str, SimProfile] = {
             ),
         ),
         SimProfile(name="ratelimited", rpm=60, tpm=20_000),
+        # A large model behind a hosted API: about a second before any token,
+        # prefill at ~5k tokens/s (a 7k-token prompt waits ~2.4 s for its
+        # first token, the source's streamed demo), then 50 tokens/s per stream.
+        SimProfile(name="hosted", ttft_base_s=1.0, prefill_s_per_token=0.2e-3, decode_tps=50.0),
     )
 }
 
