@@ -177,7 +177,9 @@ async def test_inputs_go_when_the_job_ends_and_reports_after_their_time(svc: Svc
     report = await svc.client.get(f"/v1/bugs/{job}/report", headers={"X-API-Key": ACME})
     assert report.status_code == 200
     svc.clock.advance(TTL_S + 1)
-    assert await svc.service.purge_expired() == (job,)
+    purged = await svc.service.purge_expired()
+    # the service's own sweep wakes on the same clock advance and may purge it first
+    assert purged == (job,) or (purged == () and svc.service.index.get(job) is None)
     gone = await svc.client.get(f"/v1/bugs/{job}/report", headers={"X-API-Key": ACME})
     assert gone.status_code == 404
     listed = await svc.client.get("/v1/bugs", headers={"X-API-Key": ACME})

@@ -296,8 +296,10 @@ class Sandbox:
         if not diff.strip() or not files:
             return PatchResult(False, "none", (), "the patch is empty or has no file headers")
         data = diff.encode() if diff.endswith("\n") else (diff + "\n").encode()
+        # git apply is atomic (it checks every hunk before writing any), so it
+        # needs no separate check run; patch(1) is not, so it is dry-run first.
         attempts = (
-            ("git apply", ["git", "apply", "--check", "-"], ["git", "apply", "-"]),
+            ("git apply", None, ["git", "apply", "-"]),
             (
                 "patch -p1",
                 ["patch", "-p1", "--dry-run", "--batch", "--forward"],
@@ -313,13 +315,14 @@ class Sandbox:
         )
         messages: list[str] = []
         for tool, check, apply in attempts:
-            if shutil.which(check[0]) is None:
+            if shutil.which(apply[0]) is None:
                 messages.append(f"{tool}: not installed")
                 continue
-            checked = self._helper(check, data)
-            if checked.returncode != 0:
-                messages.append(f"{tool}: {_text(checked)}")
-                continue
+            if check is not None:
+                checked = self._helper(check, data)
+                if checked.returncode != 0:
+                    messages.append(f"{tool}: {_text(checked)}")
+                    continue
             saved = self._save(files)
             done = self._helper(apply, data)
             if done.returncode == 0:

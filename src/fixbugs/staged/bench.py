@@ -1,10 +1,12 @@
 """``fixbugs bench service``: stage queues against whole-bug workers, same cores.
 
-Workload: copies of the bundled example (small bugs) and one large
+Workload: copies of the bundled example (small bugs, each with its own seed
+for the incidental details of its report) and one large
 repository — the example plus many modules and a CPU-heavy test suite —
 submitted first, so it is ahead of every small bug. The model endpoint is
-the agentrt simulator in this process (``default`` profile: real TTFT and
-decode waits), and the tests run for real in the sandbox.
+the agentrt simulator in this process (``hosted`` profile by default: a
+large model behind an API, about 1–3 s to the first token, then 50 tokens/s;
+real waits), and the tests run for real in the sandbox.
 
 Three runs on fresh SQLite queues, one after another:
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -79,6 +82,7 @@ class ModeRun:
 class BenchFigures:
     cores: int
     small_bugs: int
+    profile: str
     staged_per_hour: float
     whole_bug_per_hour: float
     speedup: float
@@ -93,11 +97,20 @@ class BenchFigures:
     alone_wall_s: float
 
 
-def _bug(dst: Path, *, big: bool, slow_tests: int, modules: int) -> dict[str, Any]:
+def _bug(dst: Path, *, big: bool, slow_tests: int, modules: int, seed: int) -> dict[str, Any]:
     from fixbugs.service.investigate import bug_spec
 
     shutil.copytree(example_dir("invoice"), dst)
     repo = dst / "repo"
+    # Each copy's report differs in its incidental details (ticket number,
+    # quantity the customer saw work), so no two copies send the model the
+    # same prompts: the simulator's answers, seeded by the prompt, vary too.
+    rng = random.Random(seed)
+    report = dst / "report.md"
+    text = report.read_text()
+    text = text.replace("ticket #4412", f"ticket #{rng.randrange(1000, 99999)}")
+    text = text.replace("Orders of 12 units", f"Orders of {rng.randrange(11, 40)} units")
+    report.write_text(text)
     if big:
         extra = repo / "shop" / "extra"
         extra.mkdir()
@@ -204,7 +217,7 @@ def _p95(values: list[float | None]) -> float | None:
 
 
 def summarize(
-    cores: int, small: int, staged: ModeRun, whole: ModeRun, alone: ModeRun
+    cores: int, small: int, staged: ModeRun, whole: ModeRun, alone: ModeRun, profile: str = ""
 ) -> BenchFigures:
     """The figures of three runs (pure: tested without running anything)."""
 
@@ -220,6 +233,7 @@ def summarize(
     return BenchFigures(
         cores=cores,
         small_bugs=small,
+        profile=profile,
         staged_per_hour=s,
         whole_bug_per_hour=w,
         speedup=round(s / w, 2) if w else 0.0,
@@ -241,7 +255,7 @@ async def run_service_bench(
     cores: int | None = None,
     slow_tests: int = 8,
     modules: int = 60,
-    profile: str = "default",
+    profile: str = "hosted",
     max_candidates: int = 40,
 ) -> BenchFigures:
     from fixbugs.agent import env_for_interpreter
@@ -254,16 +268,21 @@ async def run_service_bench(
     options = AgentOptions(test_env=env.command_env(), python=env, max_candidates=max_candidates)
     with tempfile.TemporaryDirectory(prefix="fixbugs-bench-service-") as tmp:
         root = Path(tmp)
-        big = [("big", _bug(root / "big", big=True, slow_tests=slow_tests, modules=modules), True)]
+        big_spec = _bug(root / "big", big=True, slow_tests=slow_tests, modules=modules, seed=0)
+        big = [("big", big_spec, True)]
         smalls = [
-            (f"small{i}", _bug(root / f"small{i}", big=False, slow_tests=0, modules=0), False)
+            (
+                f"small{i}",
+                _bug(root / f"small{i}", big=False, slow_tests=0, modules=0, seed=i + 1),
+                False,
+            )
             for i in range(small)
         ]
         kw: dict[str, Any] = {"cores": cores, "options": options, "profile": profile}
         whole = await _run_mode("whole-bug", big + smalls, root, **kw)
         staged = await _run_mode("staged", big + smalls, root, **kw)
         alone = await _run_mode("staged-alone", smalls, root, **kw)
-    return summarize(cores, small, staged, whole, alone)
+    return summarize(cores, small, staged, whole, alone, profile)
 
 
 def service_command(
@@ -272,17 +291,29 @@ def service_command(
         int | None, typer.Option(help="Sandbox slots (and whole-bug workers); default: cores.")
     ] = None,
     slow_tests: Annotated[int, typer.Option(help="CPU-heavy tests in the large repository.")] = 8,
+    profile: Annotated[
+        str, typer.Option(help="Simulator latency profile (agentrt sim profiles).")
+    ] = "hosted",
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
     """Stage queues vs one whole-bug worker per slot, on a mixed workload."""
     if small < 1:
         raise typer.BadParameter("--small must be at least 1")
-    figures = asyncio.run(run_service_bench(small=small, cores=cores, slow_tests=slow_tests))
+    from agentrt.sim import PROFILES
+
+    if profile not in PROFILES:
+        raise typer.BadParameter(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    figures = asyncio.run(
+        run_service_bench(small=small, cores=cores, slow_tests=slow_tests, profile=profile)
+    )
     d = asdict(figures)
     if as_json:
         print(json.dumps(d, indent=2))
         return
-    print(f"cores: {d['cores']}, small bugs: {d['small_bugs']} (+1 large, submitted first)")
+    print(
+        f"cores: {d['cores']}, small bugs: {d['small_bugs']} (+1 large, submitted first),"
+        f" simulator profile {d['profile']}"
+    )
     print(
         f"bugs/hour: staged {d['staged_per_hour']}, whole-bug {d['whole_bug_per_hour']}"
         f" ({d['speedup']}x; target >= 1.5x)"

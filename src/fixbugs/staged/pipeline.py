@@ -9,7 +9,8 @@
 ``reproduction`` runs the tests and SBFL in a sandbox; ``root_cause`` is the
 model's judgment and the fix proposal (templates, ingredients, the model's
 rewrite, ranked by naturalness: no sandbox needed); ``repair`` validates
-the candidates in sandbox forks and records the report. Each is an :class:`agentrt.pipeline.Stage` with its own
+the candidates in sandbox forks and records the report. Each is an
+:class:`agentrt.pipeline.Stage` with its own
 slots: a bug waiting on the model holds a model slot, never a core, and a
 bug whose tests are slow holds a sandbox slot, never the model. Sandbox
 stages share one gate sized to the cores, whichever of the two they are.

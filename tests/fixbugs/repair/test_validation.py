@@ -6,8 +6,10 @@ import asyncio
 import os
 import secrets
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -239,18 +241,22 @@ def _marker_processes(marker: str) -> list[int]:
 
 
 async def _ready(fifo: Path, proc: asyncio.Future) -> None:
-    """Return once the command opened ``fifo`` (it runs), or ended without doing so."""
+    """Return once the command wrote to ``fifo`` (it runs), or ended without doing so.
 
-    def read() -> None:
-        with open(fifo, "rb") as f:
-            f.read()
-
-    reader = asyncio.ensure_future(asyncio.to_thread(read))
-    await asyncio.wait({reader, proc}, return_when=asyncio.FIRST_COMPLETED)
-    if not reader.done():  # the command ended first: release the blocked reader
-        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    The FIFO is read without blocking, through the event loop (no thread
+    left blocked on it when the test cancels), and Linux reports no end of
+    file on it before a writer has opened it.
+    """
+    loop = asyncio.get_running_loop()
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    readable = loop.create_future()
+    loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
+    try:
+        await asyncio.wait({readable, proc}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        loop.remove_reader(fd)
         os.close(fd)
-        await reader
+        readable.cancel()
 
 
 @pytest.mark.parametrize("cancel_when", ["first_running", "all_running"])
@@ -275,12 +281,18 @@ async def test_cancelling_the_repair_stage_leaves_no_sandbox_and_no_process(tmp_
         os.chmod(fifo, 0o666)  # the sandbox may run as another uid
         code = f"open({fifo.name!r}, 'w').write('x'); import time; time.sleep(120)"
         proc = asyncio.ensure_future(sb.run([py, "-c", code, marker], timeout_s=timeout_s))
-        await _ready(fifo, proc)
-        if not proc.done():
-            running += 1
-            if running >= target:
-                ready.set()
-        return await proc
+        try:
+            await _ready(fifo, proc)
+            if not proc.done():
+                running += 1
+                if running >= target:
+                    ready.set()
+            return await proc
+        finally:
+            # the run is this call's own task: a cancel must reach it too
+            if not proc.done():
+                proc.cancel()
+                await asyncio.wait({proc})
 
     diff = "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
     cands = [cand(i, diff) for i in range(4)]
@@ -305,3 +317,48 @@ async def test_cancelling_the_repair_stage_leaves_no_sandbox_and_no_process(tmp_
     pristine.close()
     assert _marker_processes(marker) == []
     assert os.listdir(base) == []
+
+
+async def test_a_cancel_while_a_patch_is_applied_waits_for_it_before_deleting_the_fork():
+    # The patch is applied in a thread, which a cancel cannot stop: deleting
+    # the fork under it would let it write into a half-deleted copy.
+    applying, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    class Box:
+        def apply_patch(self, diff):
+            applying.set()
+            release.wait(60)
+            order.append("applied")
+            return SimpleNamespace(applied=True, message="")
+
+        def close(self):
+            order.append("closed")
+
+    async def run(sb, cmd, what, timeout_s):
+        raise AssertionError("a cancelled candidate must not run its tests")
+
+    task = asyncio.create_task(
+        validate_parallel(
+            [cand(0, "diff")],
+            make_fork=Box,
+            run=run,
+            stages=STAGES[:1],
+            clock=FakeClock(),
+            budget_s=100,
+            limit=1,
+        )
+    )
+    await asyncio.to_thread(applying.wait, 60)
+    task.cancel()
+    # Give a wrong implementation every chance to close the fork under the
+    # running patch (thread round trips, not sleeps), then let the patch end.
+    try:
+        for _ in range(20):
+            await asyncio.to_thread(lambda: None)
+        assert order == [] and not task.done()
+    finally:
+        release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert order == ["applied", "closed"]
