@@ -24,6 +24,7 @@ __all__ = [
     "parse_outcomes",
     "parse_test_command",
     "regressions",
+    "suite_shards",
     "unittest_module",
 ]
 
@@ -149,3 +150,44 @@ def unittest_module(target: str) -> str:
         if p[:1].isupper():
             return ".".join(parts[:i]) or target
     return target
+
+
+_PYTEST_CONFIGS = ("pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml")
+
+
+def suite_shards(suite: str, files: Mapping[str, str], n: int) -> tuple[str, ...]:
+    """``suite`` (a pytest run of one folder) split into ``n`` runs of its test files.
+
+    The files are dealt out largest first to the lightest shard, so the
+    shards take about as long. Nothing is split (``()``) when there is less
+    than two files, when the folder is not a plain pytest run, or when the
+    repository tells pytest which files hold tests (``python_files``): then
+    only pytest itself knows what the folder runs.
+    """
+    if n < 2 or parse_test_command(suite).runner != "pytest":
+        return ()
+    folder = shlex.split(suite)[-1]  # TestCommand.suite() puts the folder last
+    if folder.startswith("-") or folder.endswith(".py") or "::" in folder:
+        return ()
+    root = folder.rstrip("/") + "/"
+    if any("python_files" in files.get(cfg, "") for cfg in _PYTEST_CONFIGS):
+        return ()
+    tests = [
+        p
+        for p in files
+        if p.startswith(root)
+        and p.endswith(".py")
+        and (p.rsplit("/", 1)[-1].startswith("test_") or p.endswith("_test.py"))
+    ]
+    if len(tests) < 2:
+        return ()
+    groups: list[list[str]] = [[] for _ in range(min(n, len(tests)))]
+    weight = [0] * len(groups)
+    for p in sorted(tests, key=lambda p: (-len(files[p]), p)):
+        i = weight.index(min(weight))
+        groups[i].append(p)
+        weight[i] += len(files[p]) + 1
+    return tuple(
+        "python -m pytest -v -p no:cacheprovider " + " ".join(shlex.quote(p) for p in sorted(g))
+        for g in groups
+    )

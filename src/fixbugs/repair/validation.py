@@ -30,7 +30,9 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from agentrt.clock import Clock
 from agentrt.graph import scatter
+from agentrt.graph.deadline import first_error
 from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.repair.slots import PrioritySlots
 from fixbugs.testrun import parse_outcomes, parse_test_command, regressions
 from fixbugs.testverdict import classify_run
 
@@ -67,6 +69,10 @@ class Stage:
     command: str
     baseline: Mapping[str, str] | None = None
     lazy_baseline: bool = False
+    # Commands that together run what ``command`` runs (the suite split by
+    # test file): with more than one core, the stage and its baseline run
+    # them side by side, each in its own fork, and judge their joint output.
+    shards: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,30 +158,54 @@ async def _close(sb: _Sandbox) -> None:
     await _in_thread(sb.close)
 
 
+StageRunner = Callable[[Stage, Any, "str | None", float, str, float], Awaitable[Any]]
+
+
 class _Baselines:
     """Lazily computed baselines, one per stage, shared by every candidate."""
 
-    def __init__(self, make_fork: Callable[[], _Sandbox], run: Runner, timeout_s: float) -> None:
+    def __init__(
+        self, make_fork: Callable[[], _Sandbox], run_stage: StageRunner, timeout_s: float
+    ) -> None:
         self._make_fork = make_fork
-        self._run = run
+        self._run_stage = run_stage
         self._timeout = timeout_s
         self._lock = asyncio.Lock()
         self._done: dict[str, Mapping[str, str]] = {}
 
-    async def get(self, stage: Stage) -> Mapping[str, str]:
+    async def get(self, stage: Stage, priority: float) -> Mapping[str, str]:
         if stage.baseline is not None and not stage.lazy_baseline:
             return stage.baseline
         async with self._lock:
             if stage.command not in self._done:
                 sb = await _fork(self._make_fork)
                 try:
-                    res = await self._run(
-                        sb, stage.command, f"{stage.name} baseline", self._timeout
+                    res = await self._run_stage(
+                        stage, sb, None, priority, f"{stage.name} baseline", self._timeout
                     )
                     self._done[stage.command] = dict(parse_outcomes(res.stdout + "\n" + res.stderr))
                 finally:
                     await _close(sb)
             return self._done[stage.command]
+
+
+@dataclass(frozen=True, slots=True)
+class _Joint:
+    """The joint result of a stage's shards, judged like one run."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+
+def _joint(results: Sequence[Any]) -> _Joint:
+    return _Joint(
+        next((r.returncode for r in results if r.returncode), 0),
+        "\n".join(r.stdout for r in results),
+        "\n".join(r.stderr for r in results),
+        any(bool(r.timed_out) for r in results),
+    )
 
 
 async def _stage_verdict(stage: Stage, res: Any, baseline: Mapping[str, str] | None) -> str | None:
@@ -218,7 +248,42 @@ async def validate_parallel(
     started = clock.now()
     deadline = started + budget_s
     run_state = ValidationRun()
-    baselines = _Baselines(make_fork, run, test_timeout_s)
+    workers = limit or default_limit()
+    # invariant: at most ``workers`` test processes at once, best rank first
+    slots = PrioritySlots(workers)
+
+    async def run_stage(
+        stage: Stage, sb: Any, diff: str | None, priority: float, what: str, limit_s: float
+    ) -> Any:
+        """Run ``stage`` in ``sb`` (``diff`` applied there); shards in forks of their own."""
+        cmds = stage.shards if workers > 1 and len(stage.shards) > 1 else (stage.command,)
+        if len(cmds) == 1:
+            async with slots.hold(priority):
+                return await run(sb, cmds[0], what, limit_s)
+
+        async def shard(i: int, cmd: str) -> Any:
+            box = sb if i == 0 else await _fork(make_fork)
+            try:
+                if i and diff is not None:
+                    applied = await _in_thread(functools.partial(box.apply_patch, diff))
+                    if not applied.applied:
+                        raise RuntimeError(
+                            f"the patch did not apply in a shard's fork: {applied.message}"
+                        )
+                async with slots.hold(priority):
+                    return await run(box, cmd, f"{what}, shard {i + 1}/{len(cmds)}", limit_s)
+            finally:
+                if i:
+                    await _close(box)
+
+        try:
+            async with asyncio.TaskGroup() as tg:
+                tasks = [tg.create_task(shard(i, cmd)) for i, cmd in enumerate(cmds)]
+        except BaseExceptionGroup as eg:
+            raise first_error(eg) from None
+        return _joint([t.result() for t in tasks])
+
+    baselines = _Baselines(make_fork, run_stage, test_timeout_s)
 
     def record(
         c: RepairCandidate, status: Status, stage: str | None, detail: str, t0: float
@@ -255,9 +320,10 @@ async def validate_parallel(
                     return record(c, "skipped", stage.name, "repair budget spent", t0)
                 base = None
                 if stage.baseline is not None or stage.lazy_baseline:
-                    base = await baselines.get(stage)
-                res = await run(sb, stage.command, f"{stage.name} tests on candidate {c.id}",
-                                min(test_timeout_s, max(1.0, remaining)))  # fmt: skip
+                    base = await baselines.get(stage, pos)
+                res = await run_stage(stage, sb, c.diff, pos,
+                                      f"{stage.name} tests on candidate {c.id}",
+                                      min(test_timeout_s, max(1.0, remaining)))  # fmt: skip
                 why = await _stage_verdict(stage, res, base)
                 if why is not None:
                     return record(c, "rejected", stage.name, why, t0)
@@ -275,14 +341,15 @@ async def validate_parallel(
     # cancelled, those ranked before it still in flight are waited for.
     items = list(enumerate(candidates))
     done: set[int] = set()
-    workers = limit or default_limit()
     # With room for more than one process, the lazily needed baselines (the
     # whole suite on the pristine tree) run beside the first candidates
     # instead of after the first one that reaches that stage.
     prefetch: list[asyncio.Task[Mapping[str, str]]] = []
     if workers > 1 and items:
         first = stages(items[0][1]) if callable(stages) else stages
-        prefetch = [asyncio.create_task(baselines.get(st)) for st in first if st.lazy_baseline]
+        prefetch = [
+            asyncio.create_task(baselines.get(st, -1.0)) for st in first if st.lazy_baseline
+        ]
     try:
         await _drain(check, items, workers, done, best, run_state, alternatives)
     finally:

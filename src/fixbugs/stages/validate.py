@@ -27,7 +27,7 @@ from fixbugs.repair.validation import (
     validate_parallel,
 )
 from fixbugs.stages.fix import fix_regions
-from fixbugs.testrun import parse_test_command
+from fixbugs.testrun import parse_test_command, suite_shards
 
 __all__ = ["module_test_files", "out_of_scope", "repair_summary", "validate_candidates"]
 
@@ -84,7 +84,8 @@ def _stages(ctx: RunContext) -> Any:
         elif repro.verbose_command and repro.baseline:
             stages.append(Stage("module", repro.verbose_command, repro.baseline))
         if repro.suite_command:
-            stages.append(Stage("suite", repro.suite_command, None, lazy_baseline=True))
+            shards = suite_shards(repro.suite_command, files, default_limit())
+            stages.append(Stage("suite", repro.suite_command, None, True, shards))
         memo[c.path] = stages
         return stages
 

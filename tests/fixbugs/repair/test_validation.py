@@ -271,7 +271,7 @@ async def test_cancelling_the_repair_stage_leaves_no_sandbox_and_no_process(tmp_
     pristine = Sandbox.create(repo, base_dir=base, readonly_paths=interpreter_paths(Path(py)))
     marker = f"fixbugs-cancel-{secrets.token_hex(6)}"
     running = 0
-    target = 1 if cancel_when == "first_running" else 3  # two candidates + the suite baseline
+    target = 1 if cancel_when == "first_running" else 2  # limit=2: at most two test processes
     ready = asyncio.Event()
 
     async def run(sb, cmd, what, timeout_s):
@@ -362,3 +362,52 @@ async def test_a_cancel_while_a_patch_is_applied_waits_for_it_before_deleting_th
     with pytest.raises(asyncio.CancelledError):
         await task
     assert order == ["applied", "closed"]
+
+
+SHARD_A = "python -m pytest -v tests/test_a.py"
+SHARD_B = "python -m pytest -v tests/test_b.py"
+SHARDED = [
+    Stage("failing", "python -m pytest tests/test_a.py::test_1"),
+    Stage("suite", "python -m pytest -v tests", None, True, (SHARD_A, SHARD_B)),
+]
+
+
+def sharded_behaviour(diff: str, cmd: str) -> Res:
+    """Two test files; the ``breaks-b`` candidate breaks a test only shard B runs."""
+    if cmd.endswith("::test_1"):
+        return Res(0 if diff else 1, "tests/test_a.py::test_1 PASSED\n" if diff else FAIL)
+    a = "tests/test_a.py::test_1 PASSED\ntests/test_a.py::test_2 PASSED\n"
+    b_ok = "tests/test_b.py::test_3 PASSED\n"
+    b = "tests/test_b.py::test_3 FAILED\n" if diff == "breaks-b" else b_ok
+    if cmd == SHARD_A:
+        return Res(0, a)
+    if cmd == SHARD_B:
+        return Res(1 if "FAILED" in b else 0, b)
+    return Res(1 if "FAILED" in b else 0, a + b)  # the whole folder in one run
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+async def test_a_sharded_suite_is_judged_as_one_run(limit):
+    boxes, make_fork, run = harness(sharded_behaviour)
+    cands = [cand(0, "breaks-b"), cand(1, "fix")]
+    out = await validate_parallel(
+        cands,
+        make_fork=make_fork,
+        run=run,
+        stages=SHARDED,
+        clock=FakeClock(),
+        budget_s=100,
+        limit=limit,
+    )
+    # the regression that only shard B sees rejects the candidate; the fix passes
+    assert out.outcomes[0].status == "rejected" and out.outcomes[0].stage == "suite"
+    assert [c.id for c in out.validated] == [1]
+    commands = [cmd for b in boxes for cmd in b.ran]
+    if limit == 1:  # one core: nothing to split, the folder runs whole
+        assert SHARD_A not in commands and "python -m pytest -v tests" in commands
+    else:  # baseline and candidates run both shards, each shard in a fork with the patch
+        assert "python -m pytest -v tests" not in commands
+        assert commands.count(SHARD_B) == 3  # the baseline and both candidates
+        # shard B ran in a pristine fork (the baseline) and in forks holding each patch
+        assert sorted(b.diff for b in boxes if SHARD_B in b.ran) == ["", "breaks-b", "fix"]
+    assert all(b.closed for b in boxes)
