@@ -12,6 +12,11 @@ applies one candidate and runs its stages, cheapest and most telling first:
 3. ``suite``: every test of the whole test folder that passed before still
    passes (its baseline is taken once, on a pristine fork, on first need).
 
+Test processes take :class:`~fixbugs.repair.slots.PrioritySlots`, one per
+core, best rank first; with more than one core a stage with ``shards`` (the
+whole suite split by test file) runs them side by side in forks of their
+own, so the likely fix in its longest stage gets every core.
+
 The first candidate to pass every stage stops the search unless it is a
 high overfitting risk (then the search goes on for a lower-risk one while
 the budget lasts); leaving the scatter cancels the candidates in flight, and
