@@ -163,6 +163,19 @@ def test_breaker_opens_probes_and_closes():
     assert b.state == "closed"
 
 
+def test_a_success_never_opens_the_breaker():
+    # Failures short of the minimum fill the window; the success that brings
+    # it to the minimum is the endpoint recovering, not a reason to open
+    # (found by the cancel-safety property test).
+    b = CircuitBreaker(window=6, min_calls=3, failure_ratio=0.6, open_s=4.0)
+    b.record(1.0, ok=False)
+    b.record(3.0, ok=False)
+    b.record(19.0, ok=True)
+    assert b.state == "closed" and b.allow(19.1)
+    b.record(20.0, ok=False)  # 3 of 4 failed: a failure may open it
+    assert b.state == "open"
+
+
 def test_breaker_stays_closed_on_a_half_failing_endpoint():
     b = CircuitBreaker()
     rng = random.Random(5)

@@ -108,7 +108,9 @@ class CircuitBreaker:
             return  # a straggler sent before the breaker opened
         self._outcomes.append((now, ok))
         n = len(self._outcomes)
-        if n >= self.min_calls and now - self._outcomes[0][0] >= self.min_span_s:
+        # Only a failure can open the breaker: a success is the endpoint
+        # recovering, even when older failures still fill the window.
+        if not ok and n >= self.min_calls and now - self._outcomes[0][0] >= self.min_span_s:
             failures = sum(1 for _, good in self._outcomes if not good)
             if failures / n >= self.failure_ratio:
                 self._open(now, again=False)
