@@ -44,7 +44,7 @@ class PrioritySlots:
 
     @contextlib.asynccontextmanager
     async def hold(self, priority: float) -> AsyncIterator[None]:
-        if self._free > 0 and not self.waiting:
+        if self._free > 0:  # invariant: a free slot means nobody waits (see _release)
             self._free -= 1
         else:
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
