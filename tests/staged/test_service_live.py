@@ -1,8 +1,10 @@
-"""The API in this process, two `fixbugs serve --no-api` worker processes, on Redis.
+"""The API in this process, two worker processes, on Redis.
 
-The API runs no workers, so every bug is handled by another process; its
-SSE stream must still show the bug's progress live (the first event comes
-while the bug is running), tagged with the worker that produced it.
+The workers are `fixbugs serve --no-api` (whole-bug or staged) or `fixbugs
+worker`. The API runs no workers, so every bug is handled by another
+process; its SSE stream must still show the bug's progress live (the first
+event comes while the bug is running), tagged with the worker that produced
+it; and once the stream has ended, the bug's inputs are gone.
 """
 
 from __future__ import annotations
@@ -28,15 +30,18 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's contain
 FIXBUGS = str(Path(sys.executable).parent / "fixbugs")
 
 
-def _worker(url: str, ws: Path, staged: bool) -> subprocess.Popen[bytes]:
-    args = [FIXBUGS, "serve", "--queue", url, "--no-api", "--workspace", str(ws)]
-    args += ["--no-model", "--workers", "1"] + (["--staged"] if staged else [])
+def _worker(url: str, ws: Path, mode: str) -> subprocess.Popen[bytes]:
+    if mode == "worker":  # knows no workspace: it reads the inputs where the spec says
+        args = [FIXBUGS, "worker", "--queue", url, "--no-model", "--python", sys.executable]
+    else:
+        args = [FIXBUGS, "serve", "--queue", url, "--no-api", "--workspace", str(ws)]
+        args += ["--no-model", "--workers", "1"] + (["--staged"] if mode == "staged" else [])
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 async def _run(
     url: str, ws: Path, staged: bool
-) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+) -> tuple[list[tuple[str, dict[str, Any]]], list[str], bool]:
     app, service, _telemetry = build_app(
         ServeConfig(workspace=ws, queue=url, workers=0, staged=staged),
         models=None,
@@ -65,21 +70,23 @@ async def _run(
                         states_at_first.append(st["state"])
                     if kind == "end":
                         break
+        inputs_left = service.workspace.job_dir(job).exists()
         rep = (await client.get(f"/v1/bugs/{job}/report")).json()
         events.append(("report", rep))
         relay.cancel()
     await service.backend.aclose()
-    return events, states_at_first
+    return events, states_at_first, inputs_left
 
 
-@pytest.mark.parametrize("staged", [False, True], ids=["whole-bug", "staged"])
+@pytest.mark.parametrize("mode", ["whole-bug", "staged", "worker"])
 def test_sse_shows_live_events_of_a_bug_run_by_another_process(
-    tmp_path: Path, redis_url: str, staged: bool
+    tmp_path: Path, redis_url: str, mode: str
 ) -> None:
     ws = tmp_path / "ws"
-    workers = [_worker(redis_url, ws, staged) for _ in range(2)]
+    staged = mode != "whole-bug"
+    workers = [_worker(redis_url, ws, mode) for _ in range(2)]
     try:
-        events, states_at_first = asyncio.run(_run(redis_url, ws, staged))
+        events, states_at_first, inputs_left = asyncio.run(_run(redis_url, ws, staged))
     finally:
         for p in workers:
             p.send_signal(signal.SIGTERM)
@@ -107,3 +114,4 @@ def test_sse_shows_live_events_of_a_bug_run_by_another_process(
         assert len(tagged) == 1
     assert kinds[-2:] == ["end", "report"] and events[-2][1] == {"state": "done"}
     assert events[-1][1]["validated"] is True
+    assert not inputs_left, "the bug's inputs outlived its end"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import faulthandler
 import multiprocessing as mp
 import os
 import signal
@@ -66,6 +67,7 @@ def _child(url: str, log: str, kill: tuple[str, str] | None) -> None:
     """A worker process for every stage; SIGKILLs itself at ``kill`` on the target bug."""
 
     async def serve() -> None:
+        _dump_on_sigusr1(f"{log}.{os.getpid()}.stacks")
         q = _open(url)
         seen_start: set[str] = set()
 
@@ -112,6 +114,65 @@ def _child(url: str, log: str, kill: tuple[str, str] | None) -> None:
     asyncio.run(serve())
 
 
+def _dump_on_sigusr1(path: str) -> None:
+    """On SIGUSR1, write every asyncio task's and thread's stack to ``path`` (for a hang)."""
+    loop = asyncio.get_running_loop()
+
+    def dump() -> None:
+        with open(path, "w") as f:
+            for task in asyncio.all_tasks(loop):
+                print(f"--- {task.get_name()}", file=f)
+                # the whole await chain (a task's own stack shows only its top frame)
+                aw: Any = task.get_coro()
+                while aw is not None:
+                    frame = getattr(aw, "cr_frame", None) or getattr(aw, "gi_frame", None)
+                    if frame is None:
+                        print(f"    awaiting {aw!r}", file=f)
+                        break
+                    print(f"    {frame.f_code.co_filename}:{frame.f_lineno}", file=f)
+                    aw = getattr(aw, "cr_await", None) or getattr(aw, "gi_yieldfrom", None)
+            f.flush()
+            faulthandler.dump_traceback(file=f, all_threads=True)
+
+    loop.add_signal_handler(signal.SIGUSR1, dump)
+
+
+def _hang_report(url: str, proc: Any, log: str) -> str:
+    """What a worker that did not finish was waiting on, and what the queue held."""
+    stacks = Path(f"{log}.{proc.pid}.stacks")
+    os.kill(proc.pid, signal.SIGUSR1)
+    for _ in range(50):  # the dump is written by the worker's loop, if it runs
+        proc.join(0.1)
+        if stacks.exists() and stacks.stat().st_size:
+            break
+    proc.kill()
+    proc.join()
+    out = [stacks.read_text() if stacks.exists() else "no stack dump (the loop did not run)"]
+    out.append(f"records: {asyncio.run(_state(url))[2]}")
+    if url.startswith("redis"):
+        import redis
+
+        r = redis.Redis.from_url(url)
+        for key in sorted(r.keys("*")):
+            kind = r.type(key).decode()
+            val: Any = {
+                "hash": r.hgetall,
+                "zset": lambda k: r.zrange(k, 0, -1),
+                "set": r.smembers,
+                "string": r.get,
+                "stream": r.xrange,
+            }.get(kind, lambda _k: "?")(key)
+            out.append(f"{key!r} {kind}: {val!r}")
+            if kind == "stream" and b":q:" in key:
+                try:
+                    out.append(f"  pending: {r.xpending_range(key, 'agentrt', '-', '+', 100)}")
+                except redis.ResponseError as exc:
+                    out.append(f"  pending: {exc}")
+        r.close()
+    out.append(Path(log).read_text())
+    return "\n".join(out)
+
+
 async def _seed(url: str, tmp: Path) -> None:
     q = _open(url)
     agent = staged_agent(q.clock, lambda _j, _e: None)
@@ -141,14 +202,13 @@ def run_kills(url: str, tmp: Path) -> None:
             proc.start()
             proc.join(180)
             if proc.exitcode is None:
-                proc.kill()
-                proc.join()
-                recs = asyncio.run(_state(url))[2]
-                pytest.fail(f"no kill at {stage} {point}; queue: {recs}")
+                pytest.fail(f"no kill at {stage} {point}:\n{_hang_report(url, proc, log)}")
             assert proc.exitcode == -signal.SIGKILL, f"no kill at {stage} {point}"
     final = ctx.Process(target=_child, args=(url, log, None))
     final.start()
     final.join(300)
+    if final.exitcode is None:
+        pytest.fail(f"the last worker did not drain the queue:\n{_hang_report(url, final, log)}")
     assert final.exitcode == 0
 
     lines = Path(log).read_text().splitlines()

@@ -358,7 +358,8 @@ class JobService:
             tg.create_task(self._sweep())
             if self._pump is not None and self.events is not None:
                 tg.create_task(self._pump.run(), name="fixbugs-event-pump")
-                tg.create_task(EventRelay(self.events, self.hub).run(), name="fixbugs-relay")
+                relay = EventRelay(self.events, self.hub, on_finished=self._ended)
+                tg.create_task(relay.run(), name="fixbugs-relay")
             if self.workers > 0:
                 await self.runner.run()
             else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -223,12 +223,24 @@ class EventRelay:
     The API process's hub then streams (SSE) events that workers in other
     processes or machines wrote; the relay ends a job's stream at the
     :data:`FINISHED` marker its worker writes after the job's last event.
+    ``on_finished`` runs first, in this process: the API owns the job's
+    inputs and deletes them there, whichever worker (a ``fixbugs worker``
+    elsewhere included) ended the job; the stream's end then means they are
+    gone.
     """
 
-    def __init__(self, channel: EventChannel, hub: Any, *, idle_s: float = 0.2) -> None:
+    def __init__(
+        self,
+        channel: EventChannel,
+        hub: Any,
+        *,
+        idle_s: float = 0.2,
+        on_finished: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
         self.channel = channel
         self.hub = hub  # fixbugs.service.events.EventHub (no import: no cycle)
         self.idle_s = idle_s
+        self.on_finished = on_finished
         self._pos: dict[str, str] = {}
 
     def _open_jobs(self) -> list[str]:
@@ -246,6 +258,8 @@ class EventRelay:
             for job, pos, ev in got:
                 self._pos[job] = pos
                 if ev.get("kind") == FINISHED:  # the job's last event: end its stream
+                    if self.on_finished is not None:
+                        await self.on_finished(job)
                     self.hub.finish(job)
                     self._pos.pop(job, None)
                 else:
