@@ -11,6 +11,7 @@ from fixbugs.staged.pipeline import (
     StagedAgent,
     StagedConfig,
     inputs_from_spec,
+    model_slots_for,
 )
 from fixbugs.staged.state import BugState, decode, encode, restore, snapshot
 
@@ -24,6 +25,7 @@ __all__ = [
     "decode",
     "encode",
     "inputs_from_spec",
+    "model_slots_for",
     "restore",
     "snapshot",
 ]

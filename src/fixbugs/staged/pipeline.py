@@ -50,6 +50,7 @@ __all__ = [
     "StagedAgent",
     "StagedConfig",
     "inputs_from_spec",
+    "model_slots_for",
 ]
 
 QUEUE_STAGES = ("analysis", "reproduction", "root_cause", "repair")
@@ -62,16 +63,39 @@ Publish = Callable[[str, dict[str, Any]], None]
 
 @dataclass(frozen=True, slots=True)
 class StagedConfig:
-    """Slots per stage: sandbox stages by cores, model stages by model slots.
+    """Slots per stage: sandbox stages by cores, model stages by the endpoint.
 
-    ``model_slots`` only bounds bugs *waiting* in a model stage; the model
-    client's own (adaptive) limiter bounds the calls actually in flight.
+    ``model_slots`` bounds the bugs in a model stage at once; ``None`` sizes
+    it to the model endpoints' own limit (:func:`model_slots_for`). The
+    model client still bounds the calls actually in flight.
     """
 
     sandbox_slots: int = max(1, os.cpu_count() or 1)
-    model_slots: int = 8
+    model_slots: int | None = None
     lease_s: float = 60.0
     capacity: int = 16
+
+
+DEFAULT_MODEL_SLOTS = 8
+
+
+def model_slots_for(models: Models | None) -> int:
+    """Bugs a model stage takes at once: the endpoints' ``max_concurrency``, where set.
+
+    A bug past the endpoint's limit would only wait inside the stage for the
+    client's permit, in arrival order; left in the queue instead, the
+    fairness policy decides which bug the model serves next. At least 2, so
+    one bug's local work (static analysis, parsing) overlaps another's call.
+    Without a configured limit (a hosted endpoint that scales), 8.
+    """
+    limits = []
+    for client in (models.map, models.judge) if models is not None else ():
+        # a ResilientModel wraps the backend client that holds the limit
+        for c in (client, getattr(client, "inner", None)):
+            limit = getattr(c, "max_concurrency", None)
+            if isinstance(limit, int) and limit > 0:
+                limits.append(limit)
+    return max(2, max(limits)) if limits else DEFAULT_MODEL_SLOTS
 
 
 def inputs_from_spec(spec: Mapping[str, Any]) -> BugInputs:
@@ -101,18 +125,17 @@ class StagedAgent:
         clock: Clock,
         publish: Publish,
         config: StagedConfig | None = None,
-        model_gate: Callable[[], contextlib.AbstractAsyncContextManager[object]] | None = None,
     ) -> None:
         self.models = models
         self.options = options
         self.clock = clock
         self.publish = publish
         self.config = config or StagedConfig()
-        self.model_gate = model_gate
         self._cores: asyncio.Semaphore | None = None
 
     def pipeline(self) -> Pipeline:
         c = self.config
+        model_slots = c.model_slots or model_slots_for(self.models)
 
         def stage(name: str, fn: Any, after: tuple[str, ...]) -> Stage:
             model = name in MODEL_STAGES
@@ -120,8 +143,8 @@ class StagedAgent:
                 name,
                 fn,
                 after=after,
-                concurrency=c.model_slots if model else c.sandbox_slots,
-                gate=self.model_gate if model else self._core_gate,
+                concurrency=model_slots if model else c.sandbox_slots,
+                gate=None if model else self._core_gate,
                 lease_s=c.lease_s,
                 capacity=c.capacity,
             )

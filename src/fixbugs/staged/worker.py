@@ -92,7 +92,12 @@ def worker_command(
     sandbox_slots: Annotated[
         int | None, typer.Option(help="Sandbox stages at once (default: cores).")
     ] = None,
-    model_slots: Annotated[int, typer.Option(help="Bugs in model stages at once.")] = 8,
+    model_slots: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Bugs in model stages at once (default: the endpoint's limit, or 8)."
+        ),
+    ] = None,
     drain: Annotated[bool, typer.Option(help="Exit once the queue is empty.")] = False,
 ) -> None:
     """Serve stages of the staged agent from a shared queue."""
