@@ -382,6 +382,16 @@ class JobService:
         else:  # the relay ends the stream when this marker arrives, after every event
             self._pump.publish(job, {"kind": FINISHED, "stage": "run", "at_s": 0.0, "data": {}})
 
+    async def _failed(self, ctx: StageContext, stage: str, exc: Exception) -> None:
+        """Say a run failed; on its last delivery, the job has ended."""
+        final = ctx.attempt >= self.backend.max_deliveries
+        message = f"{type(exc).__name__}: {exc}"
+        event = {"kind": "failed", "stage": stage, "at_s": 0.0, "message": message}
+        self._publish(ctx.job, {**event, "data": {"final": final}})
+        if final:
+            self._finish(ctx.job)
+            await self._ended(ctx.job)
+
     def _staged_run(self, st: Stage, last: bool) -> Callable[[StageContext], Any]:
         """A staged stage's run with the service's bookkeeping: failures, the end."""
 
@@ -391,20 +401,7 @@ class JobService:
             try:
                 result = await st.run(ctx)
             except Exception as exc:
-                final = ctx.attempt >= self.backend.max_deliveries
-                self._publish(
-                    job,
-                    {
-                        "kind": "failed",
-                        "stage": ctx.stage,
-                        "at_s": 0.0,
-                        "message": f"{type(exc).__name__}: {exc}",
-                        "data": {"final": final},
-                    },
-                )
-                if final:
-                    self._finish(job)
-                    await self._ended(job)
+                await self._failed(ctx, ctx.stage, exc)
                 raise
             if last:
                 rec = job_record(await self.backend.records(job), self.stage_names)
@@ -440,20 +437,7 @@ class JobService:
         try:
             report = await self.investigator(ctx.input, sink)
         except Exception as exc:
-            last = ctx.attempt >= self.backend.max_deliveries
-            self._publish(
-                job,
-                {
-                    "kind": "failed",
-                    "stage": "run",
-                    "at_s": 0.0,
-                    "message": f"{type(exc).__name__}: {exc}",
-                    "data": {"final": last},
-                },
-            )
-            if last:
-                self._finish(job)
-                await self._ended(job)
+            await self._failed(ctx, "run", exc)
             raise
         self.run_times.add(self.clock.now() - start)
         self._finish(job)
