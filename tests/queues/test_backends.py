@@ -147,3 +147,37 @@ async def test_small_jobs_pass_a_big_one(q: QueueBackend) -> None:
     await q.put(msg("small", job="small", cost_s=1.0))
     d = await q.claim("a", "w", lease_s=10)
     assert d is not None and d.message.job == "small"
+
+
+async def test_a_reclaim_racing_the_holders_completion_leaves_the_record_done(
+    redis_url: str,
+) -> None:
+    """Redis: a reclaim and the first holder's completion interleave mid-claim.
+
+    The reclaim takes the entry (XAUTOCLAIM) and, before it marks the record
+    running, the first holder completes it. Seen under load in the staged
+    SIGKILL test, where the record then said running forever.
+    """
+    q = RedisQueue(redis_url, max_deliveries=3, namespace=f"t{next(_ns)}")
+    try:
+        await q.put(msg("i"))
+        d1 = await q.claim("a", "w1", lease_s=0.0)
+        assert d1 is not None
+        xautoclaim = q.r.xautoclaim
+        raced: list[bool] = []
+
+        async def completed_meanwhile(*args: object, **kwargs: object) -> object:
+            got = await xautoclaim(*args, **kwargs)
+            if got[1] and not raced:  # w2 holds the entry; w1 completes before w2 starts it
+                raced.append(await q.complete(d1, {"by": 1}))
+            return got
+
+        q.r.xautoclaim = completed_meanwhile
+        assert await q.claim("a", "w2", lease_s=0.0) is None  # nothing left to run
+        assert raced == [True]
+        (rec,) = await q.records()
+        assert rec.state is StageState.DONE
+        assert await q.results("i", ["a"]) == {"a": {"by": 1}}
+        assert await q.pending() == 0
+    finally:
+        await q.aclose()

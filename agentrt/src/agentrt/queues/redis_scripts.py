@@ -3,13 +3,14 @@
 Each one is a step that must be atomic: Redis runs a script with no other
 command in between, so a completion records its effect, hands on the
 downstream entries and acknowledges the delivery as one step, a failure
-re-queues or dead-letters as one step, and a claim moves a waiting entry
-into the stream and reads it for one consumer before anyone else can.
+re-queues or dead-letters as one step, a claim moves a waiting entry
+into the stream and reads it for one consumer before anyone else can, and
+a claimed entry is marked running only if its effect is not recorded yet.
 """
 
 from __future__ import annotations
 
-__all__ = ["COMPLETE", "FAIL", "PROMOTE"]
+__all__ = ["COMPLETE", "FAIL", "PROMOTE", "START"]
 
 # KEYS: stream, effects, records, record, seq, jobcost, then per emit: waiting
 # set, waiting entries, record. ARGV: group, id, effect key, result, now,
@@ -95,4 +96,18 @@ for k, v in pairs(t) do table.insert(flat, k); table.insert(flat, v) end
 redis.pcall('XGROUP', 'CREATE', KEYS[3], ARGV[2], '0', 'MKSTREAM')
 redis.call('XADD', KEYS[3], '*', unpack(flat))
 return redis.call('XREADGROUP', 'GROUP', ARGV[2], ARGV[3], 'COUNT', '1', 'STREAMS', KEYS[3], '>')
+"""
+
+# KEYS: record, effects, stream. ARGV: effect key, attempt, now, group, id.
+# A reclaim may take an entry whose first holder completes it before this
+# runs: then the record must stay done and the entry goes (0); else the
+# record says running (1). One step, so no completion lands in between.
+START = """
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
+  redis.call('XACK', KEYS[3], ARGV[4], ARGV[5])
+  redis.call('XDEL', KEYS[3], ARGV[5])
+  return 0
+end
+redis.call('HSET', KEYS[1], 'state', 'running', 'attempts', ARGV[2], 'started_at', ARGV[3])
+return 1
 """

@@ -108,6 +108,7 @@ class RedisQueue:
         self._complete_script = self.r.register_script(scripts.COMPLETE)
         self._fail_script = self.r.register_script(scripts.FAIL)
         self._promote_script = self.r.register_script(scripts.PROMOTE)
+        self._start_script = self.r.register_script(scripts.START)
         self._groups: set[str] = set()
         self._signal = ChangeSignal(self.clock)
 
@@ -257,11 +258,13 @@ class RedisQueue:
             d = Delivery(m, entry_id, attempt, consumer)
             if serialize and m.key is not None:
                 await self._lock_key(d, lease_s)
-            await self.r.hset(
-                self._rec(m.item, m.stage),
-                mapping={"state": "running", "attempts": attempt, "started_at": self.clock.now()},
+            started = await self._start_script(
+                keys=[self._rec(m.item, m.stage), self._effects, self._stream(m.stage)],
+                args=[f"{m.item}{SEP}{m.stage}", attempt, self.clock.now(), GROUP, entry_id],
             )
-            return d
+            if int(started) == 1:
+                return d
+            await self._unlock(d)  # its first holder completed it meanwhile: nothing to run
 
     def _fail_keys(self, m: Message) -> list[str]:
         return [
