@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from agentrt.checkpoint import checkpoint
 from agentrt.errors import UserError
 
 __all__ = [
@@ -210,6 +211,7 @@ class EventPump:
                 by_job.setdefault(job, []).append(ev)
             for job, evs in by_job.items():
                 await self.channel.append(job, evs)
+                checkpoint()  # redis-py may lose a cancellation (see agentrt.checkpoint)
             for _ in batch:
                 self._q.task_done()
 
@@ -255,6 +257,7 @@ class EventRelay:
             got = await self.channel.read_many(
                 {j: self._pos.get(j, "0") for j in jobs}, timeout_s=1.0
             )
+            checkpoint()
             for job, pos, ev in got:
                 self._pos[job] = pos
                 if ev.get("kind") == FINISHED:  # the job's last event: end its stream

@@ -15,12 +15,14 @@ queue holds at most its capacity plus one message per upstream slot.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import socket
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from agentrt.checkpoint import checkpoint
 from agentrt.clock import Clock
 from agentrt.metrics.recorder import stage as metrics_stage
 from agentrt.pipeline.stage import Pipeline, Stage, StageContext
@@ -72,10 +74,16 @@ class PipelineRunner:
         delay, cap = self._backoff
         while True:
             try:
-                return await op()
+                result = await op()
             except QueueUnavailable:
+                checkpoint()  # a store client may have lost our cancellation
                 await self.clock.sleep(delay)
                 delay = min(cap, delay * 2)
+            else:
+                # Every loop of the runner (claim, drain, submit) goes through
+                # here: a cancellation a store client lost is raised again.
+                checkpoint()
+                return result
 
     # -- producers ----------------------------------------------------------
     async def submit(
@@ -212,7 +220,6 @@ class PipelineRunner:
         # invariant: the lease is renewed at least twice per lease period
         while True:
             await self.clock.sleep(st.lease_s / 3)
-            try:
+            with contextlib.suppress(QueueUnavailable):
                 await self.backend.extend(d, st.lease_s)
-            except QueueUnavailable:
-                continue
+            checkpoint()  # else a lost cancel keeps the lease, and the slot, forever

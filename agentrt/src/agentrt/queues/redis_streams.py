@@ -36,6 +36,7 @@ from typing import Any, ParamSpec, TypeVar
 import redis.asyncio as aioredis
 import redis.exceptions as rexc
 
+from agentrt.checkpoint import checkpoint
 from agentrt.clock import Clock
 from agentrt.queues import redis_scripts as scripts
 from agentrt.queues.epoch import EpochClock
@@ -350,6 +351,7 @@ class RedisQueue:
             if _s(await self.r.get(lock) or b"") == d.receipt:
                 return
             await self.extend(d, lease_s)
+            checkpoint()  # redis-py may lose a cancellation (see agentrt.checkpoint)
             await self.clock.sleep(min(0.05, lease_s / 4))
 
     async def _unlock(self, d: Delivery) -> None:
