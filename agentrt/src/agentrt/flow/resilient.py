@@ -35,6 +35,7 @@ from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from types import TracebackType
 
+from agentrt.checkpoint import checkpoint
 from agentrt.clock import Clock, SystemClock
 from agentrt.errors import ProviderError
 from agentrt.flow.breaker import CircuitBreaker, CircuitOpen
@@ -316,6 +317,7 @@ class ResilientModel:
                         retryable=False,
                     )
                 self._check_deadline(got)
+                checkpoint()  # nothing held here; a store may have lost our cancel
                 await self.clock.sleep(got)
         if self.limiter is not None:
             ticket.permit = await self.limiter.acquire()
@@ -448,6 +450,7 @@ class ResilientModel:
             call.busy_waits += 1
             delay = self.policy.backoff(call.failures, self.rng)
             self._check_deadline(delay)
+            checkpoint()  # nothing held here; a store may have lost our cancel
             await self.clock.sleep(delay)
         call.retrying = True
 
