@@ -9,7 +9,7 @@ OpenTelemetry, Prometheus and the report charts are extras, imported only
 by the modules that use them.
 """
 
-from agentrt.checkpoint import checkpoint
+from agentrt.checkpoint import cancel_requests, checkpoint
 from agentrt.clock import Clock, FakeClock, ScaledClock, SystemClock
 from agentrt.config import EndpointConfig, Settings, load_settings
 from agentrt.errors import (
@@ -73,6 +73,7 @@ __all__ = [
     "Usage",
     "UserError",
     "calibrate",
+    "cancel_requests",
     "checkpoint",
     "client_for_role",
     "estimate_tokens",

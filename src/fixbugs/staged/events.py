@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentrt.checkpoint import checkpoint
+from agentrt.checkpoint import cancel_requests, checkpoint
 from agentrt.errors import UserError
 
 __all__ = [
@@ -201,6 +201,7 @@ class EventPump:
 
     async def run(self) -> None:
         """Append until cancelled; what is buffered is written in batches per bug."""
+        seen = cancel_requests()
         while True:
             first = await self._q.get()
             batch = [first]
@@ -211,7 +212,7 @@ class EventPump:
                 by_job.setdefault(job, []).append(ev)
             for job, evs in by_job.items():
                 await self.channel.append(job, evs)
-                checkpoint()  # redis-py may lose a cancellation (see agentrt.checkpoint)
+                checkpoint(seen)  # redis-py may lose a cancellation (see agentrt.checkpoint)
             for _ in batch:
                 self._q.task_done()
 
@@ -249,6 +250,7 @@ class EventRelay:
         return [job for job, log in list(self.hub._logs.items()) if not log.finished]
 
     async def run(self) -> None:
+        seen = cancel_requests()
         while True:
             jobs = self._open_jobs()
             if not jobs:
@@ -257,7 +259,7 @@ class EventRelay:
             got = await self.channel.read_many(
                 {j: self._pos.get(j, "0") for j in jobs}, timeout_s=1.0
             )
-            checkpoint()
+            checkpoint(seen)
             for job, pos, ev in got:
                 self._pos[job] = pos
                 if ev.get("kind") == FINISHED:  # the job's last event: end its stream

@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from types import TracebackType
 
-from agentrt.checkpoint import checkpoint
+from agentrt.checkpoint import cancel_requests, checkpoint
 from agentrt.clock import Clock, SystemClock
 from agentrt.errors import ProviderError
 from agentrt.flow.breaker import CircuitBreaker, CircuitOpen
@@ -305,6 +305,7 @@ class ResilientModel:
         waited_from = self.clock.now()
         if self.rate is not None:
             tokens = self._estimate(request)
+            seen = cancel_requests()
             while True:
                 got = await self.rate.reserve(tokens)
                 if isinstance(got, Reservation):
@@ -317,7 +318,7 @@ class ResilientModel:
                         retryable=False,
                     )
                 self._check_deadline(got)
-                checkpoint()  # nothing held here; a store may have lost our cancel
+                checkpoint(seen)  # nothing held here; a store may have lost our cancel
                 await self.clock.sleep(got)
         if self.limiter is not None:
             ticket.permit = await self.limiter.acquire()
@@ -440,6 +441,7 @@ class ResilientModel:
         # back off first: a retry holds one of the budget's in-flight retries
         # only while its request is out, as Envoy counts active retries
         await self.clock.sleep(action.delay_s)
+        seen = cancel_requests()
         while True:
             verdict = await self.budget.ask_retry()
             if verdict == "granted":
@@ -450,7 +452,7 @@ class ResilientModel:
             call.busy_waits += 1
             delay = self.policy.backoff(call.failures, self.rng)
             self._check_deadline(delay)
-            checkpoint()  # nothing held here; a store may have lost our cancel
+            checkpoint(seen)  # nothing held here; a store may have lost our cancel
             await self.clock.sleep(delay)
         call.retrying = True
 

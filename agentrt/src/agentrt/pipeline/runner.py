@@ -22,7 +22,7 @@ import socket
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from agentrt.checkpoint import checkpoint
+from agentrt.checkpoint import cancel_requests, checkpoint
 from agentrt.clock import Clock
 from agentrt.metrics.recorder import stage as metrics_stage
 from agentrt.pipeline.stage import Pipeline, Stage, StageContext
@@ -32,10 +32,6 @@ from agentrt.queues.types import Delivery, QueueUnavailable
 __all__ = ["PipelineRunner"]
 
 T = TypeVar("T")
-
-
-class _Drained(Exception):
-    """Raised inside the task group to stop the slots once no work is left."""
 
 
 class PipelineRunner:
@@ -72,17 +68,18 @@ class PipelineRunner:
     # -- store access that rides out an unavailable store -------------------
     async def _retry(self, op: Callable[[], Awaitable[T]]) -> T:
         delay, cap = self._backoff
+        # Every loop of the runner (claim, drain, submit) goes through here: a
+        # cancellation a store client lost during ``op`` is raised again.
+        seen = cancel_requests()
         while True:
             try:
                 result = await op()
             except QueueUnavailable:
-                checkpoint()  # a store client may have lost our cancellation
+                checkpoint(seen)
                 await self.clock.sleep(delay)
                 delay = min(cap, delay * 2)
             else:
-                # Every loop of the runner (claim, drain, submit) goes through
-                # here: a cancellation a store client lost is raised again.
-                checkpoint()
+                checkpoint(seen)
                 return result
 
     # -- producers ----------------------------------------------------------
@@ -108,14 +105,18 @@ class PipelineRunner:
         ``until_idle`` is for work submitted before the call (or by other
         processes); a producer in this process should use :meth:`drain`.
         """
-        try:
-            async with asyncio.TaskGroup() as tg:
-                for st in self.stages:
-                    tg.create_task(self._serve_stage(st), name=st.name)
-                if until_idle:
-                    tg.create_task(self._watch_idle(), name="idle-watch")
-        except* _Drained:
-            pass
+        async with asyncio.TaskGroup() as tg:
+            serving = [tg.create_task(self._serve_stage(st), name=st.name) for st in self.stages]
+            if until_idle:
+                tg.create_task(self._stop_when_idle(serving), name="idle-watch")
+
+    async def _stop_when_idle(self, serving: list[asyncio.Task[None]]) -> None:
+        await self.drain()
+        # End the slots by cancelling them, not by an error in the group: on
+        # 3.11 a task group aborted by a child's error leaves a cancel request
+        # counted on the task that called run() (see agentrt.checkpoint).
+        for task in serving:
+            task.cancel()
 
     async def drain(self) -> None:
         """Return once the store holds no queued or running message.
@@ -125,10 +126,6 @@ class PipelineRunner:
         """
         while await self._retry(self.backend.pending) > 0:
             await self.backend.wait(self.poll_s)
-
-    async def _watch_idle(self) -> None:
-        await self.drain()
-        raise _Drained
 
     async def _has_room(self, st: Stage) -> bool:
         for d in self.pipeline.downstream(st.name):
@@ -218,8 +215,9 @@ class PipelineRunner:
 
     async def _heartbeat(self, st: Stage, d: Delivery) -> None:
         # invariant: the lease is renewed at least twice per lease period
+        seen = cancel_requests()
         while True:
             await self.clock.sleep(st.lease_s / 3)
             with contextlib.suppress(QueueUnavailable):
                 await self.backend.extend(d, st.lease_s)
-            checkpoint()  # else a lost cancel keeps the lease, and the slot, forever
+            checkpoint(seen)  # else a lost cancel keeps the lease, and the slot, forever

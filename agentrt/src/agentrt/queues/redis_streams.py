@@ -36,7 +36,7 @@ from typing import Any, ParamSpec, TypeVar
 import redis.asyncio as aioredis
 import redis.exceptions as rexc
 
-from agentrt.checkpoint import checkpoint
+from agentrt.checkpoint import cancel_requests, checkpoint
 from agentrt.clock import Clock
 from agentrt.queues import redis_scripts as scripts
 from agentrt.queues.epoch import EpochClock
@@ -347,11 +347,12 @@ class RedisQueue:
     async def _lock_key(self, d: Delivery, lease_s: float) -> None:
         assert d.message.key is not None
         lock = self._lock(d.message.stage, d.message.key)
+        seen = cancel_requests()
         while not await self.r.set(lock, d.receipt, nx=True, px=int(lease_s * 1000)):
             if _s(await self.r.get(lock) or b"") == d.receipt:
                 return
             await self.extend(d, lease_s)
-            checkpoint()  # redis-py may lose a cancellation (see agentrt.checkpoint)
+            checkpoint(seen)  # redis-py may lose a cancellation (see agentrt.checkpoint)
             await self.clock.sleep(min(0.05, lease_s / 4))
 
     async def _unlock(self, d: Delivery) -> None:
