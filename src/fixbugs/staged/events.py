@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -28,6 +29,8 @@ __all__ = [
     "SqliteEvents",
     "open_events",
 ]
+
+_log = logging.getLogger(__name__)
 
 Event = Mapping[str, Any]
 # written after a job's last event by the worker that ended it; never shown
@@ -264,7 +267,10 @@ class EventRelay:
                 self._pos[job] = pos
                 if ev.get("kind") == FINISHED:  # the job's last event: end its stream
                     if self.on_finished is not None:
-                        await self.on_finished(job)
+                        try:
+                            await self.on_finished(job)
+                        except OSError as exc:  # a disk error must not stop the relay
+                            _log.warning("job %s ended; its inputs stay: %s", job, exc)
                     self.hub.finish(job)
                     self._pos.pop(job, None)
                 else:
