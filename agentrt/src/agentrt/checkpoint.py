@@ -2,7 +2,8 @@
 
 Python 3.11's :func:`asyncio.wait_for` returns the awaited result, instead
 of raising, when its task is cancelled in the same loop iteration as the
-awaited operation finishes (CPython gh-86296; 3.12 reimplemented it on
+awaited operation finishes (its 3.11 source: ``except CancelledError: if
+fut.done(): return fut.result()``; 3.12 reimplemented it on
 :func:`asyncio.timeout`). redis-py sends every command through
 ``wait_for`` when a socket timeout is set, and its default is 5 s, so under
 load a worker loop polling Redis now and then swallows the cancellation
