@@ -16,7 +16,7 @@ loop reads :func:`cancel_requests` when it starts and calls
 :func:`checkpoint` with that reading after each such await: a request that
 arrived meanwhile and was lost is raised there. A reading, not zero,
 because 3.11's :class:`asyncio.TaskGroup` leaves one request counted on
-its parent task when a child's error aborted it (3.12 takes it back), so a
+its parent task when a child's error aborted it (seen on 3.11.7), so a
 task that handled such an error carries a stale request that nobody means.
 """
 
