@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -102,6 +103,28 @@ STAGES = [
 ]
 
 
+def _validate(
+    cands: list[Any],
+    make_fork: Any,
+    run: Any,
+    *,
+    stages: Any = STAGES[:1],
+    clock: FakeClock | None = None,
+    budget_s: float = 100,
+    limit: int = 1,
+) -> Any:
+    """``validate_parallel`` with these tests' usual stages, clock and budget."""
+    return validate_parallel(
+        cands,
+        make_fork=make_fork,
+        run=run,
+        stages=stages,
+        clock=clock or FakeClock(),
+        budget_s=budget_s,
+        limit=limit,
+    )
+
+
 def behaviour(diff: str, cmd: str) -> Res:
     if diff == "":  # the baseline run on a pristine fork
         return Res(1, FAIL)
@@ -127,9 +150,7 @@ async def test_stages_in_order_and_each_rejection_recorded():
         cand(3, "breaks-suite"),
         cand(4, "fix"),
     ]
-    out = await validate_parallel(
-        cands, make_fork=make_fork, run=run, stages=STAGES, clock=FakeClock(), budget_s=100, limit=1
-    )
+    out = await _validate(cands, make_fork, run, stages=STAGES)
     assert [c.id for c in out.validated] == [4]
     assert out.outcomes[0].stage == "failing"
     assert out.outcomes[1].status == "did_not_apply"
@@ -150,15 +171,7 @@ async def test_first_low_risk_pass_cancels_the_rest_and_closes_every_fork():
         return await run0(sb, cmd, what, timeout_s)
 
     cands = [cand(0, "nofix"), cand(1, "fix"), cand(2, "slow"), cand(3, "slow"), cand(4, "fix")]
-    out = await validate_parallel(
-        cands,
-        make_fork=make_fork,
-        run=run,
-        stages=STAGES[:1],
-        clock=FakeClock(),
-        budget_s=100,
-        limit=2,
-    )
+    out = await _validate(cands, make_fork, run, limit=2)
     # the best-ranked passing candidate, as a sequential run would find it
     assert [c.id for c in out.validated] == [1]
     assert out.outcomes[0].status == "rejected"
@@ -184,15 +197,7 @@ async def test_a_later_candidate_passing_first_waits_for_better_ranked_ones():
 
     _b, _m, run0 = harness(slow_behaviour)
     cands = [cand(0, "fix-slow"), cand(1, "fix")]
-    out = await validate_parallel(
-        cands,
-        make_fork=make_fork,
-        run=run,
-        stages=STAGES[:1],
-        clock=FakeClock(),
-        budget_s=100,
-        limit=2,
-    )
+    out = await _validate(cands, make_fork, run, limit=2)
     assert out.validated[0].id == 0
 
 
@@ -200,15 +205,7 @@ async def test_high_risk_pass_keeps_searching_for_a_lower_risk_fix():
     _boxes, make_fork, run = harness(behaviour)
     cands = [cand(0, "fix", risk="high"), cand(1, "nofix"), cand(2, "fix")]
     # "fix" twice: distinct objects, same behaviour
-    out = await validate_parallel(
-        cands,
-        make_fork=make_fork,
-        run=run,
-        stages=STAGES[:1],
-        clock=FakeClock(),
-        budget_s=100,
-        limit=1,
-    )
+    out = await _validate(cands, make_fork, run)
     assert [c.id for c in out.validated] == [0, 2]
 
 
@@ -221,9 +218,7 @@ async def test_budget_spent_skips_the_rest():
         return await run0(sb, cmd, what, timeout_s)
 
     cands = [cand(i, "nofix") for i in range(4)]
-    out = await validate_parallel(
-        cands, make_fork=make_fork, run=run, stages=STAGES[:1], clock=clock, budget_s=100, limit=1
-    )
+    out = await _validate(cands, make_fork, run, clock=clock)
     assert out.budget_spent
     assert [o.status for o in out.outcomes.values()].count("skipped") == 2
 
@@ -297,15 +292,8 @@ async def test_cancelling_the_repair_stage_leaves_no_sandbox_and_no_process(tmp_
     diff = "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
     cands = [cand(i, diff) for i in range(4)]
     task = asyncio.create_task(
-        validate_parallel(
-            cands,
-            make_fork=pristine.fork,
-            run=run,
-            stages=STAGES,  # the suite baseline is prefetched in a fork too
-            clock=FakeClock(),
-            budget_s=1000,
-            limit=2,
-        )
+        # the suite baseline is prefetched in a fork too
+        _validate(cands, pristine.fork, run, stages=STAGES, budget_s=1000, limit=2)
     )
     waiter = asyncio.ensure_future(ready.wait())
     await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
@@ -338,17 +326,7 @@ async def test_a_cancel_while_a_patch_is_applied_waits_for_it_before_deleting_th
     async def run(sb, cmd, what, timeout_s):
         raise AssertionError("a cancelled candidate must not run its tests")
 
-    task = asyncio.create_task(
-        validate_parallel(
-            [cand(0, "diff")],
-            make_fork=Box,
-            run=run,
-            stages=STAGES[:1],
-            clock=FakeClock(),
-            budget_s=100,
-            limit=1,
-        )
-    )
+    task = asyncio.create_task(_validate([cand(0, "diff")], Box, run))
     await asyncio.to_thread(applying.wait, 60)
     task.cancel()
     # Give a wrong implementation every chance to close the fork under the
@@ -390,15 +368,7 @@ def sharded_behaviour(diff: str, cmd: str) -> Res:
 async def test_a_sharded_suite_is_judged_as_one_run(limit):
     boxes, make_fork, run = harness(sharded_behaviour)
     cands = [cand(0, "breaks-b"), cand(1, "fix")]
-    out = await validate_parallel(
-        cands,
-        make_fork=make_fork,
-        run=run,
-        stages=SHARDED,
-        clock=FakeClock(),
-        budget_s=100,
-        limit=limit,
-    )
+    out = await _validate(cands, make_fork, run, stages=SHARDED, limit=limit)
     # the regression that only shard B sees rejects the candidate; the fix passes
     assert out.outcomes[0].status == "rejected" and out.outcomes[0].stage == "suite"
     assert [c.id for c in out.validated] == [1]
