@@ -1,8 +1,10 @@
-"""The service benchmark's figures from three runs (pure arithmetic, no runs)."""
+"""The service benchmark: its figures from three runs (pure arithmetic), its seeded copies."""
 
 from __future__ import annotations
 
-from fixbugs.staged.bench import BugTimes, ModeRun, summarize
+from pathlib import Path
+
+from fixbugs.staged.bench import BugTimes, ModeRun, _bug, summarize
 
 
 def _run(mode: str, wall: float, finished: list[float], big: float | None = None) -> ModeRun:
@@ -31,3 +33,12 @@ def test_unfinished_bugs_do_not_count() -> None:
     f = summarize(1, 1, staged, staged, staged)
     assert f.staged_per_hour == 0.0 and f.speedup == 0.0
     assert f.small_p95_alone_s is None and f.small_ratio is None
+
+
+def test_each_seeded_copy_of_the_example_reports_different_details(tmp_path: Path) -> None:
+    texts = set()
+    for seed in (1, 2):
+        _bug(tmp_path / f"s{seed}", big=False, slow_tests=0, modules=0, seed=seed)
+        texts.add((tmp_path / f"s{seed}" / "report.md").read_text())
+    assert len(texts) == 2
+    assert not any("ticket #4412" in t for t in texts)

@@ -108,8 +108,13 @@ def _bug(dst: Path, *, big: bool, slow_tests: int, modules: int, seed: int) -> d
     rng = random.Random(seed)
     report = dst / "report.md"
     text = report.read_text()
-    text = text.replace("ticket #4412", f"ticket #{rng.randrange(1000, 99999)}")
-    text = text.replace("Orders of 12 units", f"Orders of {rng.randrange(11, 40)} units")
+    for was, now in (
+        ("ticket #4412", f"ticket #{rng.randrange(1000, 99999)}"),
+        ("Orders of 12 units", f"Orders of {rng.randrange(11, 40)} units"),
+    ):
+        if was not in text:  # else every copy would silently be the same bug
+            raise RuntimeError(f"the example's report no longer says {was!r}")
+        text = text.replace(was, now)
     report.write_text(text)
     if big:
         extra = repo / "shop" / "extra"
