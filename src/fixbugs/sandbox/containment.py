@@ -7,9 +7,9 @@ as data. Running as root (a container, CI), a command runs:
 
 * in a cgroup of its own (:mod:`fixbugs.sandbox.cgroups`) that bounds the
   memory, processes and CPU of the whole command, not of each process;
-* in new mount, PID and network namespaces (``unshare``): no network but a
-  downed loopback, every process it starts dies with it;
-* on a root filesystem built for it (``pivot_root``): the system
+* in new mount, PID, IPC, UTS and network namespaces (``bwrap``): no
+  network but a loopback of its own, every process it starts dies with it;
+* on a root filesystem built for it (``bwrap``'s tmpfs root): the system
   directories read-only, its own copy writable, the extra directories the
   caller named (the test interpreter's venv and prefix) read-only, and
   private empty ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``HOME`` and
@@ -46,66 +46,8 @@ from fixbugs.sandbox.limits import Limits
 
 __all__ = ["Mechanisms", "View", "probe", "wrap"]
 
-# Runs as root inside the new namespaces, builds the command's root
-# filesystem at $view, pivots into it, then execs the rest (setpriv ...).
-# $1 view  $2 workdir  $3 uid  $4 tmpfs size (bytes), then groups of paths
-# after the markers --rw, --tmp, --ro, and "--" before the command.
-_SETUP = r"""set -e
-view="$1"; work="$2"; uid="$3"; tsize="$4"; shift 4
-opts="nosuid,nodev"
-mount -t tmpfs -o mode=0755,$opts,size=4m fixbugs-root "$view"
-for d in __SYSTEM__; do
-  if [ -L "$d" ]; then ln -s "$(readlink "$d")" "$view$d"
-  elif [ -d "$d" ]; then
-    mkdir "$view$d"; mount --bind "$d" "$view$d"; mount -o remount,bind,ro,$opts "$view$d"
-  fi
-done
-mkdir -p "$view/proc" "$view/sys" "$view/dev" "$view/tmp" "$view/var/tmp" "$view/root" \
-  "$view/home" "$view/run"
-mount -t proc -o $opts,noexec proc "$view/proc"
-mount --bind /sys "$view/sys"; mount -o remount,bind,ro,$opts,noexec "$view/sys"
-mount -t tmpfs -o mode=0755,nosuid,size=1m fixbugs-dev "$view/dev"
-for n in null zero full random urandom; do
-  touch "$view/dev/$n"; mount --bind "/dev/$n" "$view/dev/$n"
-done
-ln -s /proc/self/fd "$view/dev/fd"
-ln -s /proc/self/fd/0 "$view/dev/stdin"
-ln -s /proc/self/fd/1 "$view/dev/stdout"
-ln -s /proc/self/fd/2 "$view/dev/stderr"
-mkdir "$view/dev/shm"
-for t in /tmp /var/tmp /dev/shm; do
-  mount -t tmpfs -o mode=1777,$opts,size=$tsize fixbugs-tmp "$view$t"
-done
-kind=rw
-while [ "$#" -gt 0 ]; do
-  case "$1" in
-    --rw|--tmp|--ro) kind="${1#--}"; shift; continue ;;
-    --) shift; break ;;
-  esac
-  p="$1"; shift
-  if [ "$kind" = tmp ]; then
-    mkdir -p "$view$p"
-    mount -t tmpfs -o mode=0700,uid=$uid,gid=$uid,$opts,size=$tsize fixbugs-tmp "$view$p"
-    continue
-  fi
-  [ -e "$p" ] || continue
-  if [ -d "$p" ]; then mkdir -p "$view$p"
-  else mkdir -p "$(dirname "$view$p")"; [ -e "$view$p" ] || : > "$view$p"; fi
-  mount --bind "$p" "$view$p"
-  if [ "$kind" = ro ]; then mount -o remount,bind,ro,$opts "$view$p"; fi
-done
-mkdir "$view/.old-root"
-cd "$view"
-pivot_root . .old-root
-umount -l /.old-root
-rmdir /.old-root
-mount -o remount,ro,$opts /
-cd "$work"
-exec "$@"
-""".replace("__SYSTEM__", " ".join(SYSTEM_DIRS))
-
-# Moves this shell into the command's cgroups, then execs the command.
 _PROBE_UID = 1_499_999_999  # below the sandbox uid range, never a real user
+# Moves this shell into the command's cgroups, then execs the command.
 # Fails closed: a command that cannot join its cgroup does not run.
 _JOIN_CGROUP = (
     'IFS=:; for f in $1; do echo $$ > "$f" || { echo "sandbox: cannot join $f" >&2; exit 125; }; '
@@ -117,12 +59,11 @@ _JOIN_CGROUP = (
 class View:
     """What a namespaced command sees besides the system directories.
 
-    ``staging`` is an empty directory the new root is built on. Every path
-    appears at its host path: ``writable`` bound read-write, ``private``
-    as fresh tmpfs owned by the sandbox uid, ``readonly`` bound read-only.
+    Every path appears at its host path: ``writable`` bound read-write,
+    ``private`` as a fresh tmpfs of this command alone, ``readonly`` bound
+    read-only. A path that does not exist is left out.
     """
 
-    staging: Path
     writable: tuple[Path, ...] = ()
     private: tuple[Path, ...] = ()
     readonly: tuple[Path, ...] = ()
@@ -156,7 +97,7 @@ class Mechanisms:
             )
         if not self.namespaces:
             out.append(
-                "sandbox: no mount/pid/net namespaces (needs root and unshare); the host "
+                "sandbox: no mount/pid/net namespaces (needs root and bubblewrap); the host "
                 "filesystem and network are not hidden and a daemonized child may outlive "
                 "the command"
             )
@@ -200,16 +141,7 @@ def wrap(
     if cgroup_procs:
         out += ["/bin/sh", "-c", _JOIN_CGROUP, "join-cgroup", ":".join(cgroup_procs)]
     if mechanisms.namespaces:
-        view = view or View(staging=base / "view", writable=(base,))
-        out += ["unshare", "--fork", "--pid", "--kill-child", "--mount"]
-        out += ["--propagation", "private"]
-        if not network:
-            out.append("--net")
-        out += ["--", "/bin/sh", "-c", _SETUP, "sandbox-setup"]
-        out += [str(view.staging), str(workdir), str(uid if uid is not None else 0)]
-        out.append(str(view.tmp_bytes))
-        out += ["--rw", *map(str, view.writable), "--tmp", *map(str, view.private)]
-        out += ["--ro", *map(str, sorted(view.readonly, key=lambda p: len(p.parts))), "--"]
+        out += _namespaced(view or View(writable=(base,)), workdir=workdir, network=network)
     if mechanisms.separate_uid and uid is not None:
         out += [
             "setpriv",
@@ -239,6 +171,48 @@ def wrap(
     return [*out, *argv]
 
 
+def _namespaced(view: View, *, workdir: Path, network: bool) -> list[str]:
+    """``bwrap``'s argv: new namespaces and a root of the view's paths alone.
+
+    One process builds every mount (the shell script it replaced ran about
+    forty ``mount``/``mkdir`` processes per command). bwrap runs as root and
+    keeps its capabilities for the ``setpriv`` after it, which drops them.
+    """
+    tmp = str(view.tmp_bytes)
+    out = ["bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    if not network:
+        out.append("--unshare-net")
+    out += ["--die-with-parent", "--new-session"]
+    for d in SYSTEM_DIRS:
+        out += ["--ro-bind-try", d, d]
+    out += ["--proc", "/proc", "--ro-bind", "/sys", "/sys", "--dev", "/dev"]
+    for t in ("/tmp", "/var/tmp", "/dev/shm"):
+        out += _tmpfs(t, tmp)
+    out += _binds("--bind-try", view.writable)
+    for p in view.private:
+        out += _tmpfs(str(p), tmp)
+    out += _binds("--ro-bind-try", view.readonly)
+    out += ["--remount-ro", "/", "--chdir", str(workdir), "--"]
+    return out
+
+
+def _tmpfs(path: str, size: str) -> list[str]:
+    # bwrap's tmpfs is owned by root: world-writable and sticky like /tmp,
+    # which is safe because only this command's processes can see it.
+    return ["--size", size, "--perms", "1777", "--tmpfs", path]
+
+
+def _binds(kind: str, paths: Sequence[Path]) -> list[str]:
+    # bwrap would make a bind's missing parents 0700, which the sandbox uid
+    # cannot traverse: make them first, 0755. Parents are bound before children.
+    out: list[str] = []
+    for p in sorted(paths, key=lambda p: len(p.parts)):
+        if p.parent != p:
+            out += ["--dir", str(p.parent)]
+        out += [kind, str(p), str(p)]
+    return out
+
+
 def _mount_tmpfs_works(root: bool) -> bool:
     """Whether this process can mount a tmpfs (for the size-limited copy)."""
     if not root or shutil.which("mount") is None or shutil.which("umount") is None:
@@ -266,11 +240,10 @@ def probe() -> Mechanisms:
     has_setpriv = shutil.which("setpriv") is not None
     has_prlimit = shutil.which("prlimit") is not None
     namespaces = userns = False
-    if root and shutil.which("unshare") is not None and shutil.which("pivot_root") is not None:
+    if root and shutil.which("bwrap") is not None:
         candidate = Mechanisms(root=root, namespaces=True, setpriv=False, prlimit=False)
         with tempfile.TemporaryDirectory(prefix="fixbugs-probe-") as tmp:
             base = Path(tmp).resolve()
-            (base / "view").mkdir()
             argv = wrap(
                 ["/bin/true"],
                 limits=Limits(),

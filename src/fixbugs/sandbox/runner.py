@@ -58,8 +58,8 @@ def children_of(pid: int) -> list[int]:
 def kill_command(pid: int, *, namespaced: bool) -> None:
     """Kill a running command and everything it started.
 
-    With a PID namespace, killing its init (``unshare``'s child) makes the
-    kernel kill every process in it, and ``unshare`` exits only once they
+    With a PID namespace, killing its init (``bwrap``'s child) makes the
+    kernel kill every process in it, and ``bwrap`` exits only once they
     are all gone, so "the command ended" implies "nothing of it is left".
     Without one, the process group is all we can reach.
     """
@@ -123,6 +123,19 @@ def _new_cgroup(mechanisms: Mechanisms, limits: Limits) -> CommandCgroup | None:
         max_pids=limits.max_processes,
         cpus=limits.cpus,
     )
+
+
+def _unwrapped_status(returncode: int) -> int:
+    """The command's own status from ``bwrap``'s.
+
+    bwrap exits 128 + N when its command died of signal N; report that as
+    ``subprocess`` does (-N), so a ``SIGXCPU`` or ``SIGXFSZ`` reads as the
+    limit it is. A command that itself exits 129-192 reads as a signal too,
+    which is what a shell's exit status means by such a value.
+    """
+    if 128 < returncode <= 128 + 64:
+        return 128 - returncode
+    return returncode
 
 
 def _disk_full(path: Path | None) -> bool:
@@ -219,12 +232,9 @@ async def _run(
     wall = clock.now() - started
     stdout, stderr = out.text(), err.text()
     if killed_for:
-        # We killed it: say so, and drop unshare's complaint that it cannot
-        # re-raise SIGKILL on itself (it then exits 1, hiding the signal).
-        returncode = -signal.SIGKILL
-        stderr = "".join(
-            line for line in stderr.splitlines(keepends=True) if not line.startswith("unshare: ")
-        )
+        returncode = -signal.SIGKILL  # we killed it: say so
+    elif mechanisms.namespaces:
+        returncode = _unwrapped_status(returncode)
     timed_out = bool(killed_for) and killed_for[0] == "time"
     facts = await asyncio.to_thread(group.facts) if group is not None else CgroupFacts()
     limit_hit = classify_limit(

@@ -161,7 +161,7 @@ class Sandbox:
             if sandbox._owns_baseline:
                 shutil.copytree(src, sandbox.baseline, symlinks=True, ignore=ignore_noise)
                 os.chmod(sandbox.baseline, 0o700)
-            for extra in ("tmp", "home", "view"):
+            for extra in ("tmp", "home"):
                 (base / extra).mkdir()
             if git_dir is None:
                 sandbox._record_baseline()
@@ -275,7 +275,6 @@ class Sandbox:
             and p.exists()
         )
         return View(
-            staging=self.base / "view",
             writable=(self.root,),
             private=(self.base / "home", self.base / "tmp"),
             readonly=extras,

@@ -106,7 +106,7 @@ def test_wrap_with_every_mechanism() -> None:
         base=Path("/sb"),
         workdir=Path("/sb/repo"),
     )
-    assert argv[0] == "unshare" and "--net" in argv and "--pid" in argv and "--mount" in argv
+    assert argv[0] == "bwrap" and "--unshare-net" in argv and "--unshare-pid" in argv
     assert "--reuid=1234" in argv and "--no-new-privs" in argv
     assert f"--as={512 * 1024 * 1024}:{512 * 1024 * 1024}" in argv
     assert "--nproc=32:32" in argv
@@ -123,7 +123,7 @@ def test_wrap_allows_network_only_when_asked() -> None:
         workdir=Path("/sb/repo"),
         network=True,
     )
-    assert "--net" not in argv and "--pid" in argv
+    assert "--unshare-net" not in argv and "--unshare-pid" in argv
     assert "sandbox: network allowed for this command" in FULL.notes(network=True)
 
 
@@ -142,7 +142,6 @@ def test_missing_mechanisms_are_said_not_hidden() -> None:
 
 def test_the_command_keeps_no_capability_and_joins_its_cgroup() -> None:
     view = View(
-        staging=Path("/sb/view"),
         writable=(Path("/sb/repo"),),
         private=(Path("/sb/home"),),
         readonly=(Path("/root/.pyenv/versions/3.8.18"), Path("/root/.cache/envs/x")),
@@ -158,17 +157,23 @@ def test_the_command_keeps_no_capability_and_joins_its_cgroup() -> None:
         cgroup_procs=("/cg/memory/g/cgroup.procs", "/cg/pids/g/cgroup.procs"),
     )
     assert argv[0] == "/bin/sh" and argv[4] == "/cg/memory/g/cgroup.procs:/cg/pids/g/cgroup.procs"
-    assert argv[5] == "unshare"
+    assert argv[5] == "bwrap"
     caps = [a for a in argv if "caps" in a or "bounding" in a]
     assert caps == ["--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
     assert not any("dac_read_search" in a for a in argv)
     # the user namespace is entered after the uid drop, mapping only that uid
     userns = argv.index("--map-current-user")
     assert argv.index("setpriv") < userns < argv.index("prlimit")
-    rw, tmp, ro = (argv.index(m) for m in ("--rw", "--tmp", "--ro"))
-    end = argv.index("setpriv") - 1
-    assert argv[rw + 1 : tmp] == ["/sb/repo"] and argv[tmp + 1 : ro] == ["/sb/home"]
-    assert set(argv[ro + 1 : end]) == {str(p) for p in view.readonly}
+    mounts = argv[argv.index("bwrap") : argv.index("setpriv")]
+    pairs = {(mounts[i], mounts[i + 1]) for i in range(len(mounts) - 1)}
+    assert ("--bind-try", "/sb/repo") in pairs
+    assert {("--tmpfs", "/sb/home"), ("--tmpfs", "/tmp"), ("--remount-ro", "/")} <= pairs
+    ro = [mounts[i + 1] for i, a in enumerate(mounts) if a == "--ro-bind-try"]
+    # the system directories first, then the extras
+    assert set(ro[-2:]) == {str(p) for p in view.readonly}
+    assert "/usr" in ro and "/root" not in ro and "/sb" not in ro
+    # nothing is bound read-write but the copy
+    assert [mounts[i + 1] for i, a in enumerate(mounts) if a.startswith("--bind")] == ["/sb/repo"]
 
 
 def test_limit_notes_name_the_limit() -> None:
