@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -95,6 +95,7 @@ class BenchFigures:
     staged_wall_s: float
     whole_bug_wall_s: float
     alone_wall_s: float
+    pytest_plugins: bool = False
 
 
 def _bug(dst: Path, *, big: bool, slow_tests: int, modules: int, seed: int) -> dict[str, Any]:
@@ -262,6 +263,7 @@ async def run_service_bench(
     modules: int = 60,
     profile: str = "hosted",
     max_candidates: int = 40,
+    pytest_plugins: bool = False,
 ) -> BenchFigures:
     from fixbugs.agent import env_for_interpreter
     from fixbugs.userenv import Interpreter
@@ -270,7 +272,14 @@ async def run_service_bench(
     env = await asyncio.to_thread(
         env_for_interpreter, Interpreter(Path(sys.executable), "--python")
     )
-    options = AgentOptions(test_env=env.command_env(), python=env, max_candidates=max_candidates)
+    test_env = env.command_env()
+    if not pytest_plugins:
+        # The example's tests use no pytest plugin. The interpreter is this
+        # process's, whose dev install autoloads FixBugs' own test plugins
+        # (schemathesis, hypothesis: about 3 CPU-s of imports per pytest run
+        # here), which a user's project would not carry.
+        test_env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    options = AgentOptions(test_env=test_env, python=env, max_candidates=max_candidates)
     with tempfile.TemporaryDirectory(prefix="fixbugs-bench-service-") as tmp:
         root = Path(tmp)
         big_spec = _bug(root / "big", big=True, slow_tests=slow_tests, modules=modules, seed=0)
@@ -287,7 +296,8 @@ async def run_service_bench(
         whole = await _run_mode("whole-bug", big + smalls, root, **kw)
         staged = await _run_mode("staged", big + smalls, root, **kw)
         alone = await _run_mode("staged-alone", smalls, root, **kw)
-    return summarize(cores, small, staged, whole, alone, profile)
+    figures = summarize(cores, small, staged, whole, alone, profile)
+    return replace(figures, pytest_plugins=pytest_plugins)
 
 
 def service_command(
@@ -299,6 +309,13 @@ def service_command(
     profile: Annotated[
         str, typer.Option(help="Simulator latency profile (agentrt sim profiles).")
     ] = "hosted",
+    pytest_plugins: Annotated[
+        bool,
+        typer.Option(
+            help="Let pytest autoload this interpreter's plugins in the bugs' test runs "
+            "(off: the example needs none, and a dev install's cost seconds per run)."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
     """Stage queues vs one whole-bug worker per slot, on a mixed workload."""
@@ -309,7 +326,13 @@ def service_command(
     if profile not in PROFILES:
         raise typer.BadParameter(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     figures = asyncio.run(
-        run_service_bench(small=small, cores=cores, slow_tests=slow_tests, profile=profile)
+        run_service_bench(
+            small=small,
+            cores=cores,
+            slow_tests=slow_tests,
+            profile=profile,
+            pytest_plugins=pytest_plugins,
+        )
     )
     d = asdict(figures)
     if as_json:
@@ -317,7 +340,8 @@ def service_command(
         return
     print(
         f"cores: {d['cores']}, small bugs: {d['small_bugs']} (+1 large, submitted first),"
-        f" simulator profile {d['profile']}"
+        f" simulator profile {d['profile']},"
+        f" pytest plugins {'autoloaded' if d['pytest_plugins'] else 'off'}"
     )
     print(
         f"bugs/hour: staged {d['staged_per_hour']}, whole-bug {d['whole_bug_per_hour']}"
