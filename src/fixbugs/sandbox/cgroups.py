@@ -7,22 +7,36 @@ use *together*. Both layouts are supported: cgroup v1 (the ``memory``,
 cgroup v2 (one unified tree, where our own cgroup must delegate the
 controllers). :func:`detect_cgroups` finds what works once;
 :class:`CommandCgroup` is the life of one command's group: create, limit,
-read what was hit, kill what is left, remove.
+read what was hit, kill what is left, remove. A group's name carries its
+owner (:mod:`fixbugs.sandbox.owners`), so the first group a process makes
+removes those a killed process left behind.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CgroupFacts", "CgroupSupport", "CommandCgroup", "detect_cgroups"]
+from fixbugs.sandbox.owners import owner_alive, owner_mark
+
+__all__ = [
+    "CgroupFacts",
+    "CgroupSupport",
+    "CommandCgroup",
+    "detect_cgroups",
+    "sweep_stale_cgroups",
+]
 
 _CPU_PERIOD_US = 100_000
+_NAME = re.compile(r"fixbugs-(\d+-\d+)-[0-9a-f]{12}")
+_swept = threading.Event()
 
 
 @dataclass(frozen=True)
@@ -157,7 +171,10 @@ class CommandCgroup:
         cls, support: CgroupSupport, *, memory_bytes: int, max_pids: int, cpus: float | None
     ) -> CommandCgroup | None:
         """A new group with the limits written, or None when it could not be made."""
-        name = f"fixbugs-{secrets.token_hex(6)}"
+        if not _swept.is_set():
+            _swept.set()
+            sweep_stale_cgroups(support)
+        name = f"fixbugs-{owner_mark()}-{secrets.token_hex(6)}"
         dirs: dict[str, Path] = {}
         try:
             for ctrl in ("memory", "pids", "cpu"):
@@ -236,3 +253,28 @@ class CommandCgroup:
                 return True
             time.sleep(0.01)
         return False
+
+
+def sweep_stale_cgroups(support: CgroupSupport) -> list[Path]:
+    """Remove the groups whose owning process is gone, killing what is left in them.
+
+    A live owner's groups are never touched: one it has just made is
+    empty until its command joins it.
+    """
+    gone: list[Path] = []
+    parents = {p for p in (support.memory, support.pids, support.cpu) if p is not None}
+    for parent in parents:
+        try:
+            children = list(parent.iterdir())
+        except OSError:
+            continue
+        for d in children:
+            m = _NAME.fullmatch(d.name)
+            if m is None or owner_alive(m.group(1)):
+                continue
+            group = CommandCgroup(support, {"any": d})
+            group.kill_all()
+            with contextlib.suppress(OSError):
+                d.rmdir()
+                gone.append(d)
+    return gone

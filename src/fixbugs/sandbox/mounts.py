@@ -11,11 +11,12 @@ whose owner is gone.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import subprocess
 import threading
 from pathlib import Path
+
+from fixbugs.sandbox.owners import owner_alive, owner_mark
 
 __all__ = ["SOURCE", "mark_owner", "mount_tmpfs", "sweep_stale", "unmount"]
 
@@ -24,24 +25,14 @@ _OWNER = "owner"
 _swept = threading.Event()
 
 
-def _start_time(pid: int) -> str | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat[stat.rfind(")") + 2 :].split()[19]
-
-
 def mark_owner(base: Path) -> None:
-    pid = os.getpid()
-    (base / _OWNER).write_text(f"{pid} {_start_time(pid)}")
+    (base / _OWNER).write_text(owner_mark())
 
 
 def _owner_alive(base: Path) -> bool:
     try:
-        pid_s, start = (base / _OWNER).read_text().split()
-        return _start_time(int(pid_s)) == start
-    except (OSError, ValueError):
+        return owner_alive((base / _OWNER).read_text())
+    except OSError:
         return False
 
 

@@ -20,7 +20,10 @@ from fixbugs.sandbox import (
     limit_note,
     read_untrusted_sync,
 )
+from fixbugs.sandbox.cgroups import sweep_stale_cgroups
 from fixbugs.sandbox.containment import wrap
+from fixbugs.sandbox.owners import owner_alive, owner_mark
+from fixbugs.sandbox.runner import _unwrapped_status
 
 CGROUPS = CgroupSupport(1, Path("/cg/memory"), Path("/cg/pids"), Path("/cg/cpu"))
 FULL = Mechanisms(
@@ -225,3 +228,33 @@ def test_limits_reject_nonsense() -> None:
         Limits(timeout_s=0)
     with pytest.raises(ValueError):
         Limits(max_processes=0)
+
+
+def test_an_owner_mark_names_this_process_until_it_is_gone() -> None:
+    mark = owner_mark()
+    assert owner_alive(mark)
+    pid, _, start = mark.partition("-")
+    assert not owner_alive(f"{pid}-{int(start) + 1}")  # the pid, reused by another process
+    assert not owner_alive("garbage")
+
+
+def test_the_cgroups_of_a_dead_owner_are_removed_and_no_others(tmp_path: Path) -> None:
+    support = CgroupSupport(1, tmp_path / "memory", tmp_path / "pids", tmp_path / "cpu")
+    pid, _, start = owner_mark().partition("-")
+    dead = f"fixbugs-{pid}-{int(start) + 1}-0123456789ab"
+    live = f"fixbugs-{owner_mark()}-ba9876543210"
+    for ctrl in ("memory", "pids", "cpu"):
+        for name in (dead, live, "fixbugs-0123456789ab", "someone-else"):
+            (tmp_path / ctrl / name).mkdir(parents=True)
+    gone = sweep_stale_cgroups(support)
+    assert sorted(gone) == sorted(tmp_path / c / dead for c in ("memory", "pids", "cpu"))
+    for ctrl in ("memory", "pids", "cpu"):
+        left = sorted(p.name for p in (tmp_path / ctrl).iterdir())
+        assert left == sorted([live, "fixbugs-0123456789ab", "someone-else"])
+
+
+def test_bwraps_exit_for_a_signal_reads_as_the_signal() -> None:
+    assert _unwrapped_status(128 + signal.SIGXCPU) == -signal.SIGXCPU
+    assert _unwrapped_status(137) == -signal.SIGKILL
+    assert _unwrapped_status(1) == 1 and _unwrapped_status(0) == 0
+    assert _unwrapped_status(255) == 255  # past any signal number
