@@ -17,7 +17,7 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Protocol
 
 from agentrt.clock import Clock
@@ -28,6 +28,7 @@ from fixbugs.progress import EventSink
 from fixbugs.service.admission import Admitted, RunTimes, admit
 from fixbugs.service.auth import OPEN_TENANT
 from fixbugs.service.events import EventHub
+from fixbugs.service.job_status import JobStatus, QueueFull
 from fixbugs.service.owners import JobIndex, JobMeta, expired
 from fixbugs.service.workspace import Workspace
 from fixbugs.staged.events import FINISHED, EventChannel, EventPump, EventRelay
@@ -57,41 +58,6 @@ class RunObserver(Protocol):
     """Told about each finished run (tracing, metrics); must not raise."""
 
     def run_finished(self, job: str, report: Mapping[str, Any]) -> None: ...
-
-
-class QueueFull(Exception):
-    def __init__(self, depth: int, retry_after_s: int) -> None:
-        super().__init__(f"the queue is full ({depth} bugs); retry after {retry_after_s} s")
-        self.depth = depth
-        self.retry_after_s = retry_after_s
-
-
-@dataclass(frozen=True, slots=True)
-class JobStatus:
-    id: str
-    title: str
-    state: str  # queued | running | done | failed | dead
-    attempts: int
-    queued_at: float | None
-    started_at: float | None
-    finished_at: float | None
-    error: str | None
-    stages: dict[str, str]  # agent stage -> pending | running | done
-    current_stage: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "state": self.state,
-            "attempts": self.attempts,
-            "queued_at": self.queued_at,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "error": self.error,
-            "stages": self.stages,
-            "current_stage": self.current_stage,
-        }
 
 
 class JobService:
