@@ -28,86 +28,36 @@ logical call, whose ``attempts`` is the number of requests sent and whose
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from types import TracebackType
 
 from agentrt.checkpoint import cancel_requests, checkpoint
 from agentrt.clock import Clock, SystemClock
 from agentrt.errors import ProviderError
+from agentrt.flow.attempt import (
+    CallState,
+    Ticket,
+    aclose_events,
+    call_record,
+    is_drop,
+    is_pacing,
+    settle,
+)
 from agentrt.flow.breaker import CircuitBreaker, CircuitOpen
 from agentrt.flow.deadline import DeadlineExceeded, current_deadline, fail_after
 from agentrt.flow.gate import LocalRetryBudget, RateGate, SharedBudget
-from agentrt.flow.limiter import ConcurrencyLimiter, Permit
+from agentrt.flow.limiter import ConcurrencyLimiter
 from agentrt.flow.ratelimit import Reservation, parse_rate_headers
 from agentrt.flow.retry import GiveUp, RetryPolicy, is_retryable, next_action
 from agentrt.flow.throttle import AdaptiveThrottle, Throttled
 from agentrt.llm.protocol import ChatModel
 from agentrt.llm.types import ChatRequest, ChatResult, Completed, StreamEvent
-from agentrt.metrics.record import CallRecord, Outcome
-from agentrt.metrics.recorder import MetricsRecorder, current_recorder, current_stage
+from agentrt.metrics.recorder import MetricsRecorder, current_recorder
 from agentrt.tokens.counting import EstimateCounter, TokenCounter
 
 __all__ = ["ResilientModel", "is_pacing"]
-
-
-def _is_drop(exc: BaseException) -> bool:
-    """Refusals and timeouts: the congestion signals of the concurrency limit."""
-    if isinstance(exc, ProviderError):
-        return exc.status in (429, 529) or exc.code == "timeout"
-    return False
-
-
-def is_pacing(exc: BaseException) -> bool:
-    """A 429 that says when to come back: the provider pacing us, not failing."""
-    if not isinstance(exc, ProviderError) or exc.status != 429 or not exc.retryable:
-        return False
-    return isinstance(exc.retry_after, int | float) and exc.retry_after > 0
-
-
-async def _settle(step: Awaitable[None]) -> None:
-    """Run a release step to its end even if this task is cancelled meanwhile.
-
-    Used in ``finally`` blocks: a second cancellation arriving while a
-    shared (Redis) counter is being given back must not leave it taken.
-    """
-    fut = asyncio.ensure_future(step)
-    await asyncio.shield(fut)
-
-
-async def _aclose(events: AsyncIterator[StreamEvent]) -> None:
-    aclose = getattr(events, "aclose", None)
-    if aclose is not None:
-        await aclose()
-
-
-@dataclass(slots=True)
-class _Call:
-    """Book-keeping of one logical call across its attempts."""
-
-    start: float
-    attempts: int = 0  # requests sent
-    failures: int = 0  # attempts that failed (pacing 429s excluded)
-    paced: int = 0
-    busy_waits: int = 0
-    queue_wait: float = 0.0
-    retrying: bool = False  # holds one of the budget's retries in flight
-    scratch: list[CallRecord] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Ticket:
-    """What one attempt holds; everything here is given back exactly once."""
-
-    reservation: Reservation | None = None
-    permit: Permit | None = None
-    probe: int | None = None  # the breaker's half-open period, when this is a probe
-    sent: bool = False  # the request went out (the provider may have charged it)
-    settled: bool = False  # the reservation was corrected by an outcome
-    judged: bool = False  # the breaker heard this attempt's outcome
 
 
 class _Admission:
@@ -115,13 +65,13 @@ class _Admission:
 
     __slots__ = ("call", "model", "request", "ticket")
 
-    def __init__(self, model: ResilientModel, request: ChatRequest, call: _Call) -> None:
+    def __init__(self, model: ResilientModel, request: ChatRequest, call: CallState) -> None:
         self.model = model
         self.request = request
         self.call = call
-        self.ticket = _Ticket()
+        self.ticket = Ticket()
 
-    async def __aenter__(self) -> _Ticket:
+    async def __aenter__(self) -> Ticket:
         try:
             await self.model._admit(self.request, self.call, self.ticket)
         except BaseException:
@@ -194,7 +144,7 @@ class ResilientModel:
 
     # -- public API -------------------------------------------------------
     async def complete(self, request: ChatRequest) -> ChatResult:
-        call = _Call(start=self.clock.now())
+        call = CallState(start=self.clock.now())
         result: ChatResult | None = None
         error: BaseException | None = None
         await self._begin()
@@ -225,7 +175,7 @@ class ResilientModel:
         Leaving the loop early (``break``) closes this generator: the
         attempt in flight is cancelled and everything it held given back.
         """
-        call = _Call(start=self.clock.now())
+        call = CallState(start=self.clock.now())
         result: ChatResult | None = None
         error: BaseException | None = None
         await self._begin()
@@ -247,7 +197,7 @@ class ResilientModel:
                                         yield ev
                                 finally:
                                     # close the inner stream now, not when it is collected
-                                    await _aclose(events)
+                                    await aclose_events(events)
                             if result is None:
                                 raise ProviderError(
                                     f"stream from {self.name!r} ended without a result"
@@ -291,7 +241,7 @@ class ResilientModel:
             what = "the next attempt" if wait <= 0 else f"a {wait:.2f} s wait"
             raise DeadlineExceeded(f"deadline reached before {what} for {self.name!r}")
 
-    async def _admit(self, request: ChatRequest, call: _Call, ticket: _Ticket) -> None:
+    async def _admit(self, request: ChatRequest, call: CallState, ticket: Ticket) -> None:
         """Wait for everything an attempt needs, noting it in ``ticket`` as it is taken."""
         self._check_deadline()
         now = self.clock.now()
@@ -326,7 +276,7 @@ class ResilientModel:
         self._check_deadline()
         call.queue_wait += self.clock.now() - waited_from
 
-    async def _release(self, ticket: _Ticket) -> None:
+    async def _release(self, ticket: Ticket) -> None:
         """Give back what ``ticket`` holds; idempotent, safe under cancellation."""
         if ticket.permit is not None:
             ticket.permit.release()  # idempotent
@@ -337,11 +287,11 @@ class ResilientModel:
         if ticket.reservation is not None and not ticket.settled and self.rate is not None:
             ticket.settled = True
             if not ticket.sent:
-                await _settle(self.rate.cancel(ticket.reservation))
+                await settle(self.rate.cancel(ticket.reservation))
             # sent and cut off: the provider counted the request, keep the charge
 
     @contextlib.asynccontextmanager
-    async def _attempt(self, call: _Call, ticket: _Ticket) -> AsyncIterator[None]:
+    async def _attempt(self, call: CallState, ticket: Ticket) -> AsyncIterator[None]:
         """Send one attempt: count it, capture its record, bound it by the timeout."""
         call.attempts += 1
         self.attempts_sent += 1
@@ -366,11 +316,11 @@ class ResilientModel:
         finally:
             call.scratch.extend(scratch.records)
 
-    async def _on_failure(self, exc: Exception, ticket: _Ticket) -> None:
+    async def _on_failure(self, exc: Exception, ticket: Ticket) -> None:
         """Account for a failed attempt while its ticket is still held."""
         now = self.clock.now()
         pacing = is_pacing(exc)
-        if ticket.permit is not None and _is_drop(exc):
+        if ticket.permit is not None and is_drop(exc):
             ticket.permit.dropped()  # a 429 slows the adaptive limit too
         if not pacing:
             retryable = is_retryable(exc)
@@ -393,7 +343,7 @@ class ResilientModel:
             if pacing:
                 await self.rate.block_for(float(getattr(exc, "retry_after", 0.0)))
 
-    async def _on_success(self, request: ChatRequest, result: ChatResult, ticket: _Ticket) -> None:
+    async def _on_success(self, request: ChatRequest, result: ChatResult, ticket: Ticket) -> None:
         now = self.clock.now()
         if ticket.permit is not None:
             ticket.permit.succeeded(work=1.0 + result.usage.output_tokens)
@@ -414,7 +364,7 @@ class ResilientModel:
                 age = result.timing.wall_s - result.timing.queue_wait_s
                 await self.rate.observe(parse_rate_headers(result.headers), age)
 
-    async def _next_attempt(self, exc: Exception, call: _Call) -> None:
+    async def _next_attempt(self, exc: Exception, call: CallState) -> None:
         """After a failed attempt (its ticket given back): wait for the next, or re-raise."""
         if call.retrying:
             call.retrying = False
@@ -456,7 +406,7 @@ class ResilientModel:
             await self.clock.sleep(delay)
         call.retrying = True
 
-    async def _pace(self, exc: Exception, call: _Call) -> None:
+    async def _pace(self, exc: Exception, call: CallState) -> None:
         """A 429 with Retry-After: wait as asked (within the deadline) and go again."""
         call.paced += 1
         if call.paced > self.policy.max_paced:
@@ -478,7 +428,7 @@ class ResilientModel:
     async def _end(
         self,
         request: ChatRequest,
-        call: _Call,
+        call: CallState,
         result: ChatResult | None,
         error: BaseException | None,
         *,
@@ -487,47 +437,24 @@ class ResilientModel:
         self.calls_in_flight -= 1
         if call.retrying:
             call.retrying = False
-            await _settle(self.budget.retry_finished())
-        await _settle(self.budget.call_finished())
+            await settle(self.budget.retry_finished())
+        await settle(self.budget.call_finished())
         self._record_call(request, call, result, error, streamed=streamed)
 
     def _record_call(
         self,
         request: ChatRequest,
-        call: _Call,
+        call: CallState,
         result: ChatResult | None,
         error: BaseException | None,
         *,
         streamed: bool,
     ) -> None:
         rec = self._recorder or current_recorder()
-        if rec is None:
-            return
-        now = self.clock.now()
-        outcome: Outcome = "ok"
-        err_text: str | None = None
-        if error is not None:
-            cancelled = isinstance(error, asyncio.CancelledError | GeneratorExit)
-            outcome = "cancelled" if cancelled else "error"
-            err_text = None if cancelled else f"{type(error).__name__}: {error}"
-        last = call.scratch[-1] if call.scratch else None
-        rec.add(
-            CallRecord(
-                stage=request.stage or current_stage(),
-                kind="model",
-                name=result.model if result is not None else (last.name if last else self.model),
-                started_at=rec.relative(call.start),
-                wall_s=now - call.start,
-                queue_wait_s=call.queue_wait,
-                ttft_s=result.timing.ttft_s if result is not None else None,
-                input_tokens=result.usage.input_tokens if result is not None else 0,
-                output_tokens=result.usage.output_tokens if result is not None else 0,
-                cached_tokens=result.usage.cached_tokens if result is not None else 0,
-                decode_tps=result.timing.decode_tps if result is not None else None,
-                output_tps=result.timing.output_tps if result is not None else None,
-                attempts=call.attempts,
-                outcome=outcome,
-                error=err_text,
-                streamed=streamed,
+        if rec is not None:
+            now = self.clock.now()
+            rec.add(
+                call_record(
+                    rec, request, call, result, error, now=now, model=self.model, streamed=streamed
+                )
             )
-        )
