@@ -6,7 +6,8 @@ limits and faults come from a :class:`SimProfile`.
 """
 
 from agentrt.sim.app import SimulatedReset, create_app, parse_request
-from agentrt.sim.engine import SimEngine, SimRequest
+from agentrt.sim.engine import SimEngine
+from agentrt.sim.events import SimRequest
 from agentrt.sim.inprocess import SimModel, in_process_model
 from agentrt.sim.limits import RateLimiter
 from agentrt.sim.profile import (

@@ -22,16 +22,8 @@ from starlette.types import Receive, Scope, Send
 
 from agentrt.clock import Clock, ScaledClock
 from agentrt.llm.responder import Responder
-from agentrt.sim.engine import (
-    Begin,
-    Event,
-    Finish,
-    Reject,
-    SimEngine,
-    SimRequest,
-    Tokens,
-    error_body,
-)
+from agentrt.sim.engine import SimEngine
+from agentrt.sim.events import Begin, Event, Finish, Reject, SimRequest, Tokens, error_body
 from agentrt.sim.profile import SimProfile
 
 __all__ = ["SimulatedReset", "create_app", "parse_request"]

@@ -40,19 +40,7 @@ from agentrt.sim.profile import FAULT_KINDS, SimProfile
 from agentrt.sim.served import Served
 from agentrt.tokens.counting import EstimateCounter
 
-__all__ = [
-    "Abort",
-    "Begin",
-    "Event",
-    "Finish",
-    "Reject",
-    "SimEngine",
-    "SimRequest",
-    "Sink",
-    "Tokens",
-    "error_body",
-    "split_tokens",
-]
+__all__ = ["SimEngine"]
 
 _CREATED_EPOCH = 1_700_000_000
 
