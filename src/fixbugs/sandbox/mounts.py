@@ -4,8 +4,8 @@ A sandbox's copy lives on a tmpfs of a fixed size, so commands cannot fill
 the host's disk. The mount is in the host's mount namespace (it must
 outlive each command), so a process killed before :meth:`Sandbox.close`
 would leave it behind; each sandbox records its owner (pid and start
-time), and the first sandbox a process makes unmounts and deletes those
-whose owner is gone.
+time), and the first sandbox a process makes in a folder unmounts and
+deletes those whose owner is gone.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ __all__ = ["SOURCE", "mark_owner", "mount_tmpfs", "sweep_stale", "unmount"]
 
 SOURCE = "fixbugs-copy"  # the tmpfs "device" name that marks our mounts
 _OWNER = "owner"
-_swept = threading.Event()
+_swept: set[Path] = set()
+_lock = threading.Lock()
 
 
 def mark_owner(base: Path) -> None:
@@ -65,19 +66,30 @@ def _our_mounts() -> list[Path]:
     return out
 
 
-def sweep_stale() -> list[Path]:
-    """Unmount and delete sandboxes whose owning process is gone (once per process)."""
-    if _swept.is_set():
-        return []
-    _swept.set()
+def sweep_stale(parent: Path) -> list[Path]:
+    """Delete the sandboxes whose owning process is gone (once per process and ``parent``).
+
+    Those still mounted anywhere, and those in ``parent`` that a process
+    killed in the middle of closing left unmounted. A sandbox with no owner
+    file yet may be one another process is making now: it is left alone.
+    """
+    with _lock:
+        if parent in _swept:
+            return []
+        _swept.add(parent)
+    mounted = {m.parent for m in _our_mounts() if m.name == "repo"}
+    try:
+        here = set(parent.glob("fixbugs-sandbox-*"))
+    except OSError:
+        here = set()
     gone = []
-    for mount in _our_mounts():
-        base = mount.parent
-        if mount.name != "repo" or not base.name.startswith("fixbugs-sandbox-"):
+    for base in sorted(mounted | here):
+        if not base.name.startswith("fixbugs-sandbox-") or not (base / _OWNER).exists():
             continue
         if _owner_alive(base):
             continue
-        unmount(mount)
+        if base in mounted:
+            unmount(base / "repo")
         with contextlib.suppress(OSError):
             shutil.rmtree(base, ignore_errors=True)
         gone.append(base)

@@ -149,8 +149,8 @@ class Sandbox:
             # without namespaces the sandbox uid reaches its copy through base
             os.chmod(base, 0o700 if mechanisms.namespaces else 0o711)
             if mechanisms.copy_tmpfs:
-                sweep_stale()
-                mark_owner(base)
+                mark_owner(base)  # first: until then, a sweep cannot tell whose it is
+                sweep_stale(base.parent)
                 size = tree_bytes(src) + disk_mb * 1024 * 1024
                 sandbox.root.mkdir()
                 mount_tmpfs(sandbox.root, size)

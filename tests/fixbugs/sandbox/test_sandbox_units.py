@@ -22,6 +22,7 @@ from fixbugs.sandbox import (
 )
 from fixbugs.sandbox.cgroups import sweep_stale_cgroups
 from fixbugs.sandbox.containment import wrap
+from fixbugs.sandbox.mounts import sweep_stale
 from fixbugs.sandbox.owners import owner_alive, owner_mark
 from fixbugs.sandbox.runner import _unwrapped_status
 
@@ -258,3 +259,20 @@ def test_bwraps_exit_for_a_signal_reads_as_the_signal() -> None:
     assert _unwrapped_status(137) == -signal.SIGKILL
     assert _unwrapped_status(1) == 1 and _unwrapped_status(0) == 0
     assert _unwrapped_status(255) == 255  # past any signal number
+
+
+def test_sandboxes_a_killed_process_left_in_a_folder_are_deleted_and_no_others(
+    tmp_path: Path,
+) -> None:
+    pid, _, start = owner_mark().partition("-")
+    owners = {"dead": f"{pid}-{int(start) + 1}", "live": owner_mark(), "unmarked": None}
+    for what, mark in owners.items():
+        base = tmp_path / f"fixbugs-sandbox-{what}"
+        (base / "repo").mkdir(parents=True)
+        if mark is not None:
+            (base / "owner").write_text(mark)
+    (tmp_path / "someone-else").mkdir()
+    assert sweep_stale(tmp_path) == [tmp_path / "fixbugs-sandbox-dead"]
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == ["fixbugs-sandbox-live", "fixbugs-sandbox-unmarked", "someone-else"]
+    assert sweep_stale(tmp_path) == []  # once per process and folder
