@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixbugs.staged.bench import BugTimes, ModeRun, _bug, summarize
+from fixbugs.staged.bench import BugTimes, ModeRun, _bug, bug_test_env, summarize
 
 
 def _run(mode: str, wall: float, finished: list[float], big: float | None = None) -> ModeRun:
@@ -42,3 +42,11 @@ def test_each_seeded_copy_of_the_example_reports_different_details(tmp_path: Pat
         texts.add((tmp_path / f"s{seed}" / "report.md").read_text())
     assert len(texts) == 2
     assert not any("ticket #4412" in t for t in texts)
+
+
+def test_the_bugs_tests_autoload_no_pytest_plugin_unless_asked() -> None:
+    base = {"PATH": "/venv/bin:/usr/bin"}
+    off = bug_test_env(base, pytest_plugins=False)
+    assert off == {**base, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    assert bug_test_env(base, pytest_plugins=True) == base
+    assert base == {"PATH": "/venv/bin:/usr/bin"}  # the caller's mapping is not changed

@@ -47,7 +47,14 @@ from fixbugs.examples import example_dir
 from fixbugs.progress import ProgressEvent
 from fixbugs.staged.pipeline import StagedAgent, StagedConfig, inputs_from_spec
 
-__all__ = ["BenchFigures", "ModeRun", "run_service_bench", "service_command", "summarize"]
+__all__ = [
+    "BenchFigures",
+    "ModeRun",
+    "bug_test_env",
+    "run_service_bench",
+    "service_command",
+    "summarize",
+]
 
 _SLOW_TEST = '''"""A slow part of the suite: CPU-bound checks."""
 
@@ -255,6 +262,21 @@ def summarize(
     )
 
 
+def bug_test_env(command_env: Mapping[str, str], *, pytest_plugins: bool) -> dict[str, str]:
+    """The variables of the bench bugs' test commands.
+
+    The example's tests use no pytest plugin. The interpreter is this
+    process's, whose dev install autoloads FixBugs' own test plugins
+    (schemathesis, hypothesis: about 3 CPU-s of imports per pytest run on
+    these machines), which a user's project would not carry; so, unless
+    asked, pytest autoloads none.
+    """
+    out = dict(command_env)
+    if not pytest_plugins:
+        out["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return out
+
+
 async def run_service_bench(
     *,
     small: int = 8,
@@ -272,13 +294,7 @@ async def run_service_bench(
     env = await asyncio.to_thread(
         env_for_interpreter, Interpreter(Path(sys.executable), "--python")
     )
-    test_env = env.command_env()
-    if not pytest_plugins:
-        # The example's tests use no pytest plugin. The interpreter is this
-        # process's, whose dev install autoloads FixBugs' own test plugins
-        # (schemathesis, hypothesis: about 3 CPU-s of imports per pytest run
-        # here), which a user's project would not carry.
-        test_env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    test_env = bug_test_env(env.command_env(), pytest_plugins=pytest_plugins)
     options = AgentOptions(test_env=test_env, python=env, max_candidates=max_candidates)
     with tempfile.TemporaryDirectory(prefix="fixbugs-bench-service-") as tmp:
         root = Path(tmp)
