@@ -8,6 +8,7 @@ by an unrelated process, the pair cannot.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -24,8 +25,13 @@ def _start_time(pid: int) -> str | None:
 
 
 def owner_mark() -> str:
-    """This process, as ``"<pid>-<start time>"``."""
-    pid = os.getpid()
+    """This process, as ``"<pid>-<start time>"`` (read once per process)."""
+    return _mark_of(os.getpid())
+
+
+@functools.cache
+def _mark_of(pid: int) -> str:
+    # keyed by pid: a forked child is another owner
     return f"{pid}-{_start_time(pid)}"
 
 
