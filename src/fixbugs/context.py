@@ -60,6 +60,7 @@ class AgentOptions:
     repair_regions: int = 4  # suspicious regions the repair engine edits
     repair_alternatives: int = 0  # validated fixes collected beyond the first, budget allowing
     repair_bench: bool = False  # validate the same candidates sequentially, then in parallel
+    validation_slots: int | None = None  # candidates validated at once (None: one per core)
     use_sbfl: bool = True
     use_model: bool = True
     slack_lines: int = 3  # how far outside the localized lines a fix may reach

@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +256,9 @@ class StagedAgent:
         state = decode(sctx.upstream["root_cause"])
         ctx = await self._context(sctx, state)
         walls = dict(state.walls)
+        # The repair holds one core of the shared gate: it validates one
+        # candidate at a time, so it never takes the core another bug holds.
+        ctx.options = replace(ctx.options, validation_slots=1)
         ctx.sandbox = await self._sandbox(ctx)
         try:
             async with self._agent_stage(ctx, "validation", walls):

@@ -214,7 +214,7 @@ async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> V
         result = await validate(default_limit())
         bench = _bench_figures(seq, result)
     else:
-        result = await validate(default_limit())
+        result = await validate(ctx.options.validation_slots or default_limit())
     ctx.repair_run = repair_summary(result, cands)
     if bench is not None:
         ctx.repair_run["bench"] = bench
