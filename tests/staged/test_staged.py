@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,14 @@ async def test_two_bugs_run_through_the_four_stages_on_sqlite(tmp_path: Path) ->
                 assert ("stage_started", s) in kinds and ("stage_finished", s) in kinds
             assert kinds[0] == ("run_started", "run")
             assert kinds[-1] == ("stage_finished", "validation")
+            # the repair holds one core of the shared gate: one candidate at a time
+            runs = sorted(
+                (c["started_at"], c["started_at"] + c["wall_s"])
+                for c in d["calls"]
+                if c["stage"] == "validation" and c["kind"] == "tool"
+            )
+            assert runs, d["calls"]
+            assert all(b[0] >= a[1] - 1e-6 for a, b in itertools.pairwise(runs)), runs
             # the hand-off between stages carries the evidence forward
             st = decode(res["root_cause"])
             assert st.root_cause is not None and st.root_cause.path == "shop/pricing.py"
