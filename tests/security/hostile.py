@@ -20,7 +20,7 @@ PY = sys.executable
 
 NEEDS_NAMESPACES = pytest.mark.skipif(
     not (probe().namespaces and probe().separate_uid),
-    reason="needs root with unshare, pivot_root and setpriv (mount/pid/net namespaces, own uid)",
+    reason="needs root with bubblewrap and setpriv (mount/pid/net namespaces, own uid)",
 )
 NEEDS_CGROUPS = pytest.mark.skipif(
     probe().cgroups is None,

@@ -12,16 +12,22 @@ import functools
 import os
 from pathlib import Path
 
-__all__ = ["owner_alive", "owner_mark"]
+__all__ = ["owner_alive", "owner_mark", "stat_fields"]
 
 
-def _start_time(pid: int) -> str | None:
+def stat_fields(pid: int) -> list[str] | None:
+    """``/proc/<pid>/stat`` after the command name (state, ppid, ...), or None."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     # the command name may hold spaces and parentheses: fields follow the last ')'
-    return stat[stat.rfind(")") + 2 :].split()[19]
+    return stat[stat.rfind(")") + 2 :].split()
+
+
+def _start_time(pid: int) -> str | None:
+    fields = stat_fields(pid)
+    return fields[19] if fields is not None and len(fields) > 19 else None
 
 
 def owner_mark() -> str:

@@ -23,6 +23,7 @@ from fixbugs.sandbox.cgroups import CgroupFacts, CommandCgroup
 from fixbugs.sandbox.containment import Mechanisms, View, wrap
 from fixbugs.sandbox.limits import CommandResult, Limits, classify_limit, limit_note
 from fixbugs.sandbox.output import CappedOutput
+from fixbugs.sandbox.owners import stat_fields
 
 __all__ = ["children_of", "kill_command", "kill_group", "run_contained", "run_contained_sync"]
 
@@ -44,13 +45,8 @@ def children_of(pid: int) -> list[int]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # the command name may hold spaces and parentheses: ppid follows the last ')'
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1 and int(fields[1]) == pid:
+        fields = stat_fields(int(entry.name))
+        if fields is not None and len(fields) > 1 and int(fields[1]) == pid:
             found.append(int(entry.name))
     return found
 

@@ -19,7 +19,7 @@ from fixbugs.sandbox import Sandbox, interpreter_paths, probe
 
 pytestmark = pytest.mark.skipif(
     not (probe().namespaces and probe().separate_uid),
-    reason="full containment needs root, unshare and setpriv (CI and the dev container have them)",
+    reason="full containment needs root, bubblewrap and setpriv (CI and dev containers have them)",
 )
 PY = sys.executable
 
