@@ -128,7 +128,13 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
             return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
 
         result = await run_sbfl(
-            fork.root, python, test_files, runner=runner, timeout_s=ctx.options.test_timeout_s
+            fork.root,
+            python,
+            test_files,
+            runner=runner,
+            timeout_s=ctx.options.test_timeout_s,
+            baseline=fork.baseline,
+            listed=ctx.files().keys(),
         )
     finally:
         await asyncio.to_thread(fork.close)

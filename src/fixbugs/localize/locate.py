@@ -168,7 +168,7 @@ async def localize(
     tests = [t for t in failing_test_files([*test_ids, *failure.failing_tests]) if t in files]
     if tree is not None and python is not None:
         t0 = clock.now()
-        sbfl = await run_sbfl(tree, python, tests)
+        sbfl = await run_sbfl(tree, python, tests, listed=files.keys())
         evidence += sbfl_evidence(sbfl)
         notes += sbfl.notes
         times["sbfl"] = clock.now() - t0

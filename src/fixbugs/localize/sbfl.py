@@ -7,6 +7,9 @@ best line. The core (:func:`ochiai`, :func:`suspicious_ranges`,
 :func:`spectrum_from_coverage`) is pure; :func:`run_sbfl` is the thin driver
 that runs the test files once under ``coverage`` with per-test dynamic
 contexts (one run, not one per test) and reads the outcomes from pytest -v.
+The coverage report is the tests' to write (a package of the repository may
+shadow ``coverage``): its paths are data, and only those naming a file of the
+pristine baseline (:class:`fixbugs.sandbox.reported.CopyPaths`) are scored.
 """
 
 from __future__ import annotations
@@ -15,19 +18,20 @@ import json
 import math
 import os
 import tempfile
-from collections import defaultdict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.process import CommandRun, run_command
 from fixbugs.localize.traceback import is_test_path
+from fixbugs.sandbox.reported import CopyPaths
 from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted
 
 __all__ = [
     "SbflResult",
     "Spectrum",
+    "baseline_spectrum",
     "context_key",
     "node_key",
     "ochiai",
@@ -163,8 +167,15 @@ async def run_sbfl(
     *,
     timeout_s: float = 180.0,
     runner: Runner = run_command,
+    baseline: Path | None = None,
+    listed: Collection[str] | None = None,
 ) -> SbflResult:
-    """Run ``test_files`` once under coverage in ``root`` (a throwaway copy) and score lines."""
+    """Run ``test_files`` once under coverage in ``root`` (a throwaway copy) and score lines.
+
+    Only files of ``baseline`` (the pristine tree ``root`` was copied from;
+    without one, ``root`` itself) get scores, and of ``listed`` (the
+    repository's file listing) when given; see :class:`CopyPaths`.
+    """
     from fixbugs.testrun import parse_outcomes
 
     if not test_files:
@@ -232,13 +243,22 @@ async def run_sbfl(
             return SbflResult(notes=(msg,))
         except (ValueError, TypeError, AttributeError, AssertionError):
             return SbflResult(notes=("coverage json is not a coverage report; SBFL skipped",))
-    return ochiai(_relative(spectrum, root))
+    # the sandbox binds the copy at its own path: that is where the run saw it
+    paths = CopyPaths.of(baseline or root, seen_at=(root,), listed=listed)
+    spectrum, note = baseline_spectrum(spectrum, paths)
+    result = ochiai(spectrum)
+    return replace(result, notes=(*result.notes, note)) if note else result
 
 
-def _relative(spectrum: Spectrum, root: Path) -> Spectrum:
-    """Coverage may report absolute paths; make them relative to the tree."""
-    prefix = str(root.resolve()).rstrip("/") + "/"
-    cov: dict[str, Mapping[int, frozenset[str]]] = defaultdict(dict)
-    for path, lines in spectrum.coverage.items():
-        cov[path.removeprefix(prefix)] = lines
-    return Spectrum(dict(cov), spectrum.failed, spectrum.passed)
+def baseline_spectrum(spectrum: Spectrum, paths: CopyPaths) -> tuple[Spectrum, str | None]:
+    """The spectrum of the baseline's files alone (relative paths), and a note on the rest.
+
+    Two reported forms of one file (relative and absolute) merge into one.
+    """
+    kept = paths.keep(spectrum.coverage)
+    cov: dict[str, dict[int, frozenset[str]]] = {}
+    for raw, rel in kept.kept.items():
+        merged = cov.setdefault(rel, {})
+        for line, tests in spectrum.coverage[raw].items():
+            merged[line] = merged.get(line, frozenset()) | tests
+    return Spectrum(cov, spectrum.failed, spectrum.passed), kept.note("the coverage report")

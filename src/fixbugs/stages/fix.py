@@ -28,6 +28,7 @@ from fixbugs.repair import (
     test_literals,
 )
 from fixbugs.repair.naturalness import naturalness_factors
+from fixbugs.sandbox.reported import read_baseline_text
 from fixbugs.testrun import parse_test_command
 
 __all__ = ["fix_regions", "propose_fixes", "repair_regions"]
@@ -51,9 +52,13 @@ def repair_regions(ctx: RunContext) -> list[tuple[str, int, int, float]]:
     """Regions in priority order with a suspiciousness: the root cause, the other regions
     the root-cause stage weighed, SBFL's top ranges, then the traceback's project frames."""
     regions: list[tuple[str, int, int, float]] = []
+    listed = ctx.files()
 
     def add(path: str, a: int, b: int, score: float) -> None:
-        if is_test_path(path) or any(p == path and a == x and b == y for p, x, y, _ in regions):
+        # only the repository's listed files: a path a test run named may be any
+        if path not in listed or is_test_path(path):
+            return
+        if any(p == path and a == x and b == y for p, x, y, _ in regions):
             return
         regions.append((path, a, b, score))
 
@@ -90,11 +95,18 @@ def _numbered(text: str, start: int, end: int, context: int = 4) -> str:
 
 
 def _pristine_text(ctx: RunContext, path: str) -> str | None:
-    """A file as the user gave it: the sandbox's pristine baseline, else the input tree."""
+    """A file as the user gave it: the sandbox's pristine baseline, else the input tree.
+
+    ``path`` may come from a test run (coverage, a test id in pytest's output)
+    or from the report: only a file of the repository's listing is read, and
+    from the baseline by its relative path, following no link.
+    """
+    files = ctx.files()
+    if path not in files:
+        return None
     base = getattr(ctx.sandbox, "baseline", None) if ctx.sandbox is not None else None
-    if base is not None and (Path(base) / path).is_file():
-        return (Path(base) / path).read_text(errors="replace")
-    return ctx.files().get(path)
+    text = read_baseline_text(Path(base), path, listed=files) if base is not None else None
+    return files[path] if text is None else text
 
 
 async def _model_edit(ctx: RunContext) -> Edit | None:

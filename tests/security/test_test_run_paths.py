@@ -1,0 +1,304 @@
+"""What a test run writes is data, never a path to follow (issue 21, item 3).
+
+The attack: the repository ships a ``coverage`` package of its own, so
+``python -m coverage`` in the sandbox runs it, and the coverage report it
+writes names host files: an absolute path, ``../`` forms of it, links inside
+the repository to it, ``/proc/self/root/…`` and ``/proc/1/cwd/…``. Before,
+each became a suspicious file, and the fix stage read it from the host as
+root and turned its contents into candidates, events and report text. Here
+each test builds that repository and a host file holding a unique secret,
+and the secret must show up nowhere: only the repository's own files are
+scored, read and shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hostile import NEEDS_NAMESPACES, PY, open_sandbox, write_repo
+
+from agentrt.clock import SystemClock
+from agentrt.metrics import MetricsRecorder
+from fixbugs.context import AgentOptions, Reproduction, RunContext
+from fixbugs.inputs import load_inputs
+from fixbugs.localize.process import CommandRun
+from fixbugs.localize.sbfl import run_sbfl
+from fixbugs.progress import collecting_sink
+from fixbugs.sandbox import Sandbox
+from fixbugs.sandbox.reported import CopyPaths, Drop, read_baseline_text
+from fixbugs.stages.fix import propose_fixes
+
+TESTS = """
+from pkg.calc import add
+
+
+def test_ok():
+    assert add(0, 0) == 0
+
+
+def test_bad():
+    assert add(2, 2) == 4
+"""
+
+# ``python -m coverage run … -m pytest ARGS`` runs pytest for real (so the
+# outcomes are real); ``python -m coverage json … -o OUT`` writes a report
+# that covers each named path with the failing test, as the bug's lines.
+SHADOW = """
+import json, os, sys
+
+NAMES = {names!r}
+argv = sys.argv[1:]
+if argv[0] == "run":
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    import pytest
+
+    sys.exit(pytest.main(argv[argv.index("pytest") + 1 :]))
+out = argv[argv.index("-o") + 1]
+ctx = {{"1": ["test_attack.test_bad"], "2": ["test_attack.test_bad", "test_attack.test_ok"]}}
+with open(out, "w") as f:
+    json.dump({{"files": {{n: {{"contexts": ctx}} for n in NAMES}}}}, f)
+"""
+
+
+class Host:
+    """A host file of secrets outside the repository, and the paths that name it."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.secret = f"HOSTSECRET{uuid.uuid4().hex}"
+        self.dir = tmp_path / "host-only"
+        self.dir.mkdir()
+        self.py = self.dir / "leak.py"
+        self.py.write_text(
+            f'TOKEN = "{self.secret}"\nif TOKEN == "{self.secret}":\n    TOKEN = TOKEN + "x"\n'
+        )
+        # like the service's --api-key-file
+        self.keys = self.dir / "keys.json"
+        self.keys.write_text(json.dumps({"keys": {self.secret: "acme"}}))
+
+    def names(self, copy_root: Path) -> list[str]:
+        """Every way the hostile report names the host files, and one repository file."""
+        up = os.path.relpath(self.py, copy_root)
+        return [
+            str(self.py),
+            str(self.keys),
+            up,  # ../../…/host-only/leak.py
+            "pkg/" + os.path.relpath(self.py, copy_root / "pkg"),
+            f"{copy_root}/../{up}",
+            "pkg/leak.py",  # a link in the repository to the host file
+            "hostdir/leak.py",  # below a link to the host folder
+            f"/proc/self/root{self.py}",
+            f"/proc/1/cwd{self.py}",
+            f"/proc/self/cwd/../{up}",
+            "pkg/calc.py",  # the one legitimate file
+        ]
+
+    def leaked(self, text: str) -> bool:
+        return self.secret in text
+
+
+def hostile_repo(tmp_path: Path, host: Host, names: Sequence[str] = ()) -> Path:
+    repo = write_repo(
+        tmp_path / "hostile",
+        {
+            "pkg/__init__.py": "",
+            "pkg/calc.py": "def add(a, b):\n    return a - b\n",
+            "test_attack.py": TESTS,
+            "coverage/__init__.py": "",
+            "coverage/__main__.py": SHADOW.format(names=list(names)),
+        },
+    )
+    (repo / "pkg" / "leak.py").symlink_to(host.py)
+    (repo / "hostdir").symlink_to(host.dir)
+    return repo
+
+
+def listing(repo: Path) -> list[str]:
+    return [str(p.relative_to(repo)) for p in repo.rglob("*.py") if not p.is_symlink()]
+
+
+# --- the mapping itself: no sandbox needed -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reported", "expected"),
+    [
+        ("pkg/calc.py", "pkg/calc.py"),
+        ("./pkg//calc.py", "pkg/calc.py"),
+        ("{root}/pkg/calc.py", "pkg/calc.py"),
+        ("{host}", Drop.OUTSIDE),
+        ("/etc/shadow", Drop.OUTSIDE),
+        ("{root}/../{up}", Drop.PARENT),
+        ("{up}", Drop.PARENT),
+        ("pkg/../pkg/calc.py", Drop.PARENT),
+        ("/proc/self/root{host}", Drop.PROC),
+        ("/proc/1/cwd/pkg/calc.py", Drop.PROC),
+        ("pkg/leak.py", Drop.NOT_REGULAR),
+        ("hostdir/leak.py", Drop.NOT_REGULAR),
+        ("pkg", Drop.NOT_REGULAR),
+        ("pkg/missing.py", Drop.NOT_REGULAR),
+        ("", Drop.EMPTY),
+        ("pkg/calc.py\0", Drop.EMPTY),
+    ],
+)
+def test_a_reported_path_maps_to_a_baseline_file_or_is_dropped(
+    tmp_path: Path, reported: str, expected: str | Drop
+) -> None:
+    host = Host(tmp_path)
+    baseline = hostile_repo(tmp_path, host)
+    copy = tmp_path / "copy"  # where the run saw the tree
+    raw = reported.format(root=copy, host=host.py, up=os.path.relpath(host.py, copy))
+    assert CopyPaths.of(baseline, seen_at=(copy,)).check(raw) == expected
+
+
+def test_a_file_outside_the_listing_is_dropped(tmp_path: Path) -> None:
+    baseline = hostile_repo(tmp_path, Host(tmp_path))
+    paths = CopyPaths.of(baseline, listed=["pkg/calc.py"])
+    assert paths.check("pkg/calc.py") == "pkg/calc.py"
+    assert paths.check("pkg/__init__.py") == Drop.UNLISTED
+
+
+def test_the_drop_note_counts_reasons_and_shows_no_raw_bytes(tmp_path: Path) -> None:
+    baseline = hostile_repo(tmp_path, Host(tmp_path))
+    kept = CopyPaths.of(baseline).keep(["/etc/\x1b]52;c;evil\x07x", "../x", "pkg/calc.py"])
+    assert kept.kept == {"pkg/calc.py": "pkg/calc.py"}
+    note = kept.note("the coverage report")
+    assert note is not None and "\x1b" not in note and "\x07" not in note
+    assert "2 path(s)" in note and Drop.OUTSIDE.value in note and Drop.PARENT.value in note
+
+
+def test_the_baseline_reader_reads_no_link(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    baseline = hostile_repo(tmp_path, host)
+    assert read_baseline_text(baseline, "pkg/calc.py") == "def add(a, b):\n    return a - b\n"
+    for name in ("pkg/leak.py", "hostdir/leak.py", str(host.py), f"/proc/self/root{host.py}"):
+        assert read_baseline_text(baseline, name) is None
+
+
+# --- SBFL through a real sandbox ---------------------------------------------
+
+
+def sandbox_runner(sb: Sandbox):
+    async def runner(argv: Sequence[str], root: Path, *, timeout_s: float = 60) -> CommandRun:
+        r = await sb.run(list(argv), timeout_s=timeout_s)
+        return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
+
+    return runner
+
+
+@NEEDS_NAMESPACES
+async def test_a_shadowed_coverage_scores_only_repository_files(
+    tmp_path: Path, sandboxes: list[Sandbox]
+) -> None:
+    host = Host(tmp_path)
+    repo = hostile_repo(tmp_path, host)
+    sb = open_sandbox(repo, tmp_path)
+    sandboxes.append(sb)
+    # the report names the copy as the sandbox sees it: rewrite the shadow for it
+    shadow = sb.root / "coverage" / "__main__.py"
+    shadow.write_text(SHADOW.format(names=host.names(sb.root)))
+    async with asyncio.timeout(120):  # liveness bound only
+        result = await run_sbfl(
+            sb.root,
+            Path(PY),
+            ["test_attack.py"],
+            runner=sandbox_runner(sb),
+            baseline=sb.baseline,
+            listed=listing(repo),
+        )
+    assert set(result.file_scores) == {"pkg/calc.py"}, result.notes
+    assert set(result.line_scores) == {"pkg/calc.py"}
+    (note,) = result.notes
+    assert note.startswith("the coverage report named 10 path(s)"), note
+    assert not host.leaked(repr(result))
+
+
+# --- the fix stage: a reported path is never read from the host -------------
+
+
+def fix_context(tmp_path: Path, host: Host, sandboxes: list[Sandbox]) -> RunContext:
+    repo = hostile_repo(tmp_path, host)
+    (tmp_path / "bug.md").write_text("# add is wrong\n\nadd(2, 2) gives 0, not 4\n")
+    sink, _ = collecting_sink()
+    clock = SystemClock()
+    ctx = RunContext(
+        load_inputs(tmp_path / "bug.md", repo),
+        models=None,
+        options=AgentOptions(use_model=False),
+        clock=clock,
+        recorder=MetricsRecorder(clock),
+        sink=sink,
+    )
+    ctx.sandbox = open_sandbox(repo, tmp_path)
+    sandboxes.append(ctx.sandbox)
+    return ctx
+
+
+async def test_the_fix_stage_reads_no_path_a_test_run_named(
+    tmp_path: Path, sandboxes: list[Sandbox]
+) -> None:
+    """As if SBFL and pytest's output had named host files: they are not read."""
+    host = Host(tmp_path)
+    ctx = fix_context(tmp_path, host, sandboxes)
+    for name in host.names(ctx.sandbox.root):
+        ctx.suspicious[name] = [(1, 3, 1.0)]
+    # a test id from a hostile pytest -v output becomes the reproduction command
+    cmd = f"python -m pytest -p no:cacheprovider {host.py}::test_x pkg/leak.py::test_y"
+    ctx.reproduction = Reproduction(cmd, "discovered", True, "fails", status="confirmed")
+    candidates = await propose_fixes(ctx)
+    shown = [repr(c) for c in candidates] + [repr(c) for c in ctx.repair_candidates]
+    shown += [repr(e) for e in ctx.events] + ctx.notes
+    assert candidates, "the repository's own file still gets candidates"
+    assert {c.path for c in ctx.repair_candidates} == {"pkg/calc.py"}
+    assert not any(host.leaked(s) for s in shown)
+
+
+# --- the whole CLI run ---------------------------------------------------------
+
+
+def has_coverage() -> bool:
+    done = subprocess.run([PY, "-c", "import coverage"], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+@NEEDS_NAMESPACES
+@pytest.mark.skipif(not has_coverage(), reason="needs coverage.py in this interpreter")
+def test_a_whole_run_shows_no_host_file(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    # the copy's path is not known before the run: the shadow names the paths
+    # relative to the folder it runs in, and absolute ones of the host
+    repo = hostile_repo(tmp_path, host)
+    (repo / "coverage" / "__main__.py").write_text(
+        SHADOW.replace("NAMES = {names!r}", "NAMES = {names!r} + [os.getcwd() + '/pkg/calc.py']")
+        .replace(
+            "out = argv", "NAMES += [os.path.relpath({py!r}, os.getcwd())]\nout = argv"
+        )
+        .format(names=host.names(Path("/nowhere")), py=str(host.py))
+    )
+    report = tmp_path / "bug.md"
+    report.write_text("# add is wrong\n\n`add(2, 2)` gives 0, not 4.\n")
+    out_json, out_md = tmp_path / "out.json", tmp_path / "out.md"
+    argv = [
+        sys.executable, "-c", "from fixbugs.cli import main; main()", "run",
+        "--report", str(report), "--repo", str(repo), "--no-model", "--python", PY,
+        "--test", "python -m pytest -p no:cacheprovider test_attack.py",
+        "--json", str(out_json), "--markdown", str(out_md),
+        "--repair-budget", "60", "--repair-candidates", "20",
+    ]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    texts = [done.stdout, done.stderr, out_json.read_text(), out_md.read_text()]
+    assert not any(host.leaked(t) for t in texts)
+    data = json.loads(texts[2])
+    assert any(n.startswith("the coverage report named") for n in data["notes"]), data["notes"]
+    listed = set(listing(repo))
+    assert {f["path"] for f in data["ranked_files"]} <= listed
+    assert {r["path"] for r in data["suspicious_regions"]} <= listed
+    assert data["ranked_files"][0]["path"] == "pkg/calc.py"
