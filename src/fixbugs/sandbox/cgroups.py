@@ -31,6 +31,8 @@ __all__ = [
     "CgroupSupport",
     "CommandCgroup",
     "detect_cgroups",
+    "parse_keyed",
+    "read_facts",
     "sweep_stale_cgroups",
 ]
 
@@ -55,11 +57,65 @@ class CgroupSupport:
 
 @dataclass(frozen=True)
 class CgroupFacts:
-    """What the kernel counted for a finished command."""
+    """What the kernel counted for a finished command's group.
 
-    memory_hit: bool = False
-    pids_hit: bool = False
+    ``memory_kills`` is how many of its processes the OOM killer killed at
+    the group's memory limit; ``memory_oom`` that the group ran out of
+    memory at all (v2 also counts an OOM in which nothing was killed).
+    ``refused_forks`` is how many forks the group's pids limit refused.
+    These are the kernel's own records: a command whose children were
+    killed or refused is told apart from one that exits 0 without help.
+    """
+
+    memory_kills: int = 0
+    memory_oom: bool = False
+    refused_forks: int = 0
     peak_memory_bytes: int | None = None
+
+    @property
+    def memory_hit(self) -> bool:
+        return self.memory_oom or self.memory_kills > 0
+
+    @property
+    def pids_hit(self) -> bool:
+        return self.refused_forks > 0
+
+
+def parse_keyed(text: str) -> dict[str, int]:
+    """A ``key value`` per line text: ``memory.events``, ``pids.events``, ``memory.oom_control``."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        with contextlib.suppress(ValueError):
+            out[key] = int(value.strip())
+    return out
+
+
+def read_facts(version: int, *, memory: str, pids: str, peak: str = "") -> CgroupFacts:
+    """The facts of a group from its files' text (a missing file reads as "").
+
+    ``memory`` is v1's ``memory.oom_control`` (``oom_kill``, kernel 4.13 on)
+    or v2's ``memory.events`` (``oom_kill``; ``oom`` and ``oom_group_kill``
+    say an OOM happened even where no kill is counted). v1's
+    ``memory.failcnt`` is not used: it also counts page cache reclaimed at
+    the limit, which kills nothing. ``pids`` is ``pids.events`` (``max``:
+    forks refused) in both versions; ``peak`` the peak usage in bytes.
+    """
+    mem = parse_keyed(memory)
+    kills = mem.get("oom_kill", 0)
+    oom = kills > 0
+    if version != 1:
+        oom = oom or mem.get("oom", 0) > 0 or mem.get("oom_group_kill", 0) > 0
+    try:
+        peak_bytes: int | None = int(peak.split()[0])
+    except (ValueError, IndexError):
+        peak_bytes = None
+    return CgroupFacts(
+        memory_kills=kills,
+        memory_oom=oom,
+        refused_forks=parse_keyed(pids).get("max", 0),
+        peak_memory_bytes=peak_bytes,
+    )
 
 
 def _mounts() -> list[tuple[str, str, str]]:
@@ -138,25 +194,11 @@ def _write(path: Path, value: str) -> bool:
     return True
 
 
-def _read_int(path: Path) -> int | None:
+def _text(path: Path) -> str:
     try:
-        return int(path.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _keyed(path: Path) -> dict[str, int]:
-    """A ``key value`` per line file (``memory.events``, ``pids.events``)."""
-    out: dict[str, int] = {}
-    try:
-        lines = path.read_text().splitlines()
+        return path.read_text()
     except OSError:
-        return out
-    for line in lines:
-        key, _, value = line.partition(" ")
-        with contextlib.suppress(ValueError):
-            out[key] = int(value.strip())
-    return out
+        return ""
 
 
 class CommandCgroup:
@@ -213,16 +255,18 @@ class CommandCgroup:
         return tuple(dict.fromkeys(str(d / "cgroup.procs") for d in self.dirs.values()))
 
     def facts(self) -> CgroupFacts:
-        """Whether the command ran into the group's memory or process limit."""
+        """What the kernel recorded of the command's memory and process limits.
+
+        Read before :meth:`remove`: the records go with the group.
+        """
         mem, pids = self.dirs["memory"], self.dirs["pids"]
-        if self.support.version == 1:
-            oom = _keyed(mem / "memory.oom_control").get("oom_kill", 0)
-            peak = _read_int(mem / "memory.max_usage_in_bytes")
-        else:
-            oom = _keyed(mem / "memory.events").get("oom_kill", 0)
-            peak = _read_int(mem / "memory.peak")
-        hit_pids = _keyed(pids / "pids.events").get("max", 0) > 0
-        return CgroupFacts(memory_hit=oom > 0, pids_hit=hit_pids, peak_memory_bytes=peak)
+        v1 = self.support.version == 1
+        return read_facts(
+            self.support.version,
+            memory=_text(mem / ("memory.oom_control" if v1 else "memory.events")),
+            pids=_text(pids / "pids.events"),
+            peak=_text(mem / ("memory.max_usage_in_bytes" if v1 else "memory.peak")),
+        )
 
     def pids(self) -> list[int]:
         out: list[int] = []

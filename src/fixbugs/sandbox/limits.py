@@ -109,12 +109,14 @@ def classify_limit(
     """Which limit a finished command ran into, or ``None``.
 
     Time and output are certain (the driver killed the command). Memory and
-    processes are certain when the command's cgroup counted an OOM kill or
-    a refused fork, and otherwise inferred from the messages programs print
-    when an allocation or a fork is refused; disk and file size from the
-    copy's filesystem being full and from ``ENOSPC``/``EFBIG`` messages and
-    ``SIGXFSZ``. A command that handles such a failure quietly and exits 0
-    did not hit a limit.
+    processes are certain when the command's cgroup recorded an OOM (a
+    child killed) or a refused fork: that is a limit hit even when the
+    command itself exits 0, as a shell that waits for its killed children
+    does. Otherwise they are inferred from the messages programs print when
+    an allocation or a fork is refused; disk and file size from the copy's
+    filesystem being full and from ``ENOSPC``/``EFBIG`` messages and
+    ``SIGXFSZ``. A command that prints such a message, handles it and exits
+    0 did not hit a limit.
     """
     if timed_out:
         return "time"
@@ -124,12 +126,12 @@ def classify_limit(
         return "time"
     if returncode == -signal.SIGXFSZ:
         return "file_size"
-    if returncode == 0:
-        return None
     if cgroup_memory:
         return "memory"
     if cgroup_pids:
         return "processes"
+    if returncode == 0:
+        return None
     if disk_full:
         return "disk"
     text = f"{stderr_tail}\n{stdout_tail}"
@@ -144,14 +146,30 @@ def classify_limit(
     return None
 
 
-def limit_note(hit: LimitHit, limits: Limits, *, disk_mb: int | None = None) -> str:
-    """The line a result's notes carry when a limit was hit."""
+def limit_note(
+    hit: LimitHit,
+    limits: Limits,
+    *,
+    disk_mb: int | None = None,
+    memory_kills: int = 0,
+    refused_forks: int = 0,
+) -> str:
+    """The line a result's notes carry when a limit was hit.
+
+    ``memory_kills`` and ``refused_forks`` are the cgroup's counts, said
+    with the memory and processes limits so a reader knows how much of the
+    command did not run.
+    """
     what = {
         "time": f"ran past {limits.timeout_s:g} s and was killed",
-        "memory": f"its processes together reached {limits.memory_mb} MB",
+        "memory": f"reached {limits.memory_mb} MB with all its processes together",
         "processes": f"reached {limits.max_processes} processes",
         "output": f"wrote over {limits.max_output_bytes * limits.runaway_factor} bytes of output",
         "disk": "filled its filesystem" + (f" ({disk_mb} MB for the copy)" if disk_mb else ""),
         "file_size": f"wrote a file over {limits.max_file_mb} MB",
     }[hit]
+    if hit == "memory" and memory_kills > 0:
+        what += f"; the kernel killed {memory_kills} of its processes"
+    if hit == "processes" and refused_forks > 0:
+        what += f"; the kernel refused {refused_forks} fork{'s' if refused_forks > 1 else ''}"
     return f"limit hit: {hit} (the command {what})"

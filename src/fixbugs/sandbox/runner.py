@@ -21,7 +21,7 @@ from pathlib import Path
 from agentrt.clock import Clock, SystemClock
 from fixbugs.sandbox.cgroups import CgroupFacts, CommandCgroup
 from fixbugs.sandbox.containment import Mechanisms, View, wrap
-from fixbugs.sandbox.limits import CommandResult, Limits, classify_limit, limit_note
+from fixbugs.sandbox.limits import CommandResult, LimitHit, Limits, classify_limit, limit_note
 from fixbugs.sandbox.output import CappedOutput
 from fixbugs.sandbox.owners import stat_fields
 
@@ -246,8 +246,23 @@ async def _run(
     notes = mechanisms.notes(network=network)
     if mechanisms.cgroups is not None and group is None:
         notes = (*notes, "sandbox: this command's cgroup could not be made; limits per process")
-    if limit_hit is not None:
-        notes = (*notes, limit_note(limit_hit, limits, disk_mb=disk_mb))
+    hits: list[LimitHit] = [] if limit_hit is None else [limit_hit]
+    # Every limit the group recorded is named, also beside another reason
+    # (children OOM-killed before the deadline killed the rest).
+    recorded: tuple[tuple[LimitHit, bool], ...] = (
+        ("memory", facts.memory_hit),
+        ("processes", facts.pids_hit),
+    )
+    hits += [hit for hit, seen in recorded if seen and hit not in hits]
+    for hit in hits:
+        line = limit_note(
+            hit,
+            limits,
+            disk_mb=disk_mb,
+            memory_kills=facts.memory_kills,
+            refused_forks=facts.refused_forks,
+        )
+        notes = (*notes, line)
     return CommandResult(
         argv=tuple(argv),
         returncode=returncode,
