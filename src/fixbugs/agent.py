@@ -136,12 +136,16 @@ async def checked_models(config: Path | None) -> Models:
 
 
 def env_for_interpreter(interp: Interpreter, *, notes: list[str] | None = None) -> TestEnv:
-    """Probe ``interp`` and complete it: coverage overlay where missing, ``python`` shim."""
-    env, extra = prepare_env(probe_env(interp))
+    """Probe ``interp`` and complete it: coverage overlay where missing, ``python`` shim.
+
+    A repository venv is probed in the sandbox (see :func:`fixbugs.userenv.probe_env`).
+    """
+    probed: list[str] = []
+    env, extra = prepare_env(probe_env(interp, notes=probed))
     if needs_shim(env.python):
         env = replace(env, shim=shim_dir(env.python))
     if notes is not None:
-        notes.extend(extra)
+        notes.extend([*probed, *extra])
     return env
 
 

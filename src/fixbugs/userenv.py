@@ -12,15 +12,21 @@ happens to run FixBugs. The choice, in order:
 
 :func:`choose_interpreter` is the pure part (a function of paths and the
 environment); :func:`probe_env` asks the chosen interpreter what it is
-(version, prefix, pytest, coverage). Nothing here writes to the user's
-environment: where it lacks coverage.py, :mod:`fixbugs.overlay` supplies a
-private copy that only the sandboxed commands see.
+(version, prefix, pytest, coverage). The user's own interpreters (1, 2, 4)
+are probed on the host: the user named them. A repository's venv (3) is
+the repository's code: it is probed only in the sandbox, its host folders
+come from :func:`fixbugs.repovenv.repo_venv`, never from what it prints,
+and of its answer only the data fields are taken, after checking their
+shape. Nothing here writes to the user's environment: where it lacks
+coverage.py, :mod:`fixbugs.overlay` supplies a private copy that only the
+sandboxed commands see.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +35,7 @@ from pathlib import Path
 from typing import Literal
 
 from fixbugs.errors import InputError
+from fixbugs.repovenv import printable, repo_venv, run_in_sandbox
 
 __all__ = [
     "EnvSource",
@@ -41,8 +48,8 @@ __all__ = [
 
 EnvSource = Literal["--python", "VIRTUAL_ENV", "repository venv", "PATH", "case env"]
 
-# Runs under any Python >= 3.6: what the environment is and what it has.
-_PROBE = r"""
+# Runs under any Python >= 3.6: what the environment has (data only, no path).
+_DATA_PROBE = r"""
 import json, sys
 def ver(name):
     try:
@@ -59,15 +66,27 @@ def ver(name):
             return getattr(__import__(name), "__version__", "unknown")
         except Exception:
             return None
-print(json.dumps({
+info = {
     "version": "%d.%d.%d" % sys.version_info[:3],
-    "executable": sys.executable,
-    "prefix": sys.prefix,
-    "base_prefix": getattr(sys, "base_prefix", sys.prefix),
     "pytest": ver("pytest"),
     "coverage": ver("coverage"),
-}))
+}
 """
+# The user's own interpreter also says where it lives (the user named it).
+_PROBE = (
+    _DATA_PROBE
+    + """info.update(
+    executable=sys.executable,
+    prefix=sys.prefix,
+    base_prefix=getattr(sys, "base_prefix", sys.prefix),
+)
+print(json.dumps(info))
+"""
+)
+_DATA_PROBE += "print(json.dumps(info))\n"
+_DATA_FIELDS = ("version", "pytest", "coverage")
+_VERSION = re.compile(r"\d{1,2}\.\d{1,3}\.\d{1,4}")
+_PACKAGE_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,39}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,8 +239,16 @@ def choose_interpreter(
     )
 
 
-def probe_env(interp: Interpreter, *, timeout_s: float = 60.0) -> TestEnv:
-    """Ask the interpreter what it is; a clear error when it does not run."""
+def probe_env(
+    interp: Interpreter, *, timeout_s: float = 60.0, notes: list[str] | None = None
+) -> TestEnv:
+    """Ask the interpreter what it is; a clear error when it does not run.
+
+    A repository venv is asked in the sandbox (:func:`_probe_repository_venv`);
+    ``notes`` receives what of its answer or its ``pyvenv.cfg`` was refused.
+    """
+    if interp.source == "repository venv":
+        return _probe_repository_venv(interp, timeout_s, [] if notes is None else notes)
     try:
         out = subprocess.run(
             [str(interp.path), "-c", _PROBE],
@@ -255,6 +282,56 @@ def probe_env(interp: Interpreter, *, timeout_s: float = 60.0) -> TestEnv:
         pytest=info.get("pytest"),
         coverage=info.get("coverage"),
     )
+
+
+def _probe_repository_venv(interp: Interpreter, timeout_s: float, notes: list[str]) -> TestEnv:
+    """A repository venv's environment: paths from the host, data fields from the sandbox.
+
+    Invariant: every path of the result (``python``, ``prefix``,
+    ``base_prefix``) comes from :func:`repo_venv`, so what the venv prints
+    never decides a folder that a test sandbox shows.
+    """
+    layout = repo_venv(interp.path)
+    notes.extend(layout.notes)
+    done = run_in_sandbox(layout, ["-c", _DATA_PROBE], timeout_s=timeout_s)
+    where = f"Python interpreter {printable(str(interp.path))} ({interp.source})"
+    info = _answer(done.stdout) if done.returncode == 0 else None
+    version = None if info is None else info.get("version")
+    if info is None or not isinstance(version, str) or not _VERSION.fullmatch(version):
+        last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        why = "timed out" if done.timed_out else printable(last[0])
+        raise InputError(f"{where} could not be probed in the sandbox: {why}")
+    extra = [k for k in info if k not in _DATA_FIELDS]
+    if extra:
+        shown = ", ".join(printable(str(k), 40) for k in extra[:5])
+        notes.append(f"{where}: its probe printed fields FixBugs does not take from it ({shown})")
+    return TestEnv(
+        python=interp.path,
+        source=interp.source,
+        version=version,
+        prefix=layout.venv,
+        base_prefix=layout.base_prefix,
+        pytest=_package_version(info.get("pytest"), "pytest", where, notes),
+        coverage=_package_version(info.get("coverage"), "coverage", where, notes),
+    )
+
+
+def _answer(stdout: str) -> dict[str, object] | None:
+    """The probe's last line as a JSON object, or None for anything else."""
+    lines = stdout.strip().splitlines()
+    try:
+        info = json.loads(lines[-1]) if lines else None
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def _package_version(value: object, name: str, where: str, notes: list[str]) -> str | None:
+    """A package version from an untrusted probe: a short version string, or None."""
+    if value is None or (isinstance(value, str) and _PACKAGE_VERSION.fullmatch(value)):
+        return value
+    notes.append(f"{where}: its probe's {name} version is malformed; taken as absent")
+    return None
 
 
 def _within(path: Path, folder: Path) -> bool:
