@@ -109,7 +109,10 @@ def _no_secret(*texts: str) -> None:
 def test_a_script_python_never_runs_on_the_host(tmp_path: Path):
     marker = tmp_path / "MARKER"
     repo = _repo(tmp_path / "proj")
-    _script(repo / ".venv" / "bin" / "python", f"#!/bin/sh\ntouch {marker}\necho not json\n")
+    _script(
+        repo / ".venv" / "bin" / "python",
+        f"#!/bin/sh\ntouch {marker}\nprintf '\\033]52;c;SGk=\\007\\033[1Anot json\\n' >&2\n",
+    )
     # a plausible pyvenv.cfg, so that the script is run (in the sandbox) to probe it
     (repo / ".venv" / "pyvenv.cfg").write_text(f"home = {BASE_PYTHON.parent}\n")
     out = tmp_path / "report.json"
@@ -130,6 +133,7 @@ def test_a_script_python_never_runs_on_the_host(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     data = json.loads(out.read_text())
+    assert "\x1b" not in done.stdout + done.stderr + "".join(data["notes"])
     said = [n for n in data["notes"] if "could not be probed" in n]
     assert len(said) == 1 and "\n" not in said[0] and "(repository venv)" in said[0]
     assert data["reproduction"]["status"] == "could_not_run"
