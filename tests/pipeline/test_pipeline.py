@@ -226,6 +226,37 @@ async def test_fairness_lets_small_jobs_pass_an_expensive_one() -> None:
     assert max(done.values()) == pytest.approx(27.0)
 
 
+async def test_every_stage_shares_its_workers_between_groups() -> None:
+    """A group's items keep their group downstream, where the group takes its turn.
+
+    ``up`` is wide: group A's six items are through it at once and queue for
+    the one ``down`` slot; B's item gets there later, while A's first runs.
+    Its group, not its arrival, makes it the next one ``down`` serves.
+    """
+    clock = FakeClock()
+    q = MemoryQueue(clock=clock)
+    order: dict[str, list[str]] = {"up": [], "down": []}
+
+    def work(seconds: float, late: Mapping[str, float] | None = None) -> Any:
+        async def run(ctx: StageContext) -> Mapping[str, Any]:
+            order[ctx.stage].append(ctx.item)
+            await ctx.clock.sleep((late or {}).get(ctx.item, seconds))
+            return {}
+
+        return run
+
+    up, down = work(0.1, late={"b": 0.5}), work(1.0)
+    p = Pipeline([Stage("up", up, concurrency=8), Stage("down", down, after=("up",))])
+    runner = PipelineRunner(p, q)
+    async with clock.autojumping():
+        for i in range(6):
+            await runner.submit(f"a{i}", f"a{i}", {}, group="A")
+        await runner.submit("b", "b", {}, group="B")
+        await runner.run(until_idle=True)
+    assert order["down"].index("b") == 1, order
+    assert {r.stage for r in await q.records("b")} == {"up", "down"}
+
+
 def test_pipeline_shape_errors_are_user_errors() -> None:
     async def f(ctx: StageContext) -> Mapping[str, Any]:
         return {}

@@ -149,6 +149,65 @@ async def test_small_jobs_pass_a_big_one(q: QueueBackend) -> None:
     assert d is not None and d.message.job == "small"
 
 
+async def _serve_next(q: QueueBackend, stage: str = "a") -> Message:
+    """Claim the stage's next message and complete it: one worker's turn."""
+    d = await q.claim(stage, "w", lease_s=30)
+    assert d is not None
+    assert await q.complete(d, {})
+    return d.message
+
+
+async def test_groups_take_turns_however_many_jobs_one_queued(q: QueueBackend) -> None:
+    """Issue 21: one group (a tenant) queued six jobs before another's two.
+
+    First in, first out served all six first; groups taking turns serve the
+    second group's jobs second and fourth.
+    """
+    for i in range(6):
+        await q.put(msg(f"a{i}", job=f"a{i}", group="A"))
+    for i in range(2):
+        await q.put(msg(f"b{i}", job=f"b{i}", group="B"))
+    order = [(await _serve_next(q)).group for _ in range(8)]
+    assert order == ["A", "B", "A", "B", "A", "A", "A", "A"]
+
+
+async def test_a_group_running_fewer_goes_first(q: QueueBackend) -> None:
+    """Served last, but running nothing while the other group runs one: served again."""
+    for i in range(3):
+        await q.put(msg(f"a{i}", job=f"a{i}", group="A"))
+    for i in range(2):
+        await q.put(msg(f"b{i}", job=f"b{i}", group="B"))
+    held = await q.claim("a", "w1", lease_s=30)  # A's first job runs on
+    assert held is not None and held.message.group == "A"
+    assert [(await _serve_next(q)).item for _ in range(2)] == ["b0", "b1"]
+    assert (await _serve_next(q)).group == "A"
+
+
+async def test_depth_of_a_group_counts_its_queued_and_running(q: QueueBackend) -> None:
+    for i in range(3):
+        await q.put(msg(f"a{i}", job=f"a{i}", group="A"))
+    await q.put(msg("b0", job="b0", group="B"))
+    d = await q.claim("a", "w", lease_s=30)
+    assert d is not None and d.message.group == "A"
+    depths = [await q.depth("a", g) for g in ("A", "B", "C", "")]
+    assert depths == [3, 1, 0, 0] and await q.depth("a") == 4
+    assert await q.complete(d, {})
+    assert await q.depth("a", "A") == 2
+
+
+async def test_emitted_and_retried_messages_keep_their_group(q: QueueBackend) -> None:
+    await q.put(msg("i", group="A"))
+    d = await q.claim("a", "w", lease_s=30)
+    assert d is not None
+    assert await q.complete(d, {}, [Emit(msg("i", "b", group="A"))])
+    assert await q.depth("b", "A") == 1
+    d2 = await q.claim("b", "w", lease_s=30)
+    assert d2 is not None and d2.message.group == "A"
+    assert await q.fail(d2, "boom") is StageState.FAILED
+    d3 = await q.claim("b", "w", lease_s=30)
+    assert d3 is not None and d3.message.group == "A" and d3.attempt == 2
+
+
 async def test_a_reclaim_racing_the_holders_completion_leaves_the_record_done(
     redis_url: str,
 ) -> None:

@@ -38,7 +38,9 @@ async def _seed(url: str) -> None:
     q = _open(url)
     runner = PipelineRunner(crashpipe.PIPELINE, q)
     for n in range(ITEMS):
-        await runner.submit(f"job{n % 7}", f"i{n}", {"n": n})
+        # seven jobs of three fairness groups: the claims weigh group standing too
+        job = n % 7
+        await runner.submit(f"job{job}", f"i{n}", {"n": n}, group=f"tenant{job % 3}")
     await q.aclose()
 
 

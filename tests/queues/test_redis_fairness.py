@@ -2,8 +2,9 @@
 
 Like ``tests/pipeline/test_pipeline.py::test_fairness_lets_small_jobs_pass_an_expensive_one``
 but on a private redis-server: small jobs submitted after a big job's
-backlog are served before it, and claimers racing on separate connections
-never get the same entry.
+backlog are served before it, a group's job submitted after another
+group's backlog is served next, and claimers racing on separate
+connections never get the same entry.
 """
 
 from __future__ import annotations
@@ -42,6 +43,28 @@ async def test_small_jobs_pass_an_expensive_one_on_redis(redis_url: str) -> None
     assert len(order) == 34 and runner.duplicates == 0
     # every small job is among the first claims: one per slot per wave
     assert {j for j in order[:6] if j.startswith("small")} == {f"small{i}" for i in range(4)}
+
+
+async def test_a_late_group_is_served_next_on_redis(redis_url: str) -> None:
+    """Issue 21 on Redis: one group's 30 queued jobs do not hold back another group's one."""
+    q = RedisQueue(redis_url, namespace=f"fair{next(_ns)}")
+    order: list[str] = []
+
+    async def work(ctx: StageContext) -> Mapping[str, Any]:
+        order.append(ctx.job)
+        await asyncio.sleep(0)
+        return {}
+
+    runner = PipelineRunner(Pipeline([Stage("w", work, concurrency=2)]), q)
+    try:
+        for i in range(30):
+            await runner.submit(f"a{i}", f"a{i}", {}, group="A")
+        await runner.submit("b", "b", {}, group="B")
+        await runner.run(until_idle=True)
+    finally:
+        await q.aclose()
+    assert len(order) == 31 and runner.duplicates == 0
+    assert order.index("b") <= 1, order  # the first claim at most goes to A
 
 
 async def test_fifo_policy_serves_the_backlog_first_on_redis(redis_url: str) -> None:

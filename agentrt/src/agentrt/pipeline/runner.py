@@ -90,9 +90,13 @@ class PipelineRunner:
         payload: Mapping[str, Any],
         *,
         key: str | None = None,
+        group: str = "",
     ) -> None:
-        """Enqueue an item at the entry stages; waits while one is full."""
-        for m in self.pipeline.entry_messages(item, job, payload, key):
+        """Enqueue an item at the entry stages; waits while one is full.
+
+        ``group`` is who ``job`` belongs to: each stage shares its workers
+        between groups first (:class:`~agentrt.queues.fairness.GroupFair`)."""
+        for m in self.pipeline.entry_messages(item, job, payload, key, group):
             cap = self.pipeline.capacity_of(m.stage)
             while await self._retry(functools.partial(self.backend.depth, m.stage)) >= cap:
                 await self.backend.wait(self.poll_s)

@@ -165,18 +165,34 @@ class Pipeline:
 
     # -- messages -----------------------------------------------------------
     def message(
-        self, stage: str, item: str, job: str, payload: Mapping[str, Any], key: str | None
+        self,
+        stage: str,
+        item: str,
+        job: str,
+        payload: Mapping[str, Any],
+        key: str | None,
+        group: str = "",
     ) -> Message:
-        return Message(item, stage, job, payload, key, self.remaining_cost(stage, payload))
+        cost = self.remaining_cost(stage, payload)
+        return Message(item, stage, job, payload, key, cost, group)
 
     def entry_messages(
-        self, item: str, job: str, payload: Mapping[str, Any], key: str | None = None
+        self,
+        item: str,
+        job: str,
+        payload: Mapping[str, Any],
+        key: str | None = None,
+        group: str = "",
     ) -> list[Message]:
-        return [self.message(s.name, item, job, payload, key) for s in self.roots]
+        """The item's messages to the root stages; ``group`` is its job's fairness group."""
+        return [self.message(s.name, item, job, payload, key, group) for s in self.roots]
 
     def emits_after(self, m: Message) -> list[Emit]:
-        """Messages to send when ``m``'s stage finishes (joins wait for all inputs)."""
+        """Messages to send when ``m``'s stage finishes (joins wait for all inputs).
+
+        They keep ``m``'s job and group, so every stage shares its workers
+        between the same groups."""
         return [
-            Emit(self.message(d.name, m.item, m.job, m.payload, m.key), requires=d.after)
+            Emit(self.message(d.name, m.item, m.job, m.payload, m.key, m.group), requires=d.after)
             for d in self.downstream(m.stage)
         ]

@@ -7,7 +7,7 @@ Pick one by URL with :func:`open_queue`.
 
 from agentrt.queues.backend import ChangeSignal, QueueBackend, open_queue
 from agentrt.queues.epoch import EpochClock
-from agentrt.queues.fairness import Candidate, FairPolicy, Fifo, ShortestJobFirst
+from agentrt.queues.fairness import Candidate, FairPolicy, Fifo, GroupFair, ShortestJobFirst
 from agentrt.queues.memory import MemoryQueue
 from agentrt.queues.sqlite import SqliteQueue
 from agentrt.queues.types import (
@@ -27,6 +27,7 @@ __all__ = [
     "EpochClock",
     "FairPolicy",
     "Fifo",
+    "GroupFair",
     "MemoryQueue",
     "Message",
     "QueueBackend",

@@ -33,8 +33,8 @@ class QueueBackend(Protocol):
         """Enqueue; never blocks (producers check :meth:`depth` for room first)."""
         ...
 
-    async def depth(self, stage: str) -> int:
-        """Live messages of ``stage``: queued plus running."""
+    async def depth(self, stage: str, group: str | None = None) -> int:
+        """Live messages of ``stage``: queued plus running (of ``group`` only, if given)."""
         ...
 
     async def pending(self) -> int:
@@ -94,7 +94,11 @@ def open_queue(
     policy: FairPolicy | None = None,
     namespace: str = "agentrt",
 ) -> QueueBackend:
-    """A backend for ``url``: ``memory://``, ``sqlite:///PATH`` or ``redis://HOST:PORT/DB``."""
+    """A backend for ``url``: ``memory://``, ``sqlite:///PATH`` or ``redis://HOST:PORT/DB``.
+
+    ``policy`` defaults to :class:`~agentrt.queues.fairness.GroupFair`
+    (groups take turns, then shortest job first within a group).
+    """
     scheme, sep, rest = url.partition("://")
     if not sep:
         raise UserError(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentrt.clock import Clock, SystemClock
-from agentrt.queues.fairness import Candidate, FairPolicy, ShortestJobFirst
+from agentrt.queues.fairness import Candidate, FairPolicy, GroupFair
 from agentrt.queues.signal import ChangeSignal
 from agentrt.queues.types import Delivery, Emit, Message, StageRecord, StageState
 
@@ -39,8 +39,11 @@ class MemoryQueue:
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.max_deliveries = max_deliveries
-        self.policy: FairPolicy = policy or ShortestJobFirst()
+        self.policy: FairPolicy = policy or GroupFair()
         self._seq = itertools.count(1)
+        # (stage, group) -> the stage's claim ticket of the group's latest claim
+        self._served: dict[tuple[str, str], int] = {}
+        self._tickets = itertools.count(1)
         # invariant: _live holds exactly the queued and running messages
         self._live: dict[int, _Entry] = {}
         self._effects: dict[tuple[str, str], dict[str, Any]] = {}
@@ -68,8 +71,12 @@ class MemoryQueue:
             queued_at=now,
         )
 
-    async def depth(self, stage: str) -> int:
-        return sum(1 for e in self._live.values() if e.message.stage == stage)
+    async def depth(self, stage: str, group: str | None = None) -> int:
+        return sum(
+            1
+            for e in self._live.values()
+            if e.message.stage == stage and (group is None or e.message.group == group)
+        )
 
     async def pending(self) -> int:
         return len(self._live)
@@ -90,6 +97,7 @@ class MemoryQueue:
             entry.consumer = consumer
             entry.lease_until = now + lease_s
             m = entry.message
+            self._served[(stage, m.group)] = next(self._tickets)
             self._records[(m.item, m.stage)] = replace(
                 self._records[(m.item, m.stage)],
                 state=StageState.RUNNING,
@@ -111,17 +119,32 @@ class MemoryQueue:
             }
         first: dict[str, _Entry] = {}
         remaining: dict[str, float] = {}
+        running: dict[str, int] = {}
         for e in self._live.values():  # dict order is seq order
             m = e.message
             remaining[m.job] = remaining.get(m.job, 0.0) + m.cost_s
-            if m.stage != stage or m.job in first:
+            if m.stage != stage:
                 continue
             if e.lease_until is not None and e.lease_until > now:
+                running[m.group] = running.get(m.group, 0) + 1
+                continue
+            if m.job in first:
                 continue
             if m.key is not None and m.key in held:
                 continue
             first[m.job] = e
-        cands = [Candidate(j, e.seq, remaining[j], e.enqueued_at) for j, e in first.items()]
+        cands = [
+            Candidate(
+                j,
+                e.seq,
+                remaining[j],
+                e.enqueued_at,
+                e.message.group,
+                running.get(e.message.group, 0),
+                self._served.get((stage, e.message.group), 0),
+            )
+            for j, e in first.items()
+        ]
         chosen = self.policy.choose(cands, now)
         return None if chosen is None else self._live[chosen.seq]
 

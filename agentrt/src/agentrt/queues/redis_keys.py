@@ -68,6 +68,10 @@ class RedisKeys:
     def waiting_entries(self, stage: str) -> str:
         return f"{self.ns}:wf:{stage}"
 
+    def served(self, stage: str) -> str:
+        """Hash: group -> the stage's claim ticket of the group's latest claim."""
+        return f"{self.ns}:served:{stage}"
+
     def rec(self, item: str, stage: str) -> str:
         return f"{self.ns}:r:{item}{SEP}{stage}"
 

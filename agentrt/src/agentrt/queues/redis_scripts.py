@@ -14,7 +14,8 @@ __all__ = ["COMPLETE", "FAIL", "PROMOTE", "START"]
 
 # KEYS: stream, effects, records, record, seq, jobcost, then per emit: waiting
 # set, waiting entries, record. ARGV: group, id, effect key, result, now,
-# emits, job, cost, then per emit: 7 fields and the required effect keys.
+# emits, job, cost, then per emit: 8 fields (the last one the fairness
+# group) and the required effect keys.
 COMPLETE = """
 local applied = redis.call('HSETNX', KEYS[2], ARGV[3], ARGV[4])
 if applied == 1 then
@@ -23,7 +24,8 @@ if applied == 1 then
   for e = 1, tonumber(ARGV[6]) do
     local item, stage, job = ARGV[i], ARGV[i+1], ARGV[i+2]
     local payload, key, cost, nreq = ARGV[i+3], ARGV[i+4], ARGV[i+5], tonumber(ARGV[i+6])
-    i = i + 7
+    local fgroup = ARGV[i+7]
+    i = i + 8
     local ok = true
     for r = 1, nreq do
       if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 0 then ok = false end
@@ -34,7 +36,7 @@ if applied == 1 then
       local seq = redis.call('INCR', KEYS[5])
       redis.call('ZADD', wk, seq, seq)
       redis.call('HSET', wf, seq, cjson.encode({item=item, stage=stage, job=job, payload=payload,
-                 key=key, cost=cost, prior='0', at=ARGV[5]}))
+                 key=key, cost=cost, prior='0', at=ARGV[5], group=fgroup}))
       redis.call('HINCRBYFLOAT', KEYS[6], job, tonumber(cost))
       redis.call('HSET', rk, 'item', item, 'stage', stage, 'job', job, 'state', 'queued',
                  'attempts', '0', 'queued_at', ARGV[5])
@@ -82,15 +84,19 @@ redis.call('HSET', KEYS[2], 'state', 'failed', 'finished_at', ARGV[5], 'error', 
 return 'failed'
 """
 
-# KEYS: waiting set, waiting entries, stream. ARGV: seq, group, consumer.
-# Moves one waiting entry into the stream and reads it for the consumer in
-# one step: nobody else can read it first. False when another claimer won.
+# KEYS: waiting set, waiting entries, stream, served, seq. ARGV: seq, group,
+# consumer. Moves one waiting entry into the stream and reads it for the
+# consumer in one step: nobody else can read it first. False when another
+# claimer won. The same step gives the entry's fairness group the stage's
+# next claim ticket, so the ticket says served exactly when the entry left
+# the waiting set (an entry from before groups is in group '').
 PROMOTE = """
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return false end
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 if not raw then return false end
 local t = cjson.decode(raw)
+redis.call('HSET', KEYS[4], t['group'] or '', redis.call('INCR', KEYS[5]))
 local flat = {}
 for k, v in pairs(t) do table.insert(flat, k); table.insert(flat, v) end
 redis.pcall('XGROUP', 'CREATE', KEYS[3], ARGV[2], '0', 'MKSTREAM')

@@ -23,7 +23,11 @@ A job's remaining work (the sum of its live messages' ``cost_s``, which
 :class:`~agentrt.queues.fairness.ShortestJobFirst` weighs) is a counter
 kept by the same scripts. A serializing stage skips waiting entries whose
 key is locked, and holds a per-key lock (SET NX PX, renewed with the lease)
-while it runs one.
+while it runs one. A group's standing in a stage, which
+:class:`~agentrt.queues.fairness.GroupFair` weighs, is read with the
+waiting entries (:mod:`agentrt.queues.redis_waiting`): its running count
+from the stage's stream, its latest claim ticket from a hash that the
+promotion script writes in the same step as it moves the entry.
 """
 
 from __future__ import annotations
@@ -39,8 +43,9 @@ from agentrt.checkpoint import cancel_requests, checkpoint
 from agentrt.clock import Clock
 from agentrt.queues import redis_scripts as scripts
 from agentrt.queues.epoch import EpochClock
-from agentrt.queues.fairness import Candidate, FairPolicy, ShortestJobFirst
+from agentrt.queues.fairness import FairPolicy, GroupFair
 from agentrt.queues.redis_keys import GROUP, SEP, RedisKeys, s_, unavailable
+from agentrt.queues.redis_waiting import group_depth, read_stage
 from agentrt.queues.signal import ChangeSignal
 from agentrt.queues.types import (
     Delivery,
@@ -66,7 +71,7 @@ class RedisQueue:
         self.url = url
         self.clock: Clock = clock or EpochClock()
         self.max_deliveries = max_deliveries
-        self.policy: FairPolicy = policy or ShortestJobFirst()
+        self.policy: FairPolicy = policy or GroupFair()
         self.ns = "{" + namespace + "}"
         self.keys = RedisKeys(self.ns)
         # Any: redis-py types every command as sync-or-async; these are async
@@ -133,15 +138,18 @@ class RedisQueue:
             "cost": repr(m.cost_s),
             "prior": "0",
             "at": repr(now),
+            "group": m.group,
         }
 
     @unavailable
-    async def depth(self, stage: str) -> int:
-        async with self.r.pipeline(transaction=False) as p:
-            p.zcard(self.keys.waiting(stage))
-            p.xlen(self.keys.stream(stage))
-            waiting, running = await p.execute()
-        return int(waiting) + int(running)
+    async def depth(self, stage: str, group: str | None = None) -> int:
+        if group is None:
+            async with self.r.pipeline(transaction=False) as p:
+                p.zcard(self.keys.waiting(stage))
+                p.xlen(self.keys.stream(stage))
+                waiting, running = await p.execute()
+            return int(waiting) + int(running)
+        return await group_depth(self.r, self.keys, stage, group)
 
     @unavailable
     async def pending(self) -> int:
@@ -169,6 +177,7 @@ class RedisQueue:
                 json.loads(f["payload"]),
                 f["key"] or None,
                 float(f["cost"]),
+                f.get("group", ""),  # entries from before groups: group ""
             )
             attempt = int(f["prior"]) + delivered
             if attempt > self.max_deliveries:
@@ -212,21 +221,16 @@ class RedisQueue:
     ) -> tuple[str, dict[Any, Any], int] | None:
         """The waiting entry the fairness policy picks, moved into the stream for us."""
         while True:
-            seqs = [s_(x) for x in await self.r.zrange(self.keys.waiting(stage), 0, -1)]
-            if not seqs:
+            view = await read_stage(self.r, self.keys, stage)
+            if not view.waiting:
                 return None
-            raws = await self.r.hmget(self.keys.waiting_entries(stage), seqs)
-            entries = [(int(q), json.loads(s_(r))) for q, r in zip(seqs, raws, strict=True) if r]
             held: set[str] = set()
             if serialize:
-                keys = sorted({f["key"] for _, f in entries if f["key"]})
+                keys = sorted({e.key for e in view.waiting if e.key})
                 if keys:
                     locks = await self.r.mget([self.keys.lock(stage, k) for k in keys])
                     held = {k for k, v in zip(keys, locks, strict=True) if v is not None}
-            first: dict[str, tuple[int, dict[str, str]]] = {}
-            for q, f in entries:  # seq order: each job's oldest claimable entry
-                if f["job"] not in first and not (f["key"] and f["key"] in held):
-                    first[f["job"]] = (q, f)
+            first = view.firsts(held)
             if not first:
                 return None
             jobs = sorted(first)
@@ -234,11 +238,17 @@ class RedisQueue:
             remaining = {
                 j: max(0.0, float(s_(c))) if c else 0.0 for j, c in zip(jobs, costs, strict=True)
             }
-            cands = [Candidate(j, q, remaining[j], float(f["at"])) for j, (q, f) in first.items()]
+            cands = view.candidates(first, remaining)
             chosen = self.policy.choose(cands, self.clock.now())
             assert chosen is not None
             reply = await self._promote_script(
-                keys=[self.keys.waiting(stage), self.keys.waiting_entries(stage), stream],
+                keys=[
+                    self.keys.waiting(stage),
+                    self.keys.waiting_entries(stage),
+                    stream,
+                    self.keys.served(stage),
+                    self.keys.seq,
+                ],
                 args=[chosen.seq, GROUP, consumer],
             )
             for _, rows in reply or []:
@@ -342,6 +352,7 @@ class RedisQueue:
                 em.key or "",
                 repr(em.cost_s),
                 len(e.requires),
+                em.group,
             ]
             args += [f"{em.item}{SEP}{s}" for s in e.requires]
         applied = int(await self._complete_script(keys=keys, args=args)) == 1
@@ -390,7 +401,8 @@ class RedisQueue:
         out = []
         for _, fields in await self.r.xrange(self.dead_stream):
             f = {s_(k): s_(v) for k, v in fields.items()}
-            out.append(Message(f["item"], f["stage"], f["job"], json.loads(f["payload"])))
+            payload = json.loads(f["payload"])
+            out.append(Message(f["item"], f["stage"], f["job"], payload, group=f.get("group", "")))
         return out
 
     @unavailable

@@ -6,6 +6,11 @@ IMMEDIATE`` transaction, so claim, complete and fail are atomic against
 other processes; effects are keyed (item, stage) with ``INSERT OR IGNORE``,
 which is what makes a stage's effect apply exactly once. All database work
 runs on one thread per backend, off the event loop.
+
+A claim reads its candidates, each group's running count and the stage's
+last claim ticket per group (table ``served``), and writes the new ticket,
+in its one transaction. The tables, and what opening a file of an older
+version adds to it, are in :mod:`agentrt.queues.sqlite_schema`.
 """
 
 from __future__ import annotations
@@ -21,38 +26,14 @@ from typing import Any, TypeVar
 from agentrt.clock import Clock
 from agentrt.errors import UserError
 from agentrt.queues.epoch import EpochClock
-from agentrt.queues.fairness import Candidate, FairPolicy, ShortestJobFirst
+from agentrt.queues.fairness import Candidate, FairPolicy, GroupFair
 from agentrt.queues.signal import ChangeSignal
+from agentrt.queues.sqlite_schema import create_schema
 from agentrt.queues.types import Delivery, Emit, Message, StageRecord, StageState
 
 __all__ = ["SqliteQueue"]
 
 T = TypeVar("T")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS messages (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    item TEXT NOT NULL, stage TEXT NOT NULL, job TEXT NOT NULL,
-    payload TEXT NOT NULL, key TEXT, cost_s REAL NOT NULL,
-    enqueued_at REAL NOT NULL, deliveries INTEGER NOT NULL DEFAULT 0,
-    consumer TEXT, lease_until REAL  -- NULL: queued; else leased until then
-);
-CREATE INDEX IF NOT EXISTS messages_stage ON messages (stage, job, seq);
-CREATE INDEX IF NOT EXISTS messages_item ON messages (item, stage);
-CREATE TABLE IF NOT EXISTS effects (
-    item TEXT NOT NULL, stage TEXT NOT NULL, result TEXT NOT NULL, applied_at REAL NOT NULL,
-    PRIMARY KEY (item, stage)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS records (
-    item TEXT NOT NULL, stage TEXT NOT NULL, job TEXT NOT NULL, state TEXT NOT NULL,
-    attempts INTEGER NOT NULL, queued_at REAL, started_at REAL, finished_at REAL, error TEXT,
-    PRIMARY KEY (item, stage)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS dead (
-    item TEXT NOT NULL, stage TEXT NOT NULL, job TEXT NOT NULL, payload TEXT NOT NULL,
-    error TEXT, at REAL NOT NULL
-);
-"""
 
 
 class SqliteQueue:
@@ -71,7 +52,7 @@ class SqliteQueue:
         self.path = Path(path)
         self.clock: Clock = clock or EpochClock()
         self.max_deliveries = max_deliveries
-        self.policy: FairPolicy = policy or ShortestJobFirst()
+        self.policy: FairPolicy = policy or GroupFair()
         self._synchronous = synchronous
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentrt-sqlite")
         self._conn: sqlite3.Connection | None = None
@@ -87,7 +68,7 @@ class SqliteQueue:
                 raise UserError(f"cannot open queue database {str(self.path)!r}: {exc}") from None
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
-            conn.executescript(_SCHEMA)
+            create_schema(conn)
             self._conn = conn
         return self._conn
 
@@ -107,9 +88,9 @@ class SqliteQueue:
 
     def _put(self, c: sqlite3.Connection, m: Message, now: float) -> None:
         c.execute(
-            "INSERT INTO messages (item, stage, job, payload, key, cost_s, enqueued_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (m.item, m.stage, m.job, json.dumps(dict(m.payload)), m.key, m.cost_s, now),
+            "INSERT INTO messages (item, stage, job, payload, key, cost_s, enqueued_at, grp)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (m.item, m.stage, m.job, json.dumps(dict(m.payload)), m.key, m.cost_s, now, m.group),
         )
         c.execute(
             "INSERT INTO records (item, stage, job, state, attempts, queued_at)"
@@ -124,9 +105,14 @@ class SqliteQueue:
         await self._run(lambda c: self._put(c, message, now))
         self._signal.notify()
 
-    async def depth(self, stage: str) -> int:
+    async def depth(self, stage: str, group: str | None = None) -> int:
         def q(c: sqlite3.Connection) -> int:
-            row = c.execute("SELECT COUNT(*) FROM messages WHERE stage=?", (stage,)).fetchone()
+            if group is None:
+                row = c.execute("SELECT COUNT(*) FROM messages WHERE stage=?", (stage,)).fetchone()
+            else:
+                row = c.execute(
+                    "SELECT COUNT(*) FROM messages WHERE stage=? AND grp=?", (stage, group)
+                ).fetchone()
             return int(row[0])
 
         return await self._run(q)
@@ -162,7 +148,7 @@ class SqliteQueue:
             args += [stage, now]
         while True:
             firsts = c.execute(
-                "SELECT m.seq, m.job, m.enqueued_at FROM messages m JOIN ("
+                "SELECT m.seq, m.job, m.enqueued_at, m.grp FROM messages m JOIN ("
                 " SELECT MIN(seq) AS s FROM messages WHERE stage=?"
                 " AND (lease_until IS NULL OR lease_until <= ?)" + held + " GROUP BY job"
                 ") f ON m.seq = f.s",
@@ -170,7 +156,7 @@ class SqliteQueue:
             ).fetchall()
             if not firsts:
                 return None
-            jobs = {job for _, job, _ in firsts}
+            jobs = {job for _, job, _, _ in firsts}
             marks = ",".join("?" * len(jobs))
             remaining = dict(
                 c.execute(
@@ -178,19 +164,46 @@ class SqliteQueue:
                     tuple(jobs),
                 ).fetchall()
             )
-            cands = [Candidate(j, s, float(remaining.get(j, 0.0)), t) for s, j, t in firsts]
+            running = dict(
+                c.execute(
+                    "SELECT grp, COUNT(*) FROM messages WHERE stage=? AND lease_until > ?"
+                    " GROUP BY grp",
+                    (stage, now),
+                ).fetchall()
+            )
+            served = dict(
+                c.execute("SELECT grp, ticket FROM served WHERE stage=?", (stage,)).fetchall()
+            )
+            cands = [
+                Candidate(
+                    j,
+                    s,
+                    float(remaining.get(j, 0.0)),
+                    t,
+                    g,
+                    int(running.get(g, 0)),
+                    int(served.get(g, 0)),
+                )
+                for s, j, t, g in firsts
+            ]
             chosen = self.policy.choose(cands, now)
             assert chosen is not None
             row = c.execute(
                 "UPDATE messages SET deliveries = deliveries + 1, consumer=?, lease_until=?"
-                " WHERE seq=? RETURNING item, stage, job, payload, key, cost_s, deliveries",
+                " WHERE seq=? RETURNING item, stage, job, payload, key, cost_s, deliveries, grp",
                 (consumer, now + lease_s, chosen.seq),
             ).fetchone()
-            item, stg, job, payload, key, cost, deliveries = row
-            msg = Message(item, stg, job, json.loads(payload), key, float(cost))
+            item, stg, job, payload, key, cost, deliveries, grp = row
+            msg = Message(item, stg, job, json.loads(payload), key, float(cost), grp)
             if deliveries > self.max_deliveries:
                 self._dead_letter(c, chosen.seq, msg, deliveries - 1, now, "delivered too often")
                 continue
+            c.execute(
+                "INSERT INTO served (stage, grp, ticket) VALUES (?, ?,"
+                " (SELECT COALESCE(MAX(ticket), 0) + 1 FROM served WHERE stage=?))"
+                " ON CONFLICT (stage, grp) DO UPDATE SET ticket=excluded.ticket",
+                (stg, grp, stg),
+            )
             c.execute(
                 "UPDATE records SET state='running', attempts=?, started_at=?"
                 " WHERE item=? AND stage=?",

@@ -41,7 +41,11 @@ class Message:
     groups items for fairness; ``key`` names a resource (e.g. a repository's
     working tree) that a serializing stage must not touch twice at once.
     ``cost_s`` is the expected work left for this item from this stage on,
-    from token math; the fairness policy sums it per job.
+    from token math; the fairness policy sums it per job. ``group`` is who
+    the job belongs to (a tenant, an owner): a stage shares its workers
+    between groups before it chooses between a group's jobs
+    (:class:`~agentrt.queues.fairness.GroupFair`). Every message of a job
+    carries the job's group; ``""`` is a group like any other.
     """
 
     item: str
@@ -50,6 +54,7 @@ class Message:
     payload: Mapping[str, Any] = field(default_factory=dict)
     key: str | None = None
     cost_s: float = 0.0
+    group: str = ""
 
 
 @dataclass(frozen=True, slots=True)
