@@ -27,6 +27,7 @@ from hostile import NEEDS_NAMESPACES, PY, open_sandbox, write_repo
 
 from agentrt.clock import SystemClock
 from agentrt.metrics import MetricsRecorder
+from fixbugs.agent import run_from_paths
 from fixbugs.context import AgentOptions, Reproduction, RunContext
 from fixbugs.inputs import load_inputs
 from fixbugs.localize.process import CommandRun
@@ -50,22 +51,31 @@ def test_bad():
 
 # ``python -m coverage run … -m pytest ARGS`` runs pytest for real (so the
 # outcomes are real); ``python -m coverage json … -o OUT`` writes a report
-# that covers each named path with the failing test, as the bug's lines.
+# that covers, with the failing test, each way of naming the host files from
+# the folder it runs in, and the repository's calc.py (relative and absolute).
 SHADOW = """
 import json, os, sys
 
-NAMES = {names!r}
+PY, KEYS = {py!r}, {keys!r}
 argv = sys.argv[1:]
 if argv[0] == "run":
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     import pytest
 
     sys.exit(pytest.main(argv[argv.index("pytest") + 1 :]))
-out = argv[argv.index("-o") + 1]
+copy = os.getcwd()
+up = os.path.relpath(PY, copy)
+names = [
+    PY, KEYS, up, "pkg/" + os.path.relpath(PY, copy + "/pkg"), copy + "/../" + up,
+    "pkg/leak.py", "hostdir/leak.py",  # links in the repository
+    "/proc/self/root" + PY, "/proc/1/cwd" + PY, "/proc/self/cwd/../" + up,
+    "pkg/calc.py", copy + "/pkg/calc.py",
+]
 ctx = {{"1": ["test_attack.test_bad"], "2": ["test_attack.test_bad", "test_attack.test_ok"]}}
-with open(out, "w") as f:
-    json.dump({{"files": {{n: {{"contexts": ctx}} for n in NAMES}}}}, f)
+with open(argv[argv.index("-o") + 1], "w") as f:
+    json.dump({{"files": {{n: {{"contexts": ctx}} for n in names}}}}, f)
 """
+DROPPED = 10  # of the shadow's names, all but the two of calc.py
 
 
 class Host:
@@ -76,43 +86,39 @@ class Host:
         self.dir = tmp_path / "host-only"
         self.dir.mkdir()
         self.py = self.dir / "leak.py"
-        self.py.write_text(
-            f'TOKEN = "{self.secret}"\nif TOKEN == "{self.secret}":\n    TOKEN = TOKEN + "x"\n'
-        )
+        # a repair template drops a word of a literal, and says which
+        self.py.write_text(f'TOKEN = "api key {self.secret}"\nTOKEN = TOKEN.strip()\n')
         # like the service's --api-key-file
         self.keys = self.dir / "keys.json"
         self.keys.write_text(json.dumps({"keys": {self.secret: "acme"}}))
 
     def names(self, copy_root: Path) -> list[str]:
-        """Every way the hostile report names the host files, and one repository file."""
+        """Ways a test run can name the host files from ``copy_root``, and calc.py."""
         up = os.path.relpath(self.py, copy_root)
         return [
             str(self.py),
             str(self.keys),
-            up,  # ../../…/host-only/leak.py
-            "pkg/" + os.path.relpath(self.py, copy_root / "pkg"),
+            up,
             f"{copy_root}/../{up}",
-            "pkg/leak.py",  # a link in the repository to the host file
-            "hostdir/leak.py",  # below a link to the host folder
-            f"/proc/self/root{self.py}",
+            "pkg/leak.py",
+            "hostdir/leak.py",
             f"/proc/1/cwd{self.py}",
-            f"/proc/self/cwd/../{up}",
-            "pkg/calc.py",  # the one legitimate file
+            "pkg/calc.py",
         ]
 
     def leaked(self, text: str) -> bool:
         return self.secret in text
 
 
-def hostile_repo(tmp_path: Path, host: Host, names: Sequence[str] = ()) -> Path:
+def hostile_repo(tmp_path: Path, host: Host, tests: str = TESTS) -> Path:
     repo = write_repo(
         tmp_path / "hostile",
         {
             "pkg/__init__.py": "",
             "pkg/calc.py": "def add(a, b):\n    return a - b\n",
-            "test_attack.py": TESTS,
+            "test_attack.py": tests,
             "coverage/__init__.py": "",
-            "coverage/__main__.py": SHADOW.format(names=list(names)),
+            "coverage/__main__.py": SHADOW.format(py=str(host.py), keys=str(host.keys)),
         },
     )
     (repo / "pkg" / "leak.py").symlink_to(host.py)
@@ -201,9 +207,6 @@ async def test_a_shadowed_coverage_scores_only_repository_files(
     repo = hostile_repo(tmp_path, host)
     sb = open_sandbox(repo, tmp_path)
     sandboxes.append(sb)
-    # the report names the copy as the sandbox sees it: rewrite the shadow for it
-    shadow = sb.root / "coverage" / "__main__.py"
-    shadow.write_text(SHADOW.format(names=host.names(sb.root)))
     async with asyncio.timeout(120):  # liveness bound only
         result = await run_sbfl(
             sb.root,
@@ -216,7 +219,7 @@ async def test_a_shadowed_coverage_scores_only_repository_files(
     assert set(result.file_scores) == {"pkg/calc.py"}, result.notes
     assert set(result.line_scores) == {"pkg/calc.py"}
     (note,) = result.notes
-    assert note.startswith("the coverage report named 10 path(s)"), note
+    assert note.startswith(f"the coverage report named {DROPPED} path(s)"), note
     assert not host.leaked(repr(result))
 
 
@@ -255,9 +258,44 @@ async def test_the_fix_stage_reads_no_path_a_test_run_named(
     candidates = await propose_fixes(ctx)
     shown = [repr(c) for c in candidates] + [repr(c) for c in ctx.repair_candidates]
     shown += [repr(e) for e in ctx.events] + ctx.notes
+    assert not any(host.leaked(s) for s in shown)
     assert candidates, "the repository's own file still gets candidates"
     assert {c.path for c in ctx.repair_candidates} == {"pkg/calc.py"}
-    assert not any(host.leaked(s) for s in shown)
+
+
+# --- a test id in pytest's output names a listed file, or none -------------
+
+# ``python -m pytest`` in the copy runs this: it reports a failing test in the
+# host file, with the report's words, as pytest -v would
+PYTEST_SHADOW = """
+print({test_id!r} + " FAILED")
+print("=" * 20 + " FAILURES " + "=" * 20)
+print("_" * 10 + " test_x " + "_" * 10)
+print("E   AssertionError: add(2, 2) gives 0")
+print("=" * 10 + " 1 failed in 0.01s " + "=" * 10)
+raise SystemExit(1)
+"""
+
+
+@NEEDS_NAMESPACES
+async def test_a_discovered_test_is_one_of_the_repository(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    repo = hostile_repo(tmp_path, host)
+    write_repo(
+        repo,
+        {
+            "pytest/__init__.py": "",
+            "pytest/__main__.py": PYTEST_SHADOW.format(test_id=f"{host.py}::test_x"),
+        },
+    )
+    (tmp_path / "bug.md").write_text("# add is wrong\n\n`add(2, 2)` gives 0, not 4.\n")
+    report = await run_from_paths(
+        report=tmp_path / "bug.md", repo=repo, use_model=False, python=Path(PY)
+    )
+    rep = report.data["reproduction"]
+    assert str(host.py) not in (rep["command"] or ""), rep
+    assert rep["origin"] != "discovered" and not rep["confirmed"]
+    assert not host.leaked(report.to_json() + report.markdown())
 
 
 # --- the whole CLI run ---------------------------------------------------------
@@ -272,16 +310,9 @@ def has_coverage() -> bool:
 @pytest.mark.skipif(not has_coverage(), reason="needs coverage.py in this interpreter")
 def test_a_whole_run_shows_no_host_file(tmp_path: Path) -> None:
     host = Host(tmp_path)
-    # the copy's path is not known before the run: the shadow names the paths
-    # relative to the folder it runs in, and absolute ones of the host
-    repo = hostile_repo(tmp_path, host)
-    (repo / "coverage" / "__main__.py").write_text(
-        SHADOW.replace("NAMES = {names!r}", "NAMES = {names!r} + [os.getcwd() + '/pkg/calc.py']")
-        .replace(
-            "out = argv", "NAMES += [os.path.relpath({py!r}, os.getcwd())]\nout = argv"
-        )
-        .format(names=host.names(Path("/nowhere")), py=str(host.py))
-    )
+    # no candidate can pass this test: every one is tried, and each rejection
+    # is shown (what it did, on which file) on stdout and in the events
+    repo = hostile_repo(tmp_path, host, tests=TESTS.replace("== 4", "== 5"))
     report = tmp_path / "bug.md"
     report.write_text("# add is wrong\n\n`add(2, 2)` gives 0, not 4.\n")
     out_json, out_md = tmp_path / "out.json", tmp_path / "out.md"
@@ -297,7 +328,8 @@ def test_a_whole_run_shows_no_host_file(tmp_path: Path) -> None:
     texts = [done.stdout, done.stderr, out_json.read_text(), out_md.read_text()]
     assert not any(host.leaked(t) for t in texts)
     data = json.loads(texts[2])
-    assert any(n.startswith("the coverage report named") for n in data["notes"]), data["notes"]
+    dropped = f"the coverage report named {DROPPED} path(s)"
+    assert any(n.startswith(dropped) for n in data["notes"]), data["notes"]
     listed = set(listing(repo))
     assert {f["path"] for f in data["ranked_files"]} <= listed
     assert {r["path"] for r in data["suspicious_regions"]} <= listed

@@ -36,7 +36,7 @@ class Drop(Enum):
 
     EMPTY = "empty or with a NUL byte"
     PROC = "under /proc"
-    OUTSIDE = "absolute, outside the copy"
+    OUTSIDE = "absolute outside the copy"
     PARENT = "with a '..' component"
     UNLISTED = "not a listed file of the repository"
     NOT_REGULAR = "not a regular file of the baseline (missing, a link, or below one)"
@@ -57,7 +57,7 @@ class KeptPaths:
             return None
         why = ", ".join(f"{n} {d.value}" for d, n in self.dropped.items())
         return (
-            f"{what} named {total} path(s) that are no file of the repository, dropped "
+            f"{what} named {total} path(s) that name no file of the repository, dropped "
             f"({why}; e.g. {self.example!r})"
         )
 
@@ -75,8 +75,12 @@ class CopyPaths:
     """
 
     baseline: Path | None
-    seen_at: tuple[str, ...] = ()
+    seen_at: tuple[str, ...] = ()  # longest first, no trailing slash
     listed: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.baseline is None and self.listed is None:
+            raise ValueError("a reported path needs a baseline or a listing to be checked against")
 
     @classmethod
     def of(
@@ -86,12 +90,11 @@ class CopyPaths:
         seen_at: Sequence[Path] = (),
         listed: Collection[str] | None = None,
     ) -> CopyPaths:
-        if baseline is None and listed is None:
-            raise ValueError("a reported path needs a baseline or a listing to be checked against")
         roots = {str(p).rstrip("/") for p in seen_at} | {
             os.path.realpath(p).rstrip("/") for p in seen_at
         }
-        return cls(baseline, tuple(sorted(r for r in roots if r)), _frozen(listed))
+        longest = tuple(sorted((r for r in roots if r), key=len, reverse=True))
+        return cls(baseline, longest, _frozen(listed))
 
     def check(self, reported: str) -> str | Drop:
         """The relative POSIX path in the baseline ``reported`` names, or why it names none."""
@@ -166,7 +169,11 @@ def _shown(raw: str) -> str:
 
 
 def read_baseline_text(
-    baseline: Path, reported: str, *, max_bytes: int = 4 << 20, listed: Collection[str] | None = None
+    baseline: Path,
+    reported: str,
+    *,
+    max_bytes: int = 4 << 20,
+    listed: Collection[str] | None = None,
 ) -> str | None:
     """The text of the baseline file ``reported`` names (see :class:`CopyPaths`), or None.
 

@@ -45,7 +45,12 @@ async def _discover(ctx: RunContext) -> str | None:
     cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(shlex.quote(t) for t in tests)
     run = await ctx.run_in(ctx.sandbox, cmd, "existing tests of the top-ranked files")
     output = run.stdout + "\n" + run.stderr
-    failed = [t for t, o in parse_outcomes(output).items() if o in ("failed", "error")]
+    # the output is the tests' to write: a test id names a listed file, or it is none
+    failed = [
+        t
+        for t, o in parse_outcomes(output).items()
+        if o in ("failed", "error") and t.split("::", 1)[0] in files
+    ]
     hit = matching_failure(failed, output, ctx.failure, ctx.inputs.report.text)
     if hit is None:
         ctx.note(
