@@ -21,6 +21,7 @@ from rich.markdown import Markdown
 from agentrt.cli import run_app
 from fixbugs.errors import InputError
 from fixbugs.examples import EXAMPLES, example_dir
+from fixbugs.inputs.inert import quote_name, strip_controls, terminal
 from fixbugs.progress import JudgmentPrinter, ProgressEvent
 
 app = typer.Typer(
@@ -30,8 +31,11 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True)
+# What these print holds the repository's strings (file names, test output,
+# the report's title): every one goes through fixbugs.inputs.inert.terminal
+# (controls stripped, rich markup escaped), and emoji codes are not rendered.
+console = Console(emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 EXIT_DEGRADED = 3  # the model failed during the run; static evidence only
 
@@ -40,28 +44,34 @@ _judgment = JudgmentPrinter(lead=" " * 22 + "judgment: ")
 
 
 def render_event(ev: ProgressEvent) -> None:
-    """One line per event, as it happens; the root-cause judgment word by word."""
+    """One line per event, as it happens; the root-cause judgment word by word.
+
+    Only ``head`` is markup; a message, a path or a reason is the
+    repository's text and is printed inert.
+    """
     piece = _judgment.feed(ev)
     if piece is not None:
-        console.out(piece, end="", highlight=False)
+        console.out(strip_controls(piece), end="", highlight=False)
         return
     closing = _judgment.close()
     if closing:
         console.out(closing, end="")
-    head = f"[dim]{ev.at_s:7.2f}s[/] [cyan]{ev.stage:<12}[/]"
+    head = f"[dim]{ev.at_s:7.2f}s[/] [cyan]{terminal(ev.stage):<12}[/]"
+    message = terminal(ev.message)
     if ev.kind == "hypothesis":
-        console.print(f"{head} [bold yellow]first hypothesis:[/] {ev.message}")
+        console.print(f"{head} [bold yellow]first hypothesis:[/] {message}")
     elif ev.kind == "ranked_files":
-        console.print(f"{head} {ev.message}")
+        console.print(f"{head} {message}")
         for i, f in enumerate(ev.data.get("files", [])[:5], 1):
-            reasons = "; ".join(f["reasons"][:2])
-            console.print(f"{'':22}{i}. {f['path']}  [dim]{f['score']:.3f}  {reasons}[/]")
+            path = terminal(quote_name(f["path"]))
+            reasons = terminal("; ".join(f["reasons"][:2]))
+            console.print(f"{'':22}{i}. {path}  [dim]{f['score']:.3f}  {reasons}[/]")
     elif ev.kind == "validated":
-        console.print(f"{head} [bold green]{ev.message}[/]")
+        console.print(f"{head} [bold green]{message}[/]")
     elif ev.kind in {"stage_started", "candidate"}:
-        console.print(f"{head} [dim]{ev.message}[/]", highlight=False)
+        console.print(f"{head} [dim]{message}[/]", highlight=False)
     else:
-        console.print(f"{head} {ev.message}", highlight=False)
+        console.print(f"{head} {message}", highlight=False)
 
 
 @app.command()
@@ -143,7 +153,7 @@ def run(
     console.print(Markdown(result.markdown()))
     if json_out:
         result.write_json(json_out)
-        console.print(f"JSON report written to {json_out}")
+        console.print(f"JSON report written to {terminal(str(json_out))}")
     if markdown_out:
         markdown_out.write_text(result.markdown())
     if apply:
@@ -151,7 +161,7 @@ def run(
 
         if example:
             raise InputError("--apply does not modify the bundled example; copy it first")
-        console.print(apply_to_repo(result, repo))
+        console.print(terminal(apply_to_repo(result, repo)), highlight=False)
     if result.data.get("degraded"):
         calls = result.data["model_calls"]
         err_console.print(

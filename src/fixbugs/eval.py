@@ -25,6 +25,7 @@ import typer
 
 from fixbugs.errors import InputError
 from fixbugs.evalcase import AgentOutput, AgentRunner, Case
+from fixbugs.inputs.inert import terminal
 from fixbugs.inputs.walk import walk_text_files
 from fixbugs.localize import bm25_baseline, localize, run_command, traceback_baseline
 from fixbugs.localize.regions import sbfl_ranges, suspicious_regions
@@ -346,8 +347,9 @@ def eval_command(
 
     def show(r: CaseResult) -> None:
         rank = r.scores["agent"]["rank"]
+        top = terminal(repr(r.agent[:1]))  # the case's file name: its own words, inert
         console.print(
-            f"{r.id:<14} agent rank {rank or '-':>2}  top: {r.agent[:1]}  "
+            f"{terminal(r.id):<14} agent rank {rank or '-':>2}  top: {top}  "
             f"repro={r.reproduction_confirmed} region={r.region_hit} validated={r.validated}  "
             f"{r.stage_s.get('agent_total', 0):.1f}s",
             highlight=False,

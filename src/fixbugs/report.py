@@ -16,10 +16,20 @@ from typing import Any
 
 from agentrt.metrics import CallRecord
 from fixbugs.context import RunContext
+from fixbugs.inputs.inert import md_code, md_fence, md_text, quote_name, strip_controls
 from fixbugs.repair.render import repair_markdown
 from fixbugs.report_schema import ReportModel
 
-__all__ = ["RunReport", "build_report"]
+__all__ = ["ORACLE", "ORACLE_LINE", "RunReport", "build_report"]
+
+# Where "validated" comes from (issue 21, item 8): the repository's own tests,
+# which FixBugs runs but does not judge.
+ORACLE = "repository_tests"
+ORACLE_LINE = (
+    "Validated means the repository's own tests passed with the patch applied; "
+    "FixBugs does not judge those tests, so a weak or hostile test suite can pass "
+    "a wrong patch. Read the diff before applying it."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,49 +52,62 @@ class RunReport:
         Path(path).write_text(self.to_json())
 
     def markdown(self) -> str:
+        """The report for a person; what the repository wrote in it adds no structure.
+
+        Every string of the repository, the bug report or a test's output goes
+        through :mod:`fixbugs.inputs.inert`: one line, markdown escaped, code
+        in spans and fences that its own backticks cannot close, file names
+        quoted when they hold a newline. The document holds no control
+        character but newline and tab.
+        """
         d = self.data
-        out = [f"# FixBugs report: {d['title']}", ""]
+        out = [f"# FixBugs report: {md_text(d['title'])}", ""]
         out.append(
             f"Total {d['total_s']:.1f} s; first hypothesis after "
             + (f"{d['first_hypothesis_s']:.1f} s." if d["first_hypothesis_s"] is not None else "-.")
         )
         out += ["", "## Verdict", ""]
         if d.get("degraded"):  # first line: the model failed during the run
-            out += [f"**{d['verdict_head']}**; the result stands on static evidence.", ""]
+            out += [f"**{md_text(d['verdict_head'])}**; the result stands on static evidence.", ""]
         if d["reproduction"].get("status") in ("could_not_run", "passes", "none"):
             out += ["The bug was not reproduced.", ""]
+        summary = md_text(d["validation"]["summary"])
         if d["validated"]:
-            out.append(f"**Validated fix** — {d['validation']['summary']}.")
+            out += [f"**Validated fix** — {summary}.", "", ORACLE_LINE]
         else:
-            out.append(f"**No validated fix.** {d['validation']['summary']}.")
+            out.append(f"**No validated fix.** {summary}.")
         out += repair_markdown(d.get("repair"))
         rc = d["root_cause"]
         out += ["", "## Root cause", ""]
         if rc:
             a, b = rc["lines"]
-            fn = f" in `{rc['function']}`" if rc.get("function") else ""
-            out.append(f"`{rc['path']}`{fn} lines {a}-{b} ({rc['origin']}): {rc['explanation']}")
+            fn = f" in {md_code(rc['function'])}" if rc.get("function") else ""
+            out.append(
+                f"{_path(rc['path'])}{fn} lines {a}-{b} ({md_text(rc['origin'])}): "
+                + md_text(rc["explanation"])
+            )
         else:
             out.append("Not determined.")
         if d.get("suspicious_regions"):
             out += ["", "| # | region | score | evidence |", "|---|---|---|---|"]
             for i, r in enumerate(d["suspicious_regions"], 1):
-                fn = f" `{r['function']}`" if r["function"] else ""
-                where = f"`{r['path']}`{fn} {r['lines'][0]}-{r['lines'][1]}"
-                out.append(f"| {i} | {where} | {r['score']:.3f} | {'; '.join(r['reasons'][:2])} |")
+                fn = f" {md_code(r['function'], in_table=True)}" if r["function"] else ""
+                where = f"{_path(r['path'], in_table=True)}{fn} {r['lines'][0]}-{r['lines'][1]}"
+                out.append(f"| {i} | {where} | {r['score']:.3f} | {_reasons(r['reasons'][:2])} |")
         out += ["", "## Ranked files", "", "| # | file | score | reasons |", "|---|---|---|---|"]
         for i, f in enumerate(d["ranked_files"][:10], 1):
             out.append(
-                f"| {i} | `{f['path']}` | {f['score']:.3f} | {'; '.join(f['reasons'][:3])} |"
+                f"| {i} | {_path(f['path'], in_table=True)} | {f['score']:.3f} | "
+                f"{_reasons(f['reasons'][:3])} |"
             )
         rep = d["reproduction"]
         out += ["", "## Reproduction", ""]
         if d.get("environment"):
             env = d["environment"]
-            pytest = f"pytest {env['pytest']}" if env["pytest"] else "no pytest"
+            pytest = f"pytest {md_text(env['pytest'])}" if env["pytest"] else "no pytest"
             out += [
-                f"Tests ran with Python {env['version']} at `{env['python']}` "
-                f"({env['source']}), {pytest}.",
+                f"Tests ran with Python {md_text(env['version'])} at {_path(env['python'])} "
+                f"({md_text(env['source'])}), {pytest}.",
                 "",
             ]
         label = (
@@ -92,11 +115,14 @@ class RunReport:
             if rep.get("status") == "could_not_run"
             else ("Confirmed" if rep["confirmed"] else "Not confirmed")
         )
-        out.append(f"{label} ({rep['origin']}): `{rep['command'] or '-'}` — {rep['summary']}")
+        out.append(
+            f"{label} ({md_text(rep['origin'])}): {md_code(rep['command'] or '-')} — "
+            + md_text(rep["summary"])
+        )
         if rep.get("status") == "could_not_run" and rep.get("output_tail"):
-            out += ["", "```", rep["output_tail"], "```"]
+            out += ["", *md_fence(rep["output_tail"])]
         if d["patch"]:
-            out += ["", "## Patch", "", "```diff", d["patch"].rstrip(), "```"]
+            out += ["", "## Patch", "", *md_fence(d["patch"].rstrip(), "diff")]
         out += [
             "",
             "## Stages",
@@ -111,8 +137,18 @@ class RunReport:
                 f"{s['model_attempts']} | {s['tool_calls']} | {s['failures']} |"
             )
         if d["notes"]:
-            out += ["", "## Notes", ""] + [f"- {n}" for n in d["notes"]]
-        return "\n".join(out) + "\n"
+            out += ["", "## Notes", ""] + [f"- {md_text(n, starts_line=True)}" for n in d["notes"]]
+        # invariant: no control character reaches a reader, whatever a field held
+        return strip_controls("\n".join(out) + "\n")
+
+
+def _path(path: str, *, in_table: bool = False) -> str:
+    """A repository path as inline code, quoted when it holds a newline or a control."""
+    return md_code(quote_name(path), in_table=in_table)
+
+
+def _reasons(reasons: list[str]) -> str:
+    return "; ".join(md_text(r) for r in reasons)
 
 
 def _stage_figures(name: str, wall: float, records: list[CallRecord]) -> dict[str, Any]:
@@ -154,6 +190,7 @@ def build_report(ctx: RunContext, stage_walls: dict[str, float]) -> RunReport:
             "summary": v.summary if v else "not run",
             "tried": v.tried if v else 0,
             "rejected": list(v.rejected[:20]) if v else [],
+            "oracle": ORACLE,
         },
         "reproduction": {
             "command": rep.command if rep else None,

@@ -59,6 +59,11 @@ class ValidationItem(_Open):
     summary: str
     tried: int
     rejected: list[str] = Field(default_factory=list)
+    oracle: str = Field(
+        "repository_tests",
+        description="what a validated fix passed: the repository's own tests, which FixBugs "
+        "does not judge (a weak or hostile suite can pass a wrong patch)",
+    )
 
 
 class ReproductionItem(_Open):

@@ -16,7 +16,7 @@ from agentrt.errors import UserError
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["CLI_MODULES", "first_user_error", "main", "run_app"]
+__all__ = ["CLI_MODULES", "first_user_error", "main", "printable", "run_app"]
 
 # what the `cli` extra brings; a missing one of these means the extra is missing
 CLI_MODULES = frozenset({"typer", "rich", "click"})
@@ -38,6 +38,16 @@ def first_user_error(exc: BaseException) -> UserError | None:
     return None
 
 
+def printable(text: str) -> str:
+    """``text`` on one line with each character that is not printable shown as its escape.
+
+    An error can name what a user's input holds (a file name, a command's
+    output); an ESC, a newline or a bidi override in it is shown as ``\\x1b``,
+    ``\\n``, ``\\u202e`` instead of reaching the terminal.
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def run_app(typer_app: typer.Typer, argv: list[str] | None = None) -> None:
     """Run a typer app, turning user errors into one-line messages and exit 2.
 
@@ -51,8 +61,11 @@ def run_app(typer_app: typer.Typer, argv: list[str] | None = None) -> None:
         if user is None:
             raise
         from rich.console import Console
+        from rich.markup import escape
 
-        Console(stderr=True).print(f"[red]error:[/] {user}", highlight=False, soft_wrap=True)
+        Console(stderr=True, emoji=False).print(
+            f"[red]error:[/] {escape(printable(str(user)))}", highlight=False, soft_wrap=True
+        )
         sys.exit(2)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

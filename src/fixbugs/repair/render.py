@@ -3,13 +3,17 @@
 The JSON report carries the structured record under ``repair``
 (:func:`fixbugs.stages.validate.repair_summary`); this renders it for a
 person: each validated fix with its overfitting risk, diff and timings, and
-how many candidates each validation stage rejected.
+how many candidates each validation stage rejected. A fix's path, its
+"why" (which quotes the sources) and its diff are the repository's words:
+they go through :mod:`fixbugs.inputs.inert` and add no structure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from fixbugs.inputs.inert import md_code, md_fence, md_text, quote_name
 
 __all__ = ["repair_markdown"]
 
@@ -19,7 +23,7 @@ def repair_markdown(rep: Mapping[str, Any] | None) -> list[str]:
         return []
     out = ["", "## Repair", ""]
     stages = rep.get("rejected_by_stage") or {}
-    rejected = ", ".join(f"{k} {v}" for k, v in stages.items()) or "none"
+    rejected = ", ".join(f"{md_text(k)} {v}" for k, v in stages.items()) or "none"
     first = rep.get("first_validated_s")
     out.append(
         f"{rep.get('candidates', 0)} candidate(s) ranked; rejected by stage: {rejected}; "
@@ -29,12 +33,10 @@ def repair_markdown(rep: Mapping[str, Any] | None) -> list[str]:
     for fix in rep.get("validated") or []:
         out += [
             "",
-            f"- **validated** `{fix['path']}` line {fix['lines'][0]} ({fix['template']}): "
-            f"{fix['why']} — overfit risk: {fix['overfit_risk']}, "
-            f"validated in {fix['seconds']:.1f} s",
+            f"- **validated** {md_code(quote_name(fix['path']))} line {fix['lines'][0]} "
+            f"({md_text(fix['template'])}): {md_text(fix['why'])} — "
+            f"overfit risk: {md_text(fix['overfit_risk'])}, validated in {fix['seconds']:.1f} s",
             "",
-            "```diff",
-            fix["diff"].rstrip("\n"),
-            "```",
+            *md_fence(fix["diff"].rstrip("\n"), "diff"),
         ]
     return out
