@@ -105,7 +105,7 @@ def _pristine_text(ctx: RunContext, path: str) -> str | None:
     if path not in files:
         return None
     base = getattr(ctx.sandbox, "baseline", None) if ctx.sandbox is not None else None
-    text = read_baseline_text(Path(base), path, listed=files) if base is not None else None
+    text = read_baseline_text(Path(base), path) if base is not None else None
     return files[path] if text is None else text
 
 
