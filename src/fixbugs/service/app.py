@@ -181,7 +181,7 @@ def create_app(
         from fixbugs.inputs import load_report
         from fixbugs.service.investigate import bug_spec
 
-        await service.check_room()
+        await service.check_room(tenant)
         base = example_dir(bug.example)
         title = load_report(base / "report.md").title
         spec = bug_spec(
@@ -226,7 +226,7 @@ def create_app(
         from fixbugs.inputs import load_report
         from fixbugs.service.investigate import bug_spec
 
-        await service.check_room()
+        await service.check_room(tenant)
         job = service.new_id()
         ws = service.workspace
         d = ws.create(job)

@@ -1,18 +1,28 @@
-"""What the service says about one job: its status, and the refusal of a full queue."""
+"""What the service says about one job: its status, and the refusal of a full queue or share."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["JobStatus", "QueueFull"]
+__all__ = ["JobStatus", "QueueFull", "ShareFull"]
 
 
 class QueueFull(Exception):
+    """No room for the bug now (the API answers 429 with ``Retry-After``)."""
+
+    reason = "the queue is full"
+
     def __init__(self, depth: int, retry_after_s: int) -> None:
-        super().__init__(f"the queue is full ({depth} bugs); retry after {retry_after_s} s")
+        super().__init__(f"{self.reason} ({depth} bugs); retry after {retry_after_s} s")
         self.depth = depth
         self.retry_after_s = retry_after_s
+
+
+class ShareFull(QueueFull):
+    """The tenant's own share of the queue is full; other tenants still have room."""
+
+    reason = "this tenant's share of the queue is full"
 
 
 @dataclass(frozen=True, slots=True)

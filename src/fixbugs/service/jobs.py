@@ -7,6 +7,11 @@ finds it full is refused with the time to come back (:mod:`.admission`),
 never parked in memory. The investigation's effect — the JSON report — is
 recorded by the backend exactly once per bug; its progress events go to the
 :class:`~.events.EventHub` that the SSE stream reads.
+
+Tenants share the queue fairly: each may hold at most ``tenant_capacity``
+bugs, and every message of a bug carries its tenant as the queue's
+fairness group, so each stage's workers take the tenants in turn
+(:class:`agentrt.queues.GroupFair`) before choosing between one tenant's bugs.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from fixbugs.progress import EventSink
 from fixbugs.service.admission import Admitted, RunTimes, admit
 from fixbugs.service.auth import OPEN_TENANT
 from fixbugs.service.events import EventHub
-from fixbugs.service.job_status import JobStatus, QueueFull
+from fixbugs.service.job_status import JobStatus, QueueFull, ShareFull
 from fixbugs.service.owners import JobIndex, JobMeta, expired
 from fixbugs.service.workspace import Workspace
 from fixbugs.staged.events import FINISHED, EventChannel, EventPump, EventRelay
@@ -43,6 +48,7 @@ __all__ = [
     "JobStatus",
     "QueueFull",
     "RunObserver",
+    "ShareFull",
 ]
 
 STAGE = "investigate"
@@ -79,8 +85,14 @@ class JobService:
         report_ttl_s: float = REPORT_TTL_S,
         events: EventChannel | None = None,
         staged: Callable[[Publish], StagedAgent] | None = None,
+        tenant_capacity: int | None = None,
     ) -> None:
-        """With ``events`` (an event log in the queue's store), workers write their
+        """``tenant_capacity`` bounds one tenant's bugs queued or running, so that
+        one tenant at its share leaves room for the others (None: only
+        ``capacity`` bounds them; :func:`~.admission.tenant_share` is what
+        ``fixbugs serve`` picks).
+
+        With ``events`` (an event log in the queue's store), workers write their
         progress there and :meth:`run` relays every followed job's log into
         ``hub``: SSE then shows live events of bugs run by any process.
 
@@ -94,6 +106,7 @@ class JobService:
         self.workspace = workspace
         self.clock = clock
         self.capacity = capacity
+        self.tenant_capacity = capacity if tenant_capacity is None else tenant_capacity
         self.workers = workers
         self.observer = observer
         self.flow = flow
@@ -141,15 +154,24 @@ class JobService:
     def new_id(self) -> str:
         return uuid.uuid4().hex[:16]
 
-    async def check_room(self) -> None:
-        """Refuse early (before saving uploads) when the queue is already full."""
-        depth = await self.depth()
-        verdict = admit(
-            depth, self.capacity, workers=self.workers, mean_run_s=self.run_times.mean_s
-        )
+    async def _refusal(self, tenant: str) -> QueueFull | None:
+        """Why ``tenant``'s next bug may not enter now (the queue, then its share), or None."""
+        mean_s = self.run_times.mean_s
+        verdict = admit(await self.depth(), self.capacity, workers=self.workers, mean_run_s=mean_s)
         if not isinstance(verdict, Admitted):
+            return QueueFull(verdict.depth, verdict.retry_after_s)
+        if self.tenant_capacity < self.capacity:
+            mine = await self.depth(tenant)
+            share = admit(mine, self.tenant_capacity, workers=self.workers, mean_run_s=mean_s)
+            if not isinstance(share, Admitted):
+                return ShareFull(share.depth, share.retry_after_s)
+        return None
+
+    async def check_room(self, tenant: str = OPEN_TENANT) -> None:
+        """Refuse early (before saving uploads) when the queue or ``tenant``'s share is full."""
+        if (refusal := await self._refusal(tenant)) is not None:
             self.rejected += 1
-            raise QueueFull(verdict.depth, verdict.retry_after_s)
+            raise refusal
 
     async def enqueue(
         self, job: str, spec: Mapping[str, Any], *, tenant: str = OPEN_TENANT
@@ -157,29 +179,28 @@ class JobService:
         """Admit and enqueue ``tenant``'s bug whose files are saved; :class:`QueueFull` if no room.
 
         Check and put happen under one lock, so this process never puts past
-        the capacity (other processes may overshoot by their in-flight puts).
+        the capacity or a tenant's share (other processes may overshoot by
+        their in-flight puts). The bug's messages carry ``tenant`` as their
+        fairness group.
         """
         async with self._admit_lock:
-            depth = await self.depth()
-            verdict = admit(
-                depth, self.capacity, workers=self.workers, mean_run_s=self.run_times.mean_s
-            )
-            if not isinstance(verdict, Admitted):
+            if (refusal := await self._refusal(tenant)) is not None:
                 self.rejected += 1
-                raise QueueFull(verdict.depth, verdict.retry_after_s)
+                raise refusal
             title = str(spec.get("title") or job)
             self._titles[job] = title
             self.index.record(JobMeta(job, tenant, title, self.clock.now()))
             self.workspace.write_text(job, "spec.json", json.dumps(dict(spec)))
             self.hub.open(job)
-            for m in self.pipeline.entry_messages(job, job, spec):
+            for m in self.pipeline.entry_messages(job, job, spec, group=tenant):
                 await self.backend.put(m)
             self.accepted += 1
 
     # -- reading ------------------------------------------------------------
-    async def depth(self) -> int:
-        """Bugs queued or running (on the staged pipeline: in any of its stages)."""
-        return sum([await self.backend.depth(s) for s in self.stage_names])
+    async def depth(self, tenant: str | None = None) -> int:
+        """Bugs queued or running (on the staged pipeline: in any of its stages), of
+        ``tenant`` only if given."""
+        return sum([await self.backend.depth(s, tenant) for s in self.stage_names])
 
     def _job_records(self, recs: list[StageRecord]) -> list[StageRecord]:
         """One record per bug: the ``investigate`` one, or the staged ones folded."""

@@ -24,6 +24,7 @@ from agentrt.observability import ExporterKind, TracingConfig
 from agentrt.queues import EpochClock, open_queue
 from fixbugs.context import Models
 from fixbugs.errors import InputError
+from fixbugs.service.admission import tenant_share
 from fixbugs.service.app import create_app
 from fixbugs.service.auth import DEFAULT_TENANT, ApiKeys, parse_keys
 from fixbugs.service.investigate import agent_investigator
@@ -40,6 +41,7 @@ class ServeConfig:
     queue: str | None = None  # default: sqlite in the workspace
     workers: int = 2
     capacity: int = 16
+    tenant_capacity: int | None = None  # one tenant's bound; None: tenant_share's default
     api_keys: tuple[str, ...] = ()  # bare keys: the "default" tenant
     tenant_keys: dict[str, str] = field(default_factory=dict)  # key -> tenant
     metrics_key: str | None = None  # when set, /metrics requires it
@@ -88,6 +90,10 @@ def build_app(
 
     clients = [models.map, models.judge] if models else []
     telemetry = ServiceTelemetry(cfg.tracing, clients)
+    keys = {k: DEFAULT_TENANT for k in cfg.api_keys} | dict(cfg.tenant_keys)
+    tenant_capacity = cfg.tenant_capacity
+    if tenant_capacity is None:
+        tenant_capacity = tenant_share(cfg.capacity, len(set(keys.values())))
     service = JobService(
         backend,
         investigator or agent_investigator(models),
@@ -100,8 +106,8 @@ def build_app(
         report_ttl_s=cfg.report_ttl_s,
         events=events,
         staged=staged,
+        tenant_capacity=tenant_capacity,
     )
-    keys = {k: DEFAULT_TENANT for k in cfg.api_keys} | dict(cfg.tenant_keys)
     app = create_app(
         service,
         keys=ApiKeys(keys),
@@ -133,6 +139,13 @@ def serve_command(
     ] = None,
     workers: Annotated[int, typer.Option(help="Investigations at once in this process.")] = 2,
     capacity: Annotated[int, typer.Option(help="Bugs queued or running before 429.")] = 16,
+    tenant_capacity: Annotated[
+        int | None,
+        typer.Option(
+            help="One tenant's bugs queued or running before its 429"
+            " (default: half of --capacity with two tenants or more)."
+        ),
+    ] = None,
     api_key: Annotated[
         list[str] | None,
         typer.Option(help="Accepted key, TENANT:KEY (repeat); or FIXBUGS_API_KEYS=t1:k1,t2:k2."),
@@ -174,6 +187,8 @@ def serve_command(
     metrics_key = metrics_key or os.environ.get("FIXBUGS_METRICS_KEY") or None
     if report_ttl_hours <= 0:
         raise UserError("--report-ttl-hours must be positive")
+    if tenant_capacity is not None and not 1 <= tenant_capacity <= capacity:
+        raise UserError(f"--tenant-capacity must be from 1 to --capacity ({capacity})")
     if not keys and not _loopback(host):
         raise UserError(f"refusing to serve on {host} without an API key; pass --api-key")
     if traces not in ("none", "console", "otlp"):
@@ -186,6 +201,7 @@ def serve_command(
         queue=queue,
         workers=workers,
         capacity=capacity,
+        tenant_capacity=tenant_capacity,
         tenant_keys=keys,
         metrics_key=metrics_key,
         report_ttl_s=report_ttl_hours * 3600,
@@ -203,7 +219,8 @@ def serve_command(
         tenants = sorted(set(keys.values())) or ["(open, loopback only)"]
         typer.echo(
             f"fixbugs: dashboard and API on http://{host}:{port}/ "
-            f"({workers} worker(s), queue bound {capacity}; tenants: {', '.join(tenants)})"
+            f"({workers} worker(s), queue bound {capacity}, {service.tenant_capacity} per tenant;"
+            f" tenants: {', '.join(tenants)})"
         )
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:
