@@ -168,18 +168,13 @@ def _shown(raw: str) -> str:
     return shown if len(shown) <= _SHOWN_CHARS else shown[: _SHOWN_CHARS - 1] + "…"
 
 
-def read_baseline_text(
-    baseline: Path,
-    reported: str,
-    *,
-    max_bytes: int = 4 << 20,
-    listed: Collection[str] | None = None,
-) -> str | None:
+def read_baseline_text(baseline: Path, reported: str, *, max_bytes: int = 4 << 20) -> str | None:
     """The text of the baseline file ``reported`` names (see :class:`CopyPaths`), or None.
 
     Read by its relative path below ``baseline``, opening no link at any level.
+    A caller that knows the repository's listing checks it first.
     """
-    rel = CopyPaths.of(baseline, listed=listed).file(reported)
+    rel = CopyPaths(baseline).file(reported)
     if rel is None:
         return None
     try:
