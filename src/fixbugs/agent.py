@@ -224,28 +224,16 @@ async def _close(models: Models | None) -> None:
 
 
 def apply_to_repo(report: RunReport, repo: Path) -> str:
-    """Apply a validated patch to the user's repository (only when asked)."""
+    """Apply a validated patch to the user's work tree (only when asked).
+
+    Through :func:`fixbugs.hostgit.apply_diff`: git runs with none of the
+    repository's configuration, so its filters and hooks do not run.
+    """
     if not report.validated or not report.data.get("patch"):
         return "no validated patch: the repository was not changed"
-    import subprocess
+    from fixbugs.hostgit import apply_diff
 
-    proc = subprocess.run(
-        ["git", "apply", "-"],
-        input=report.data["patch"],
-        text=True,
-        cwd=repo,
-        capture_output=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        proc = subprocess.run(
-            ["patch", "-p1"],
-            input=report.data["patch"],
-            text=True,
-            cwd=repo,
-            capture_output=True,
-            check=False,
-        )
-    if proc.returncode != 0:
-        return f"the validated patch did not apply to {repo}: {proc.stderr.strip()[:200]}"
+    outcome = apply_diff(report.data["patch"], repo)
+    if not outcome.applied:
+        return f"the validated patch did not apply to {repo}: {outcome.message[:200]}"
     return f"validated patch applied to {repo}"

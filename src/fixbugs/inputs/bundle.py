@@ -48,6 +48,7 @@ def load_inputs(
     bug = load_report(report)
     notes.extend(bug.notes)
     repository = open_repo(repo)
+    notes.extend(repository.notes())
     kept_logs: list[Path] = []
     for log in logs:
         path, note = check_log(log)

@@ -2,25 +2,29 @@
 
 A repository is given as its work tree, or as a git repository on disk
 without one (a bare repository or a ``.git`` directory), whose HEAD is then
-exported with ``git archive`` into a temporary directory. :meth:`files`
-lists what is worth reading: text source files, without version control,
-virtualenvs, dependency trees, caches, binaries or very large files.
+exported into a temporary directory by :func:`fixbugs.hostgit.export_head`,
+which runs nothing the repository configures. :meth:`files` lists what is
+worth reading: text source files, without version control, virtualenvs,
+dependency trees, caches, binaries or very large files; FIFOs, sockets and
+devices are never opened, and :meth:`notes` names them.
 """
 
 from __future__ import annotations
 
 import shutil
-import subprocess
-import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from fixbugs.errors import InputError
+from fixbugs.hostgit import export_head, is_git_dir
 from fixbugs.inputs.walk import BINARY_SUFFIXES, MAX_FILE_BYTES, SKIP_DIRS, walk_text_files
+from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
 
 __all__ = ["BINARY_SUFFIXES", "MAX_FILE_BYTES", "SKIP_DIRS", "Repository", "open_repo"]
+
+_MAX_READ_BYTES = 64 << 20  # one file the agent reads (listed files are far smaller)
 
 
 @dataclass(frozen=True)
@@ -34,31 +38,45 @@ class Repository:
 
     def files(self) -> tuple[str, ...]:
         """Text source files, as sorted POSIX paths relative to ``root``."""
-        return self._files
+        return self._walk[0]
+
+    def special_files(self) -> tuple[str, ...]:
+        """FIFOs, sockets and devices the walk found and never opened (sorted paths)."""
+        return self._walk[1]
+
+    def notes(self) -> tuple[str, ...]:
+        """What the run should say about the tree: the special files it left out."""
+        special = self.special_files()
+        if not special:
+            return ()
+        names = ", ".join(repr(s) for s in special[:5]) + (", ..." if len(special) > 5 else "")
+        return (
+            f"left out {len(special)} special file(s) of the repository "
+            f"(FIFO, socket or device; never opened): {names}",
+        )
 
     @cached_property
-    def _files(self) -> tuple[str, ...]:
-        return tuple(sorted(walk_text_files(self.root, max_file_bytes=self.max_file_bytes)))
+    def _walk(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        special: list[str] = []
+        files = walk_text_files(self.root, max_file_bytes=self.max_file_bytes, special=special)
+        return tuple(sorted(files)), tuple(sorted(special))
 
     def read(self, rel: str | Path) -> str:
-        """The text of one file; a path leaving the repository is refused."""
+        """The text of one regular file; a path leaving the repository is refused."""
         path = (self.root / rel).resolve()
         root = self.root.resolve()
         if path != root and root not in path.parents:
             raise InputError(f"{rel} is outside the repository {self.root}")
         try:
-            return path.read_text(encoding="utf-8", errors="replace")
-        except OSError as e:
-            raise InputError(f"cannot read {rel} in {self.root}: {e.strerror}") from e
+            data = read_untrusted_sync(path, max_bytes=_MAX_READ_BYTES, within=root)
+        except UntrustedFile as e:  # a FIFO would block an ordinary open
+            raise InputError(f"cannot read {rel} in {self.root}: {e}") from e
+        return data.decode("utf-8", errors="replace")
 
     def close(self) -> None:
         """Delete the exported copy, if we made one."""
         if self.temp_dir is not None:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
-
-
-def _is_git_dir(p: Path) -> bool:
-    return (p / "HEAD").is_file() and (p / "objects").is_dir() and (p / "refs").is_dir()
 
 
 def open_repo(path: Path) -> Repository:
@@ -68,7 +86,7 @@ def open_repo(path: Path) -> Repository:
         raise InputError(f"repository {p} does not exist; give the path of the project")
     if not p.is_dir():
         raise InputError(f"repository {p} is not a directory; give the project's root folder")
-    if _is_git_dir(p) and not (p / ".git").exists():
+    if is_git_dir(p) and not (p / ".git").exists():
         repo = _export_head(p)
     else:
         repo = Repository(root=p.resolve(), is_git=(p / ".git").exists())
@@ -81,25 +99,10 @@ def open_repo(path: Path) -> Repository:
 
 
 def _export_head(git_dir: Path) -> Repository:
-    if shutil.which("git") is None:
-        raise InputError(f"{git_dir} is a git repository without a work tree and git is missing")
     tmp = Path(tempfile.mkdtemp(prefix="fixbugs-repo-"))
-    archive = tmp / "head.tar"
-    done = subprocess.run(
-        ["git", f"--git-dir={git_dir}", "archive", "--format=tar", "-o", str(archive), "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
+    try:
+        export_head(git_dir, tmp / "tree")
+    except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        reason = done.stderr.strip().splitlines()[-1:] or ["git archive failed"]
-        raise InputError(
-            f"repository {git_dir} has no commit to read ({reason[0]}); "
-            "commit the code or give the work tree"
-        )
-    tree = tmp / "tree"
-    with tarfile.open(archive) as tar:
-        tar.extractall(tree, filter="data")
-    archive.unlink()
-    return Repository(root=tree.resolve(), is_git=True, temp_dir=tmp)
+        raise
+    return Repository(root=(tmp / "tree").resolve(), is_git=True, temp_dir=tmp)

@@ -5,12 +5,17 @@ baselines and its localize-only runner all list files through
 :func:`walk_text_files`, so they rank the same files. Left out: version
 control, caches, dependency trees, virtualenvs (by name or by their
 ``pyvenv.cfg``), packaging metadata, build output at the root, symbolic
-links, binaries by suffix or content, and very large files.
+links, binaries by suffix or content, and very large files. Only regular
+files are opened, by ``lstat`` and then without following a link or
+blocking: a FIFO blocks an ordinary ``open`` until a writer comes, and a
+device reads without end. The walk lists the special files it left out
+when asked (``special``), so a run can say so.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +35,7 @@ BINARY_SUFFIXES = frozenset(
      ".xz", ".whl", ".egg", ".db", ".sqlite", ".woff", ".woff2", ".ttf", ".mp3", ".mp4"}
 )  # fmt: skip
 MAX_FILE_BYTES = 1_000_000
+_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 
 
 def skip_dir(parent: Path, name: str, *, at_root: bool) -> bool:
@@ -43,21 +49,41 @@ def skip_dir(parent: Path, name: str, *, at_root: bool) -> bool:
     )
 
 
-def walk_text_files(root: Path, *, max_file_bytes: int = MAX_FILE_BYTES) -> Iterator[str]:
-    """Text files under ``root`` as POSIX paths relative to it, in sorted order."""
+def walk_text_files(
+    root: Path, *, max_file_bytes: int = MAX_FILE_BYTES, special: list[str] | None = None
+) -> Iterator[str]:
+    """Text files under ``root`` as POSIX paths relative to it, in sorted order.
+
+    FIFOs, sockets and devices are never opened; their paths go to ``special``.
+    """
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if not skip_dir(here, d, at_root=here == root))
         for name in sorted(filenames):
             path = here / name
-            if path.suffix.lower() in BINARY_SUFFIXES or path.is_symlink():
-                continue
             try:
-                if path.stat().st_size > max_file_bytes:
-                    continue
-                with path.open("rb") as f:
-                    if looks_binary(f.read(8192)):
-                        continue
+                st = os.lstat(path)
             except OSError:
                 continue
-            yield path.relative_to(root).as_posix()
+            if not stat.S_ISREG(st.st_mode):
+                if special is not None and not stat.S_ISLNK(st.st_mode):
+                    special.append(path.relative_to(root).as_posix())
+                continue
+            if path.suffix.lower() in BINARY_SUFFIXES or st.st_size > max_file_bytes:
+                continue
+            if _is_text(path):
+                yield path.relative_to(root).as_posix()
+
+
+def _is_text(path: Path) -> bool:
+    """A regular file (still, at open) whose first block is text."""
+    try:
+        fd = os.open(path, _OPEN)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and not looks_binary(os.read(fd, 8192))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)

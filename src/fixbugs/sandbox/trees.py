@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
 from pathlib import Path
 
 __all__ = ["chown_tree", "ignore_noise", "kill_uid", "tree_bytes"]
@@ -30,8 +31,25 @@ _SKIP_DIRS = frozenset(
 )
 
 
-def ignore_noise(_dir: str, names: list[str]) -> set[str]:
-    return {n for n in names if n in _SKIP_DIRS or n.endswith(".pyc")}
+def ignore_noise(directory: str, names: list[str]) -> set[str]:
+    """What a copy leaves out: the noise above, and what is no file, folder or link.
+
+    A FIFO would fail the copy (or block it, opened), a device would be read
+    without end; the repository's walk names them in the run's notes.
+    """
+    return {
+        n
+        for n in names
+        if n in _SKIP_DIRS or n.endswith(".pyc") or _special(os.path.join(directory, n))
+    }
+
+
+def _special(path: str) -> bool:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return True
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def tree_bytes(root: Path) -> int:
