@@ -85,10 +85,11 @@ class GroupFair:
     with one worker the groups with work alternate, and with many, groups
     with work hold equal shares of the slots. However many jobs the other
     groups queue, a group running nothing in the stage waits only for the
-    groups that also run nothing there and were served before it: one claim
-    each. Groups tied on both (e.g. none served yet) are chosen between by
-    ``within`` over all their candidates: with a single group (every
-    message in ``""``) this policy is exactly ``within``.
+    groups that also run nothing there and were served less recently than
+    it (or, like it, never): one claim each. Groups tied on both (e.g. none
+    served yet) are chosen between by ``within`` over all their candidates:
+    with a single group (every message in ``""``) this policy is exactly
+    ``within``.
     """
 
     within: FairPolicy = field(default_factory=ShortestJobFirst)
