@@ -2,7 +2,10 @@
 
 Errors are answers, never tracebacks: bad input is 400 with a one-line
 ``detail``, an unsafe path 400, a too-large upload 413, a missing or wrong
-key 401, a full queue 429 with ``Retry-After``.
+key 401, a full queue 429 with ``Retry-After``, a stalled body 408, and on a
+server without keys a foreign ``Host`` or ``Origin`` 403. Error text names no
+absolute path of the server (:class:`~.redact.PathRedactor`), and a 422
+never echoes the input it refuses.
 """
 
 from __future__ import annotations
@@ -10,25 +13,29 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib.resources import files
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, UploadFile
-from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from fastapi import Depends, FastAPI, File, Form, Header, HTTPException, Request, UploadFile
+from fastapi.responses import FileResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
 from fixbugs.errors import InputError
+from fixbugs.service.answers import install_answers
 from fixbugs.service.auth import ApiKeys
-from fixbugs.service.jobs import JobService, QueueFull
-from fixbugs.service.limits import BodyLimit
-from fixbugs.service.workspace import TooLarge
+from fixbugs.service.events import resume_after
+from fixbugs.service.jobs import JobService, JobStatus
+from fixbugs.service.limits import BodyBounds, BodyLimit
+from fixbugs.service.redact import PathRedactor
+from fixbugs.service.same_origin import SameOrigin
 
 __all__ = ["EXAMPLES", "create_app"]
 
 EXAMPLES = ("invoice",)
+UPLOAD_PATHS = frozenset({"/v1/bugs/upload"})  # the only routes that take a large body
 MetricsExposition = Callable[[], Awaitable[tuple[bytes, str]]]
 
 
@@ -67,9 +74,11 @@ class Status(BaseModel):
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "Invalid input or unsafe path"},
     401: {"model": ErrorBody, "description": "Missing or unknown API key"},
+    403: {"model": ErrorBody, "description": "Without keys: a foreign Host or Origin"},
 }
 _SUBMIT_ERRORS: dict[int | str, dict[str, Any]] = {
     **_ERRORS,
+    408: {"model": ErrorBody, "description": "The body stalled or took too long"},
     413: {"model": ErrorBody, "description": "Upload over the limits"},
     429: {"model": ErrorBody, "description": "Queue full; see Retry-After"},
 }
@@ -118,15 +127,31 @@ def create_app(
     run_workers: bool = True,
     heartbeat_s: float = 15.0,
     metrics_key: str | None = None,
+    max_json_bytes: int = 64 << 10,
+    body_timeout_s: float = 30.0,
+    body_deadline_s: float = 600.0,
+    allowed_hosts: Sequence[str] = (),
 ) -> FastAPI:
     """The app; with ``run_workers`` its lifespan serves the service's workers.
 
     Every bug belongs to the tenant of the key that submitted it, and only
     that tenant's keys see it: another tenant's id answers 404, exactly like
     an id that does not exist. ``metrics_key``, when given, is required for
-    ``/metrics``.
+    ``/metrics``. A body is at most ``max_request_bytes`` on the upload
+    route and ``max_json_bytes`` elsewhere, and is cut (408) when no byte
+    came for ``body_timeout_s`` or it is incomplete after ``body_deadline_s``,
+    on the service's clock. Without keys, only this server's own names
+    (plus ``allowed_hosts``) and origin are answered.
     """
     keys = keys or ApiKeys()
+    redact = PathRedactor(service.workspace.root)
+
+    def public(st: JobStatus) -> dict[str, Any]:
+        """A status as clients see it: a failed run's error names no server path."""
+        shown = st.to_dict()
+        if st.error is not None:
+            shown["error"] = redact(st.error)
+        return shown
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -147,19 +172,7 @@ def create_app(
 
     app.state.api_keys = keys
 
-    @app.exception_handler(QueueFull)
-    async def _full(_: Request, exc: QueueFull) -> JSONResponse:
-        return JSONResponse(
-            {"detail": str(exc)}, status_code=429, headers={"Retry-After": str(exc.retry_after_s)}
-        )
-
-    @app.exception_handler(TooLarge)
-    async def _large(_: Request, exc: TooLarge) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=413)
-
-    @app.exception_handler(InputError)
-    async def _bad(_: Request, exc: InputError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=400)
+    install_answers(app, redact)
 
     async def _job_or_404(job: str, tenant: str) -> Any:
         st = await service.status(job, tenant) if _plausible_id(job) else None
@@ -270,7 +283,7 @@ def create_app(
     )
     async def list_bugs(tenant: Tenant) -> list[dict[str, Any]]:
         """Your latest bugs, newest first."""
-        return [s.to_dict() for s in await service.list(tenant=tenant)]
+        return [public(s) for s in await service.list(tenant=tenant)]
 
     @app.get(
         "/v1/bugs/{bug_id}",
@@ -280,9 +293,7 @@ def create_app(
     )
     async def bug_status(bug_id: str, tenant: Tenant) -> dict[str, Any]:
         """Where a bug stands: queued, running (which stage), done, failed."""
-        st = await _job_or_404(bug_id, tenant)
-        result: dict[str, Any] = st.to_dict()
-        return result
+        return public(await _job_or_404(bug_id, tenant))
 
     @app.get(
         "/v1/bugs/{bug_id}/report",
@@ -309,15 +320,21 @@ def create_app(
         tags=["bugs"],
         response_class=StreamingResponse,
     )
-    async def bug_events(bug_id: str, request: Request, tenant: StreamTenant) -> StreamingResponse:
+    async def bug_events(
+        bug_id: str,
+        tenant: StreamTenant,
+        last_event_id: Annotated[
+            str | None,
+            Header(alias="Last-Event-ID", description="Resume after this event number"),
+        ] = None,
+    ) -> StreamingResponse:
         """Progress as server-sent events; resumes after ``Last-Event-ID``.
 
         The key may come as ``?key=`` here (and nowhere else): the browser's
         EventSource cannot send headers.
         """
         await _job_or_404(bug_id, tenant)
-        last = request.headers.get("last-event-id", "0")
-        after = int(last) if last.isdigit() else 0
+        after = resume_after(last_event_id)  # InputError: a 400
         return StreamingResponse(
             _sse(bug_id, after),
             media_type="text/event-stream",
@@ -331,6 +348,8 @@ def create_app(
                     yield ": keep-alive\n\n"
                     continue
                 seq, ev = item
+                if ev.get("kind") == "failed" and isinstance(ev.get("message"), str):
+                    ev = {**ev, "message": redact(ev["message"])}
                 yield f"id: {seq}\nevent: {ev.get('kind', 'note')}\ndata: {json.dumps(ev)}\n\n"
         # the report is recorded just after the last event: wait for the state
         while True:
@@ -339,7 +358,7 @@ def create_app(
                 break
             if st.state == "failed" and service.hub.log(job) is None:
                 break
-            yield f"event: status\ndata: {json.dumps(st.to_dict())}\n\n"
+            yield f"event: status\ndata: {json.dumps(public(st))}\n\n"
             await service.backend.wait(1.0)
         state = st.state if st else "unknown"
         yield f"event: end\ndata: {json.dumps({'state': state})}\n\n"
@@ -379,7 +398,16 @@ def create_app(
         return FileResponse(str(static / "index.html"))
 
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
-    app.add_middleware(BodyLimit, max_bytes=max_request_bytes)
+    bounds = BodyBounds(
+        max_bytes=max_request_bytes,
+        max_small_bytes=max_json_bytes,
+        idle_s=body_timeout_s,
+        total_s=body_deadline_s,
+        large_paths=UPLOAD_PATHS,
+    )
+    app.add_middleware(BodyLimit, bounds=bounds, clock=service.clock)
+    if keys.open:  # outermost: a foreign page's request is refused before its body is read
+        app.add_middleware(SameOrigin, allowed_hosts=allowed_hosts)
     return app
 
 

@@ -2,7 +2,9 @@
 
 The server-sent-event stream of a job replays what happened so far and
 then follows new events; a reader that reconnects with ``Last-Event-ID``
-resumes where it stopped. Memory is bounded twice: a job keeps at most
+resumes where it stopped (:func:`resume_after` reads that header, which the
+client controls, and refuses anything but a plain event number). Memory is
+bounded twice: a job keeps at most
 ``max_events`` events (the oldest notes go first; stage changes are kept),
 and at most ``max_jobs`` finished jobs are kept, oldest dropped first.
 """
@@ -17,11 +19,35 @@ from typing import Any
 
 from agentrt.clock import Clock
 from agentrt.queues import ChangeSignal
+from fixbugs.errors import InputError
 
-__all__ = ["EventHub", "JobLog"]
+__all__ = ["EventHub", "JobLog", "resume_after"]
+
+_MAX_ID_DIGITS = 18  # any seq this hub hands out, and an int64 for every client
 
 # kinds a watcher needs to draw the pipeline; never dropped to save memory
 _KEEP = frozenset({"run_started", "stage_started", "stage_finished", "run_finished", "failed"})
+
+
+def resume_after(last_event_id: str | None) -> int:
+    """The seq a stream resumes after, from ``Last-Event-ID`` (absent: from the start).
+
+    Only ASCII digits: ``str.isdigit`` also takes ``²`` (which ``int`` then
+    refuses), and ``int`` refuses a 5,000-digit value too; both were 500s.
+    """
+    if last_event_id is None:
+        return 0
+    if not (
+        0 < len(last_event_id) <= _MAX_ID_DIGITS
+        and last_event_id.isascii()
+        and last_event_id.isdigit()
+    ):
+        shown = last_event_id if len(last_event_id) <= 40 else last_event_id[:40] + "..."
+        raise InputError(
+            f"Last-Event-ID {shown!r} is not an event number"
+            f" (ASCII digits, at most {_MAX_ID_DIGITS})"
+        )
+    return int(last_event_id)
 
 
 @dataclass(slots=True)

@@ -29,6 +29,7 @@ from fixbugs.service.app import create_app
 from fixbugs.service.auth import DEFAULT_TENANT, ApiKeys, parse_keys
 from fixbugs.service.investigate import agent_investigator
 from fixbugs.service.jobs import REPORT_TTL_S, Investigator, JobService
+from fixbugs.service.same_origin import host_name
 from fixbugs.service.telemetry import ServiceTelemetry
 from fixbugs.service.workspace import Limits, Workspace
 
@@ -47,6 +48,9 @@ class ServeConfig:
     metrics_key: str | None = None  # when set, /metrics requires it
     report_ttl_s: float = REPORT_TTL_S
     max_upload_bytes: int = 64 << 20
+    body_timeout_s: float = 30.0  # a body with no byte for this long is cut (408)
+    body_deadline_s: float = 600.0  # ... and one still incomplete after this long
+    allowed_hosts: tuple[str, ...] = ()  # Host names a key-less server answers besides its own
     limits: Limits = field(default_factory=Limits)
     tracing: TracingConfig = field(default_factory=lambda: TracingConfig(service_name="fixbugs"))
     max_deliveries: int = 2
@@ -115,6 +119,9 @@ def build_app(
         metrics=telemetry.exposition_for(service),
         run_workers=run_workers,
         metrics_key=cfg.metrics_key,
+        body_timeout_s=cfg.body_timeout_s,
+        body_deadline_s=cfg.body_deadline_s,
+        allowed_hosts=cfg.allowed_hosts,
     )
     return app, service, telemetry
 
@@ -161,6 +168,16 @@ def serve_command(
         float, typer.Option(help="How long finished reports are kept, hours.")
     ] = REPORT_TTL_S / 3600,
     max_upload_mb: Annotated[int, typer.Option(help="Largest request body, MiB.")] = 64,
+    body_timeout_s: Annotated[
+        float, typer.Option(help="Cut a request body that sends nothing for this long, s.")
+    ] = 30.0,
+    body_deadline_s: Annotated[
+        float, typer.Option(help="Cut a request body still incomplete after this long, s.")
+    ] = 600.0,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(help="Without keys: another Host name to answer (repeat); no port."),
+    ] = None,
     config: Annotated[Path | None, typer.Option(help="agentrt config TOML (models).")] = None,
     no_model: Annotated[bool, typer.Option("--no-model", help="Static signals only.")] = False,
     no_api: Annotated[bool, typer.Option("--no-api", help="Workers only (with --queue).")] = False,
@@ -187,6 +204,12 @@ def serve_command(
     metrics_key = metrics_key or os.environ.get("FIXBUGS_METRICS_KEY") or None
     if report_ttl_hours <= 0:
         raise UserError("--report-ttl-hours must be positive")
+    if body_timeout_s <= 0 or body_deadline_s <= 0:
+        raise UserError("--body-timeout-s and --body-deadline-s must be positive")
+    try:
+        allowed_hosts = tuple(host_name(h) for h in allowed_host or ())
+    except InputError as exc:
+        raise UserError(str(exc)) from None
     if tenant_capacity is not None and not 1 <= tenant_capacity <= capacity:
         raise UserError(f"--tenant-capacity must be from 1 to --capacity ({capacity})")
     if not keys and not _loopback(host):
@@ -206,6 +229,9 @@ def serve_command(
         metrics_key=metrics_key,
         report_ttl_s=report_ttl_hours * 3600,
         max_upload_bytes=max_upload_mb << 20,
+        body_timeout_s=body_timeout_s,
+        body_deadline_s=body_deadline_s,
+        allowed_hosts=allowed_hosts,
         tracing=TracingConfig(exporter, otlp_endpoint, "fixbugs"),
         staged=staged,
     )
