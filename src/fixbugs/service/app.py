@@ -16,15 +16,23 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib.resources import files
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, File, Form, Header, HTTPException, Request, UploadFile
 from fastapi.responses import FileResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
 
 from fixbugs.errors import InputError
 from fixbugs.service.answers import install_answers
+from fixbugs.service.api_models import (
+    ERRORS,
+    JOB_ERRORS,
+    SUBMIT_ERRORS,
+    Accepted,
+    ErrorBody,
+    ExampleBug,
+    Status,
+)
 from fixbugs.service.auth import ApiKeys
 from fixbugs.service.events import resume_after
 from fixbugs.service.jobs import JobService, JobStatus
@@ -37,55 +45,6 @@ __all__ = ["EXAMPLES", "create_app"]
 EXAMPLES = ("invoice",)
 UPLOAD_PATHS = frozenset({"/v1/bugs/upload"})  # the only routes that take a large body
 MetricsExposition = Callable[[], Awaitable[tuple[bytes, str]]]
-
-
-class ErrorBody(BaseModel):
-    detail: str
-
-
-class ExampleBug(BaseModel):
-    """A bug from a bundled example (the JSON way to submit)."""
-
-    model_config = ConfigDict(extra="forbid")
-    example: Literal["invoice"]
-    test: str | None = Field(default=None, max_length=2000)
-
-
-class Accepted(BaseModel):
-    id: str
-    status_url: str
-    events_url: str
-    report_url: str
-
-
-class Status(BaseModel):
-    id: str
-    title: str
-    state: str
-    attempts: int
-    queued_at: float | None
-    started_at: float | None
-    finished_at: float | None
-    error: str | None
-    stages: dict[str, str]
-    current_stage: str | None
-
-
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody, "description": "Invalid input or unsafe path"},
-    401: {"model": ErrorBody, "description": "Missing or unknown API key"},
-    403: {"model": ErrorBody, "description": "Without keys: a foreign Host or Origin"},
-}
-_SUBMIT_ERRORS: dict[int | str, dict[str, Any]] = {
-    **_ERRORS,
-    408: {"model": ErrorBody, "description": "The body stalled or took too long"},
-    413: {"model": ErrorBody, "description": "Upload over the limits"},
-    429: {"model": ErrorBody, "description": "Queue full; see Retry-After"},
-}
-_JOB_ERRORS: dict[int | str, dict[str, Any]] = {
-    **_ERRORS,
-    404: {"model": ErrorBody, "description": "No such bug"},
-}
 
 
 def _tenant(request: Request, *, allow_query: bool) -> str:
@@ -185,7 +144,7 @@ def create_app(
         "/v1/bugs",
         status_code=202,
         response_model=Accepted,
-        responses=_SUBMIT_ERRORS,
+        responses=SUBMIT_ERRORS,
         tags=["bugs"],
     )
     async def submit_example(bug: ExampleBug, tenant: Tenant) -> Accepted:
@@ -218,7 +177,7 @@ def create_app(
         "/v1/bugs/upload",
         status_code=202,
         response_model=Accepted,
-        responses=_SUBMIT_ERRORS,
+        responses=SUBMIT_ERRORS,
         tags=["bugs"],
     )
     async def submit_upload(
@@ -278,7 +237,7 @@ def create_app(
     @app.get(
         "/v1/bugs",
         response_model=list[Status],
-        responses=_ERRORS,
+        responses=ERRORS,
         tags=["bugs"],
     )
     async def list_bugs(tenant: Tenant) -> list[dict[str, Any]]:
@@ -288,7 +247,7 @@ def create_app(
     @app.get(
         "/v1/bugs/{bug_id}",
         response_model=Status,
-        responses=_JOB_ERRORS,
+        responses=JOB_ERRORS,
         tags=["bugs"],
     )
     async def bug_status(bug_id: str, tenant: Tenant) -> dict[str, Any]:
@@ -297,7 +256,7 @@ def create_app(
 
     @app.get(
         "/v1/bugs/{bug_id}/report",
-        responses={**_JOB_ERRORS, 409: {"model": ErrorBody, "description": "Not finished yet"}},
+        responses={**JOB_ERRORS, 409: {"model": ErrorBody, "description": "Not finished yet"}},
         tags=["bugs"],
     )
     async def bug_report(bug_id: str, tenant: Tenant) -> dict[str, Any]:
@@ -311,7 +270,7 @@ def create_app(
     @app.get(
         "/v1/bugs/{bug_id}/events",
         responses={
-            **_JOB_ERRORS,
+            **JOB_ERRORS,
             200: {
                 "content": {"text/event-stream": {}},
                 "description": "Server-sent progress events",
@@ -363,7 +322,7 @@ def create_app(
         state = st.state if st else "unknown"
         yield f"event: end\ndata: {json.dumps({'state': state})}\n\n"
 
-    @app.get("/v1/pipeline", responses=_ERRORS, tags=["service"])
+    @app.get("/v1/pipeline", responses=ERRORS, tags=["service"])
     async def pipeline(_: Tenant) -> dict[str, Any]:
         """Queue depth, workers, sessions, limiter limits and retry budget, now."""
         return await service.snapshot()
