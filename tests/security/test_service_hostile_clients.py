@@ -146,7 +146,7 @@ def read_until_closed(s: socket.socket) -> bytes:
 @pytest.fixture
 def stall_cut(tmp_path: Path) -> Iterator[Served]:
     service = service_at(tmp_path / "ws", SystemClock())
-    app = create_app(service, run_workers=False, body_timeout_s=0.2)
+    app = create_app(service, run_workers=False, body_timeout_s=0.2, heartbeat_s=0.02)
     with serving(app, service) as served:
         yield served
 
@@ -173,6 +173,18 @@ def test_200_stalled_uploads_are_all_closed_and_healthz_still_answers(stall_cut:
         for s in stalled:
             s.close()
     assert all(a.startswith(b"HTTP/1.1 408") for a in answers)
+
+
+def test_an_event_stream_outlives_the_body_timeout(stall_cut: Served) -> None:
+    with httpx.Client(base_url=stall_cut.base, timeout=READ_BOUND_S) as c:
+        job = c.post("/v1/bugs", json={"example": "invoice"}).json()["id"]
+        with c.stream("GET", f"/v1/bugs/{job}/events") as events:
+            beats: list[str] = []
+            for line in events.iter_lines():
+                beats += [line] if line else []
+                if len(beats) == 50:  # 0.02 s apart: well past the 0.2 s body timeout
+                    break
+    assert beats == [": keep-alive"] * 50
 
 
 # -- a stalled body on the injected clock ----------------------------------------------
