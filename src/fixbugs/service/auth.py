@@ -8,7 +8,8 @@ where the caller asks for it (the SSE route, because the browser's
 against every configured key, and never printed: :class:`ApiKeys`'s repr
 names tenants, not keys. No keys configured means an open service (one
 tenant, :data:`OPEN_TENANT`), which :func:`fixbugs.service.serve` allows
-only on a loopback address.
+only on a loopback address, and which answers only its own ``Host`` and
+``Origin`` (:mod:`.same_origin`), since a web page can reach loopback too.
 
 Keys come from a file (``tenant key`` or ``tenant:key`` per line, ``#``
 comments) or the environment (``FIXBUGS_API_KEYS="acme:k1,globex:k2"``); a
