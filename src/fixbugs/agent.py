@@ -226,12 +226,12 @@ async def _close(models: Models | None) -> None:
 def apply_to_repo(report: RunReport, repo: Path) -> str:
     """Apply a validated patch to the user's work tree (only when asked).
 
-    Through :func:`fixbugs.hostgit.apply_diff`: git runs with none of the
+    Through :func:`fixbugs.inputs.hostgit.apply_diff`: git runs with none of the
     repository's configuration, so its filters and hooks do not run.
     """
     if not report.validated or not report.data.get("patch"):
         return "no validated patch: the repository was not changed"
-    from fixbugs.hostgit import apply_diff
+    from fixbugs.inputs.hostgit import apply_diff
 
     outcome = apply_diff(report.data["patch"], repo)
     if not outcome.applied:

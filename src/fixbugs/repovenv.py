@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixbugs.errors import InputError
+from fixbugs.inputs.inert import one_line
 from fixbugs.sandbox import CommandResult, Sandbox, UntrustedFile, read_untrusted_sync
 
 __all__ = ["RepoVenv", "printable", "repo_venv", "run_in_sandbox"]
@@ -63,8 +64,8 @@ class RepoVenv:
 
 
 def printable(text: str, limit: int = 200) -> str:
-    """``text`` (a name or output from the repository) with no control character, capped."""
-    return "".join(c if c.isprintable() else "?" for c in text[:limit])
+    """``text`` (a name or output from the repository) on one line, inert, capped."""
+    return one_line(text)[:limit]
 
 
 def _real_dir(path: Path) -> bool:

@@ -2,7 +2,7 @@
 
 A repository is given as its work tree, or as a git repository on disk
 without one (a bare repository or a ``.git`` directory), whose HEAD is then
-exported into a temporary directory by :func:`fixbugs.hostgit.export_head`,
+exported into a temporary directory by :func:`fixbugs.inputs.hostgit.export_head`,
 which runs nothing the repository configures. :meth:`files` lists what is
 worth reading: text source files, without version control, virtualenvs,
 dependency trees, caches, binaries or very large files; FIFOs, sockets and
@@ -18,7 +18,7 @@ from functools import cached_property
 from pathlib import Path
 
 from fixbugs.errors import InputError
-from fixbugs.hostgit import export_head, is_git_dir
+from fixbugs.inputs.hostgit import export_head, is_git_dir
 from fixbugs.inputs.walk import BINARY_SUFFIXES, MAX_FILE_BYTES, SKIP_DIRS, walk_text_files
 from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
 
