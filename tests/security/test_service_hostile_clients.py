@@ -96,12 +96,17 @@ class Served:
 
 
 @contextmanager
-def serving(app: FastAPI, service: JobService) -> Iterator[Served]:
-    """``app`` under uvicorn on a free loopback port; logs reach pytest's caplog."""
+def serving(
+    app: FastAPI, service: JobService, *, http: type[asyncio.Protocol] | str = "auto"
+) -> Iterator[Served]:
+    """``app`` under uvicorn (``http``: its protocol) on a free loopback port.
+
+    Logs reach pytest's caplog.
+    """
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(512)
-    config = uvicorn.Config(app, log_config=None, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, log_config=None, log_level="warning", lifespan="on", http=http)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

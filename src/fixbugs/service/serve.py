@@ -174,6 +174,13 @@ def serve_command(
     body_deadline_s: Annotated[
         float, typer.Option(help="Cut a request body still incomplete after this long, s.")
     ] = 600.0,
+    header_timeout_s: Annotated[
+        float,
+        typer.Option(
+            help="Close a connection whose request headers are not complete this long after"
+            " it opened or after its previous response, s."
+        ),
+    ] = 10.0,
     allowed_host: Annotated[
         list[str] | None,
         typer.Option(help="Without keys: another Host name to answer (repeat); no port."),
@@ -193,6 +200,7 @@ def serve_command(
     import uvicorn
 
     from fixbugs.agent import models_from_config
+    from fixbugs.service.header_timeout import header_timeout_h11
 
     try:
         keys = parse_keys(",".join(api_key or ()), source="--api-key")
@@ -206,6 +214,8 @@ def serve_command(
         raise UserError("--report-ttl-hours must be positive")
     if body_timeout_s <= 0 or body_deadline_s <= 0:
         raise UserError("--body-timeout-s and --body-deadline-s must be positive")
+    if not header_timeout_s > 0:
+        raise UserError("--header-timeout-s must be positive")
     try:
         allowed_hosts = tuple(host_name(h) for h in allowed_host or ())
     except InputError as exc:
@@ -248,6 +258,8 @@ def serve_command(
             f"({workers} worker(s), queue bound {capacity}, {service.tenant_capacity} per tenant;"
             f" tenants: {', '.join(tenants)})"
         )
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        # the h11 protocol, pinned, with a timer on the header phase (header_timeout)
+        http = header_timeout_h11(header_timeout_s)
+        uvicorn.run(app, host=host, port=port, log_level="warning", http=http)
     finally:
         telemetry.shutdown()
