@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -64,3 +64,48 @@ def open_sandbox(repo: Path, tmp_path: Path, **kw: object) -> Sandbox:
 
 def pytest_argv_for(*args: str) -> list[str]:
     return [PY, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *args]
+
+
+# ``python -m coverage run … -m pytest ARGS`` runs pytest for real (so the
+# outcomes are real); ``python -m coverage json … -o OUT`` writes a report in
+# which the failing test covers each way of naming each target from the folder
+# it runs in (computed there: only the sandbox knows where the copy is), and
+# each of the repository's own files, relative and absolute.
+_COVERAGE_SHADOW = """
+import json, os, sys
+
+TARGETS, OWN, CONTEXTS = {targets!r}, {own!r}, {contexts!r}
+argv = sys.argv[1:]
+if argv[0] == "run":
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    import pytest
+
+    sys.exit(pytest.main(argv[argv.index("pytest") + 1 :]))
+copy = os.getcwd()
+names = []
+for t in TARGETS:
+    up = os.path.relpath(t, copy)
+    names += [t, up, copy + "/../" + up, "/proc/self/root" + t, "/proc/1/root" + t,
+              "/proc/1/cwd" + t, "/proc/self/cwd/" + up]
+names += [n for rel in OWN for n in (rel, copy + "/" + rel)]
+with open(argv[argv.index("-o") + 1], "w") as f:
+    json.dump({{"files": {{n: {{"contexts": CONTEXTS}} for n in names}}}}, f)
+"""
+SHADOW_FORMS = 7  # names the shadow reports for each target
+
+
+def coverage_shadow(
+    targets: Sequence[str],
+    own: Sequence[str],
+    contexts: Mapping[str, Sequence[str]],
+) -> dict[str, str]:
+    """The files of a ``coverage`` package, at a repository's root, that shadows coverage.py.
+
+    Its report names each host path of ``targets`` in :data:`SHADOW_FORMS`
+    ways and each repository file of ``own``; every name gets the line
+    ``contexts`` (line number -> coverage contexts, ``module.test``).
+    """
+    source = _COVERAGE_SHADOW.format(
+        targets=list(targets), own=list(own), contexts={k: list(v) for k, v in contexts.items()}
+    )
+    return {"coverage/__init__.py": "", "coverage/__main__.py": source}
