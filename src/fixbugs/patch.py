@@ -11,9 +11,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from fixbugs.mutate import LineEdit
-
-__all__ = ["Hunk", "apply_line_edit", "diff_hunks", "make_diff", "replace_lines"]
+__all__ = ["Hunk", "diff_hunks", "make_diff", "replace_lines"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -44,14 +42,6 @@ def make_diff(path: str, old: str, new: str, context: int = 3) -> str:
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
-
-
-def apply_line_edit(text: str, edit: LineEdit) -> str:
-    lines = text.splitlines(keepends=True)
-    if lines[edit.line - 1] != edit.old:
-        raise ValueError(f"{edit.path}:{edit.line} is not the line the edit was made for")
-    lines[edit.line - 1] = edit.new
-    return "".join(lines)
 
 
 def replace_lines(text: str, start: int, end: int, replacement: str) -> str:
