@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
-import socket
-import subprocess
-import time
 import uuid
 
 import pytest
@@ -28,31 +24,6 @@ from agentrt.flow import (
 from agentrt.llm import ChatRequest, FakeModel, provider_error
 from agentrt.metrics import stage
 from agentrt.tokens import LatencyModel
-
-
-@pytest.fixture(scope="module")
-def redis_url():
-    exe = shutil.which("redis-server")
-    if exe is None:
-        pytest.skip("redis-server binary is not installed")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [exe, "--port", str(port), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):  # waiting for a child process to listen, not for time
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.01)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(5)
 
 
 async def test_redis_buckets_are_atomic_across_clients(redis_url):
