@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -30,12 +29,12 @@ from fixbugs.sandbox.interpreters import is_system_path
 from fixbugs.sandbox.limits import CommandResult, Limits
 from fixbugs.sandbox.mounts import mark_owner, mount_tmpfs, sweep_stale, unmount
 from fixbugs.sandbox.runner import run_contained, run_contained_sync
+from fixbugs.sandbox.snapshot import TreeStore
 from fixbugs.sandbox.trees import chown_tree, ignore_noise, kill_uid, tree_bytes
 from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
 
 __all__ = ["DEFAULT_DISK_MB", "PatchResult", "Sandbox"]
 
-_BASELINE_EXCLUDE = "__pycache__/\n*.pyc\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\n.coverage\n"
 # Sandbox uids come from a range no distribution assigns to real users.
 _UID_LOW, _UID_SPAN = 1_500_000_000, 100_000_000
 _MAX_SAVED_BYTES = 16 << 20
@@ -83,6 +82,7 @@ class Sandbox:
         self.baseline = baseline or base / "pristine"
         self._owns_baseline = baseline is None
         self._git_dir = base / "baseline.git"
+        self._trees = TreeStore(self._git_dir, scratch=base)
         self._tmpfs = False
 
     # --- lifecycle -----------------------------------------------------------
@@ -164,7 +164,7 @@ class Sandbox:
             for extra in ("tmp", "home"):
                 (base / extra).mkdir()
             if git_dir is None:
-                sandbox._record_baseline()
+                sandbox._trees.record_baseline(sandbox.root)
             else:
                 shutil.copytree(git_dir, sandbox._git_dir, symlinks=True)
             if uid is not None:
@@ -373,10 +373,13 @@ class Sandbox:
                 os.lchown(path, self.uid, self.uid)
 
     def diff(self) -> str:
-        """The git-format unified diff (``a/``, ``b/``) of the copy against the original."""
-        self._git("add", "-A", ".")
-        done = self._git("diff", "--cached", "--no-color", "--no-ext-diff", "--binary", "HEAD")
-        return done.stdout.decode("utf-8", errors="replace")
+        """The git-format unified diff (``a/``, ``b/``) of the copy against the original.
+
+        The copy is plain files to it: a ``.git`` folder, file or link a test
+        wrote (at the top or nested) is left out and never read, and no
+        ``.gitattributes`` applies (see :mod:`fixbugs.sandbox.snapshot`).
+        """
+        return self._trees.diff(self.root)
 
     def _helper(self, argv: list[str], stdin: bytes) -> subprocess.CompletedProcess[bytes]:
         return run_contained_sync(
@@ -390,25 +393,6 @@ class Sandbox:
             stdin=stdin,
             view=self.view(Limits()),
         )
-
-    def _record_baseline(self) -> None:
-        self._git("init", "--quiet")
-        (self._git_dir / "info").mkdir(exist_ok=True)
-        (self._git_dir / "info" / "exclude").write_text(_BASELINE_EXCLUDE)
-        self._git("add", "-A", ".")
-        self._git("commit", "--quiet", "--allow-empty", "--no-verify", "-m", "baseline")
-
-    def _git(self, *args: str) -> subprocess.CompletedProcess[bytes]:
-        argv = [
-            "git", f"--git-dir={self._git_dir}", f"--work-tree={self.root}",
-            "-c", "safe.directory=*", "-c", "core.autocrlf=false", "-c", "user.name=fixbugs",
-            "-c", "user.email=fixbugs@localhost", "-c", "commit.gpgsign=false", *args,
-        ]  # fmt: skip
-        env = {**self.environment(), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-        done = subprocess.run(argv, cwd=self.root, env=env, capture_output=True, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"git {shlex.join(args)} failed in sandbox: {_text(done)}")
-        return done
 
 
 def _text(done: subprocess.CompletedProcess[bytes]) -> str:
