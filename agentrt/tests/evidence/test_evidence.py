@@ -1,8 +1,6 @@
-"""Evidence parsing, reducers, and the judgment call."""
+"""Evidence parsing and reducers."""
 
 from __future__ import annotations
-
-import json
 
 from agentrt.evidence import (
     Evidence,
@@ -10,12 +8,9 @@ from agentrt.evidence import (
     dedupe,
     digest,
     group_by_trace,
-    judge,
     parse_evidence,
     split_by_service,
 )
-from agentrt.llm import FakeModel
-from agentrt.sim import ResponderInput
 
 
 def test_parse_keeps_provenance_and_drops_malformed_entries() -> None:
@@ -64,24 +59,3 @@ def test_reducers_dedupe_order_group_and_split() -> None:
     assert set(group_by_trace(d.items)) == {"t1", "t2", None}
     assert "[1] signal x2: DB" in d.render()
     assert len(dedupe(items)) == 3
-
-
-async def test_judgment_ranks_and_resolves_citations() -> None:
-    d = digest([_e("db timeout", 1.0), _e("pool exhausted", 2.0)])
-
-    def responder(req: ResponderInput) -> str:
-        assert "[1] signal: pool exhausted" in req.messages[-1][1]
-        return json.dumps(
-            {
-                "ranked": [
-                    {"explanation": "slow query", "score": 0.2, "evidence": [0]},
-                    {"explanation": "pool too small", "score": 0.9, "evidence": [1, 99]},
-                ],
-                "conflicts": ["timeouts vs healthy db metrics"],
-            }
-        )
-
-    j = await judge(FakeModel(responder=responder), "why 500s?", d)
-    assert [r.explanation for r in j.ranked] == ["pool too small", "slow query"]
-    assert [e.text for e in j.ranked[0].evidence] == ["pool exhausted"]  # 99 dropped
-    assert j.conflicts == ("timeouts vs healthy db metrics",)

@@ -1,18 +1,11 @@
-"""Scatter-gather and hierarchical reduce on a FakeClock."""
+"""Scatter-gather on a FakeClock."""
 
 from __future__ import annotations
 
 import pytest
 
 from agentrt.clock import FakeClock
-from agentrt.graph import (
-    ReduceError,
-    gather_map,
-    hierarchical_reduce,
-    map_reduce,
-    plan_level,
-    scatter,
-)
+from agentrt.graph import gather_map, scatter
 from agentrt.llm import ChatRequest, FakeModel
 from agentrt.tokens import LatencyModel
 
@@ -62,15 +55,8 @@ async def test_partial_failures_are_collected_or_raised() -> None:
 
     outs = await gather_map(f, range(7), limit=3)
     assert [o.ok for o in outs] == [False, True, True, False, True, True, False]
-    total, outs2 = await map_reduce(f, range(7), _sum, limit=3)
-    assert total == 10 * (1 + 2 + 4 + 5)
-    assert sum(not o.ok for o in outs2) == 3
     with pytest.raises(ValueError, match="bad 0"):
         await gather_map(f, range(7), limit=3, on_error="raise")
-
-
-async def _sum(xs: list[int]) -> int:
-    return sum(xs)
 
 
 async def test_fail_fast_cancels_calls_in_flight() -> None:
@@ -89,30 +75,3 @@ async def test_fail_fast_cancels_calls_in_flight() -> None:
             await gather_map(f, range(4), limit=4, on_error="raise")
     assert finished == []
     assert clock.now() == 1.0
-
-
-def test_plan_level_packs_in_order_under_the_budget() -> None:
-    assert plan_level([3, 3, 3], 10) is None
-    assert plan_level([4, 4, 4, 4, 12], 10) == [range(0, 2), range(2, 4), range(4, 5)]
-
-
-async def test_hierarchical_reduce_never_reads_more_than_the_budget() -> None:
-    calls: list[int] = []
-
-    async def combine(parts: list[str]) -> str:
-        calls.append(sum(len(p) for p in parts))
-        return "s" * 10  # a summary of 10 "tokens"
-
-    res = await hierarchical_reduce(["x" * 30] * 20, combine, size=len, budget=100)
-    assert max(calls) <= 100
-    # 20 items of 30 → 7 groups (3 items = 90 each, the last 2) → 7 summaries of 10 → 1 call
-    assert (res.levels, res.calls) == (1, 8)
-    assert res.value == "s" * 10
-
-
-async def test_hierarchical_reduce_that_cannot_shrink_raises() -> None:
-    async def keep(parts: list[str]) -> str:
-        return "".join(parts)
-
-    with pytest.raises(ReduceError, match="budget"):
-        await hierarchical_reduce(["x" * 60] * 4, keep, size=len, budget=100, max_levels=3)

@@ -1,6 +1,6 @@
 """Greedy packing of sized pieces, in order, under a budget.
 
-The one rule every chunker and the hierarchical reduce share: consecutive
+The rule the code chunker packs files and their parts by: consecutive
 pieces go into the same group while the group's total stays within the
 budget; a piece larger than the budget on its own gets a group to itself
 (the caller decides whether to split it further).

@@ -1,6 +1,5 @@
-"""Structured evidence with provenance, its reducers, and the final judgment call."""
+"""Structured evidence with provenance, and its reducers."""
 
-from agentrt.evidence.judgment import JUDGMENT_SCHEMA, Judgment, Ranked, judge, judgment_request
 from agentrt.evidence.model import (
     EVIDENCE_SCHEMA,
     Evidence,
@@ -19,18 +18,13 @@ from agentrt.evidence.reducers import (
 
 __all__ = [
     "EVIDENCE_SCHEMA",
-    "JUDGMENT_SCHEMA",
     "Digest",
     "Evidence",
     "EvidenceKind",
-    "Judgment",
     "Provenance",
-    "Ranked",
     "dedupe",
     "digest",
     "group_by_trace",
-    "judge",
-    "judgment_request",
     "order_by_time",
     "parse_evidence",
     "split_by_service",

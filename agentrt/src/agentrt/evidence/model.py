@@ -3,7 +3,7 @@
 Local (map) calls do not judge; they report facts, signals and candidate
 explanations, each pointing back to where it was seen (file and line, byte
 offset in a log, trace and span). Reducers then order, group and dedupe
-them, and one final judgment call resolves conflicts and ranks.
+them into a digest that the application's judgment call reads.
 """
 
 from __future__ import annotations

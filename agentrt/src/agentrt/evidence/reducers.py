@@ -1,7 +1,7 @@
 """Reducers over evidence: dedupe, order by time, group by trace/span, split by service.
 
 Pure functions: they shrink and arrange what the map calls found so that the
-one judgment call reads each thing once, in causal order.
+application's judgment call reads each thing once, in causal order.
 """
 
 from __future__ import annotations

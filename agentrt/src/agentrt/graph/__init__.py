@@ -4,9 +4,8 @@ from agentrt.graph.deadline import DeadlineExceeded, with_deadline
 from agentrt.graph.events import GraphEvent, NodeFinished, NodeProgress, NodeStarted, NodeToken
 from agentrt.graph.executor import Graph, GraphResult, GraphRun
 from agentrt.graph.node import FailurePolicy, Node, NodeContext
-from agentrt.graph.reduce import ReduceError, ReduceResult, hierarchical_reduce, plan_level
 from agentrt.graph.report import NodeTiming, RunReport, critical_path
-from agentrt.graph.scatter import ErrorPolicy, Outcome, gather_map, map_reduce, scatter
+from agentrt.graph.scatter import ErrorPolicy, Outcome, gather_map, scatter
 from agentrt.graph.schedule import GraphError, NodeState, Schedule
 
 __all__ = [
@@ -27,15 +26,10 @@ __all__ = [
     "NodeTiming",
     "NodeToken",
     "Outcome",
-    "ReduceError",
-    "ReduceResult",
     "RunReport",
     "Schedule",
     "critical_path",
     "gather_map",
-    "hierarchical_reduce",
-    "map_reduce",
-    "plan_level",
     "scatter",
     "with_deadline",
 ]

@@ -19,11 +19,10 @@ from typing import Generic, Literal, TypeVar
 from agentrt.graph.channel import Channel
 from agentrt.graph.deadline import first_error
 
-__all__ = ["ErrorPolicy", "Outcome", "gather_map", "map_reduce", "scatter"]
+__all__ = ["ErrorPolicy", "Outcome", "gather_map", "scatter"]
 
 T = TypeVar("T")
 R = TypeVar("R")
-S = TypeVar("S")
 
 ErrorPolicy = Literal["raise", "collect"]
 
@@ -117,21 +116,3 @@ async def gather_map(
 
 def _index(o: Outcome[T, R]) -> int:
     return o.index
-
-
-async def map_reduce(
-    fn: Callable[[T], Awaitable[R]],
-    items: Iterable[T],
-    reduce: Callable[[list[R]], Awaitable[S]],
-    *,
-    limit: int = 16,
-    on_error: ErrorPolicy = "collect",
-) -> tuple[S, list[Outcome[T, R]]]:
-    """Map, then one reduce over the successful values (in input order).
-
-    Returns the reduced value and every outcome, so partial failures stay
-    visible to the caller.
-    """
-    outcomes = await gather_map(fn, items, limit=limit, on_error=on_error)
-    values = [o.value for o in outcomes if o.error is None]
-    return await reduce(values), outcomes  # type: ignore[arg-type]
