@@ -22,7 +22,7 @@ from agentrt.cli import run_app
 from fixbugs.errors import InputError
 from fixbugs.examples import EXAMPLES, example_dir
 from fixbugs.inputs.inert import quote_name, strip_controls, terminal
-from fixbugs.progress import JudgmentPrinter, ProgressEvent
+from fixbugs.run.progress import JudgmentPrinter, ProgressEvent
 
 app = typer.Typer(
     name="fixbugs",
@@ -124,7 +124,7 @@ def run(
     ] = 300,
 ) -> None:
     """Investigate one bug: evidence, reproduction, root cause, minimal fix, proof."""
-    from fixbugs.agent import run_from_paths
+    from fixbugs.run.agent import run_from_paths
 
     if example:
         base = example_dir(example)
@@ -157,7 +157,7 @@ def run(
     if markdown_out:
         markdown_out.write_text(result.markdown())
     if apply:
-        from fixbugs.agent import apply_to_repo
+        from fixbugs.run.agent import apply_to_repo
 
         if example:
             raise InputError("--apply does not modify the bundled example; copy it first")
@@ -172,7 +172,7 @@ def run(
         raise typer.Exit(EXIT_DEGRADED)
 
 
-from fixbugs.eval import eval_command  # noqa: E402
+from fixbugs.eval.run import eval_command  # noqa: E402
 
 app.command("eval")(eval_command)
 
@@ -180,11 +180,11 @@ from fixbugs.repair.bench import bench_app  # noqa: E402
 
 app.add_typer(bench_app, name="bench")
 
-from fixbugs.staged.bench import service_command as bench_service_command  # noqa: E402
+from fixbugs.queued.bench import service_command as bench_service_command  # noqa: E402
 
 bench_app.command("service")(bench_service_command)
 
-from fixbugs.staged.worker import worker_command  # noqa: E402
+from fixbugs.queued.worker import worker_command  # noqa: E402
 
 app.command("worker")(worker_command)
 
@@ -202,7 +202,7 @@ def schema(
     """Print the JSON Schema of the report `fixbugs run --json` writes."""
     import json
 
-    from fixbugs.report_schema import report_json_schema
+    from fixbugs.run.report_schema import report_json_schema
 
     text = json.dumps(report_json_schema(), indent=2) + "\n"
     if out is None:

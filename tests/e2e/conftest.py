@@ -43,7 +43,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     from agentrt.llm import FakeModel
     from agentrt.tokens.latency import LatencyModel
-    from fixbugs.context import Models
+    from fixbugs.run.context import Models
     from fixbugs.service import ServeConfig, build_app
 
     model = FakeModel(latency=LatencyModel(0.2, 0.0, 400.0))

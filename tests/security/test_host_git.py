@@ -34,11 +34,11 @@ import pytest
 from agentrt.clock import FakeClock
 from agentrt.queues import MemoryQueue
 from agentrt.sim.transport import StreamingASGITransport
-from fixbugs.agent import apply_to_repo
 from fixbugs.errors import InputError
 from fixbugs.inputs import load_inputs, open_repo
-from fixbugs.progress import EventSink
-from fixbugs.report import RunReport
+from fixbugs.run.agent import apply_to_repo
+from fixbugs.run.progress import EventSink
+from fixbugs.run.report import RunReport
 from fixbugs.sandbox import Sandbox
 from fixbugs.service import ApiKeys, JobService, Workspace, create_app
 

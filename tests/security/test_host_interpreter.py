@@ -23,7 +23,7 @@ import pytest
 from hostile import NEEDS_NAMESPACES, host_has, write_repo
 from packaging.requirements import Requirement
 
-from fixbugs.agent import interpreter_options, run_from_paths
+from fixbugs.run.agent import interpreter_options, run_from_paths
 
 BASE_PYTHON = Path(getattr(sys, "_base_executable", sys.executable))
 SECRET = "HOSTSECRET-2f9c1e"

@@ -35,9 +35,9 @@ from rich.markdown import Markdown
 from agentrt.cli import run_app
 from fixbugs import cli
 from fixbugs.errors import InputError
-from fixbugs.progress import ProgressEvent
-from fixbugs.report import RunReport
-from fixbugs.report_schema import report_json_schema
+from fixbugs.run.progress import ProgressEvent
+from fixbugs.run.report import RunReport
+from fixbugs.run.report_schema import report_json_schema
 
 OSC52 = "\x1b]52;c;aGk=\x07"  # writes "hi" to the clipboard
 HIDE = "\x1b[1A\x1b[2K"  # cursor up, erase the line

@@ -15,9 +15,9 @@ from hostile import NEEDS_NAMESPACES, NEEDS_TMPFS, PY, hostile, open_sandbox
 
 from agentrt.clock import SystemClock
 from agentrt.metrics import MetricsRecorder
-from fixbugs.context import AgentOptions, RunContext
 from fixbugs.inputs import load_inputs
-from fixbugs.report import build_report
+from fixbugs.run.context import AgentOptions, RunContext
+from fixbugs.run.report import build_report
 from fixbugs.sandbox import Sandbox
 
 pytestmark = [NEEDS_NAMESPACES, NEEDS_TMPFS]

@@ -37,7 +37,7 @@ from fastapi import FastAPI
 from agentrt.clock import Clock, FakeClock, SystemClock
 from agentrt.queues import MemoryQueue
 from agentrt.sim.transport import StreamingASGITransport
-from fixbugs.progress import EventSink, ProgressEvent
+from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.service import ApiKeys, JobService, Workspace, create_app
 
 KEY = "hostile-clients-key"

@@ -28,7 +28,7 @@ from agentrt.clock import SystemClock
 from agentrt.queues import MemoryQueue
 from fixbugs.localize.process import CommandRun
 from fixbugs.localize.sbfl import run_sbfl
-from fixbugs.progress import EventSink
+from fixbugs.run.progress import EventSink
 from fixbugs.service import ApiKeys, JobService, Workspace, create_app
 
 pytestmark = NEEDS_NAMESPACES

@@ -25,7 +25,7 @@ import pytest
 from agentrt.clock import FakeClock
 from agentrt.queues import MemoryQueue
 from agentrt.sim.transport import StreamingASGITransport
-from fixbugs.progress import EventSink, ProgressEvent
+from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.service import ApiKeys, JobService, Workspace, create_app
 
 ACME, GLOBEX, METRICS = "acme-key-1", "globex-key-2", "metrics-key-3"

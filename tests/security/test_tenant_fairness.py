@@ -25,18 +25,17 @@ from typing import Any
 import httpx
 import pytest
 
+# agentrt/tests/queues is on sys.path ([tool.pytest.ini_options] pythonpath)
+from redisproc import REDIS, RedisProc, free_port
+
 from agentrt.clock import FakeClock
 from agentrt.pipeline import Pipeline, Stage, StageContext
 from agentrt.queues import MemoryQueue, QueueBackend, SqliteQueue
 from agentrt.sim.transport import StreamingASGITransport
-from fixbugs.progress import EventSink
+from fixbugs.run.progress import EventSink
 from fixbugs.service import ApiKeys, JobService, Workspace, create_app
 from fixbugs.service.admission import tenant_share
 from fixbugs.service.serve import ServeConfig, build_app
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "queues"))
-
-from redisproc import REDIS, RedisProc, free_port
 
 ACME, GLOBEX = "acme-key-1", "globex-key-2"
 CAPACITY = 16

@@ -27,12 +27,12 @@ from hostile import NEEDS_NAMESPACES, PY, open_sandbox, write_repo
 
 from agentrt.clock import SystemClock
 from agentrt.metrics import MetricsRecorder
-from fixbugs.agent import run_from_paths
-from fixbugs.context import AgentOptions, Reproduction, RunContext
 from fixbugs.inputs import load_inputs
 from fixbugs.localize.process import CommandRun
 from fixbugs.localize.sbfl import run_sbfl
-from fixbugs.progress import collecting_sink
+from fixbugs.run.agent import run_from_paths
+from fixbugs.run.context import AgentOptions, Reproduction, RunContext
+from fixbugs.run.progress import collecting_sink
 from fixbugs.sandbox import Sandbox
 from fixbugs.sandbox.reported import CopyPaths, Drop, read_baseline_text
 from fixbugs.stages.fix import propose_fixes

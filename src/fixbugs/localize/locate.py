@@ -1,6 +1,6 @@
 """File localization end to end: static signals, SBFL, model relevance, one ranking.
 
-The pieces are shared, not copied: the agent (:mod:`fixbugs.agent`) runs
+The pieces are shared, not copied: the agent (:mod:`fixbugs.run.agent`) runs
 them as graph stages — analysis calls :func:`static_evidence`, file
 relevance calls :func:`relevance_evidence` with :data:`RELEVANCE`, the
 reproduction stage adds SBFL, and the root cause takes

@@ -176,7 +176,7 @@ async def run_sbfl(
     without one, ``root`` itself) get scores, and of ``listed`` (the
     repository's file listing) when given; see :class:`CopyPaths`.
     """
-    from fixbugs.testrun import parse_outcomes
+    from fixbugs.pyenv.testrun import parse_outcomes
 
     if not test_files:
         return SbflResult(notes=("no test files to run; SBFL skipped",))

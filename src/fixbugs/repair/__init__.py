@@ -1,7 +1,7 @@
 """The repair engine: fix templates, ingredients, ranking and parallel validation.
 
 Sans-IO where it can be: generation and ranking are pure functions of
-source text and the failing run's output; only :mod:`.validation` runs
+source text and the failing run's output; only :mod:`.candidate_runs` runs
 anything, through agentrt's scatter-gather in sandbox forks.
 """
 

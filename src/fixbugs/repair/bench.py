@@ -36,7 +36,7 @@ async def bench_repair(
     candidates: int,
     budget_s: float,
 ) -> dict[str, Any]:
-    from fixbugs.agent import run_from_paths
+    from fixbugs.run.agent import run_from_paths
 
     result = await run_from_paths(
         report=report,

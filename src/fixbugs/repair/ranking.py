@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from fixbugs.patch import make_diff
+from fixbugs.repair.patch import make_diff
 from fixbugs.repair.source import Edit
 
 __all__ = ["PRIORS", "RepairCandidate", "overfit_risk", "rank", "to_candidate"]

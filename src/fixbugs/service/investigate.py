@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from agentrt.clock import Clock
-from fixbugs.context import AgentOptions, Models
-from fixbugs.progress import EventSink
+from fixbugs.run.context import AgentOptions, Models
+from fixbugs.run.progress import EventSink
 from fixbugs.service.jobs import Investigator
 
 __all__ = ["agent_investigator", "bug_spec"]
@@ -43,16 +43,16 @@ def bug_spec(
 def agent_investigator(
     models: Models | None, *, python: Path | None = None, clock: Clock | None = None
 ) -> Investigator:
-    """Runs :func:`fixbugs.agent.run_bug` on the spec's files with ``models``.
+    """Runs :func:`fixbugs.run.agent.run_bug` on the spec's files with ``models``.
 
     The tests' interpreter is the operator's (``python``, default this one),
     never one found in an uploaded repository: choosing and probing an
     interpreter runs it outside the sandbox. It is probed once, and the
     sandbox shows its venv and prefix read-only (``TestEnv.readonly_paths``).
     """
-    from fixbugs.agent import env_for_interpreter, run_bug
     from fixbugs.inputs import load_inputs
-    from fixbugs.userenv import Interpreter, TestEnv
+    from fixbugs.pyenv.userenv import Interpreter, TestEnv
+    from fixbugs.run.agent import env_for_interpreter, run_bug
 
     interp = Interpreter(Path(python or sys.executable), "--python")
     probed: list[TestEnv] = []

@@ -28,17 +28,17 @@ from typing import Any, Protocol
 from agentrt.clock import Clock
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import QueueBackend, StageRecord, StageState
-from fixbugs.agent import STAGES
-from fixbugs.progress import EventSink
+from fixbugs.queued.events import FINISHED, EventChannel, EventPump, EventRelay
+from fixbugs.queued.pipeline import Publish, StagedAgent
+from fixbugs.queued.service import job_record
+from fixbugs.run.agent import STAGES
+from fixbugs.run.progress import EventSink
 from fixbugs.service.admission import Admitted, RunTimes, admit
 from fixbugs.service.auth import OPEN_TENANT
 from fixbugs.service.events import EventHub
 from fixbugs.service.job_status import JobStatus, QueueFull, ShareFull
 from fixbugs.service.owners import JobIndex, JobMeta, expired
 from fixbugs.service.workspace import Workspace
-from fixbugs.staged.events import FINISHED, EventChannel, EventPump, EventRelay
-from fixbugs.staged.pipeline import Publish, StagedAgent
-from fixbugs.staged.service import job_record
 
 __all__ = [
     "REPORT_TTL_S",
@@ -96,7 +96,7 @@ class JobService:
         progress there and :meth:`run` relays every followed job's log into
         ``hub``: SSE then shows live events of bugs run by any process.
 
-        With ``staged`` (builds a :class:`~fixbugs.staged.StagedAgent` for a
+        With ``staged`` (builds a :class:`~fixbugs.queued.StagedAgent` for a
         publisher), a bug runs through the staged pipeline's queue stages
         instead of one ``investigate`` job; ``investigator`` is then unused."""
         self.backend = backend

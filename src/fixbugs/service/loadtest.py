@@ -26,8 +26,8 @@ from typing import Any
 
 import httpx
 
-from fixbugs.agent import STAGES
-from fixbugs.progress import EventSink, ProgressEvent
+from fixbugs.run.agent import STAGES
+from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.service.jobs import Investigator
 from fixbugs.service.serve import ServeConfig, build_app
 

@@ -22,8 +22,8 @@ from agentrt.clock import SystemClock
 from agentrt.errors import UserError
 from agentrt.observability import ExporterKind, TracingConfig
 from agentrt.queues import EpochClock, open_queue
-from fixbugs.context import Models
 from fixbugs.errors import InputError
+from fixbugs.run.context import Models
 from fixbugs.service.admission import tenant_share
 from fixbugs.service.app import create_app
 from fixbugs.service.auth import DEFAULT_TENANT, ApiKeys, parse_keys
@@ -54,7 +54,7 @@ class ServeConfig:
     limits: Limits = field(default_factory=Limits)
     tracing: TracingConfig = field(default_factory=lambda: TracingConfig(service_name="fixbugs"))
     max_deliveries: int = 2
-    staged: bool = False  # the agent's stages as queue stages (fixbugs.staged)
+    staged: bool = False  # the agent's stages as queue stages (fixbugs.queued)
 
 
 def build_app(
@@ -72,14 +72,14 @@ def build_app(
     )
     events = None
     if url.split("://")[0] in {"redis", "rediss", "unix"}:
-        from fixbugs.staged.events import open_events
+        from fixbugs.queued.events import open_events
 
         events = open_events(url, namespace="fixbugs")  # live events from any worker
     staged = None
     if cfg.staged:
-        from fixbugs.staged import StagedAgent, StagedConfig
-        from fixbugs.staged.pipeline import Publish
-        from fixbugs.staged.service import probed_options
+        from fixbugs.queued import StagedAgent, StagedConfig
+        from fixbugs.queued.pipeline import Publish
+        from fixbugs.queued.service import probed_options
 
         options = probed_options(use_model=models is not None)
 
@@ -199,7 +199,7 @@ def serve_command(
 
     import uvicorn
 
-    from fixbugs.agent import models_from_config
+    from fixbugs.run.agent import models_from_config
     from fixbugs.service.header_timeout import header_timeout_h11
 
     try:

@@ -21,14 +21,20 @@ from agentrt.evidence import Evidence as RtEvidence
 from agentrt.evidence import Provenance, digest
 from agentrt.graph import gather_map
 from agentrt.llm import ChatRequest
-from fixbugs.context import Evidence, RunContext
 from fixbugs.inputs import LogRecord, iter_log_records
 from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import static_evidence
 from fixbugs.localize.rank import rank_files
 from fixbugs.localize.traceback import parse_failure
+from fixbugs.run.context import Evidence, RunContext
 
-__all__ = ["analyze", "log_signal_records", "trace_file_evidence"]
+__all__ = [
+    "analyze",
+    "log_signal_records",
+    "ranked_event",
+    "run_analysis",
+    "trace_file_evidence",
+]
 
 _SIGNAL = re.compile(r"\b(error|exception|fail(ed|ure)?|traceback|warn(ing)?|fatal|panic)\b", re.I)
 _BAD_LEVELS = {"WARN", "WARNING", "ERROR", "FATAL", "CRITICAL"}
@@ -180,3 +186,20 @@ def _test_ids(ctx: RunContext) -> list[str]:
     if cmd:
         ids += [t for t in cmd.split() if "::" in t or t.endswith(".py")]
     return ids
+
+
+def ranked_event(ctx: RunContext, stage: str, what: str) -> None:
+    """The top of the ranking as an event (the analysis's, then the root cause's)."""
+    files = [
+        {"path": r.path, "score": round(r.score, 3), "reasons": list(r.reasons)}
+        for r in ctx.ranked[:10]
+    ]
+    ctx.emit("ranked_files", stage, what, files=files)
+
+
+async def run_analysis(ctx: RunContext) -> list[FileEvidence]:
+    """The analysis stage: static signals (report, traceback, logs, traces), the first ranking."""
+    static = list(await analyze(ctx))
+    ctx.ranked = rank_files(static)
+    ranked_event(ctx, "analysis", "ranked files (static signals)")
+    return static

@@ -14,9 +14,8 @@ from pathlib import Path
 
 from agentrt.errors import ProviderError
 from agentrt.llm import ChatRequest
-from fixbugs.context import Candidate, RunContext
 from fixbugs.localize.traceback import is_test_path
-from fixbugs.patch import diff_hunks, replace_lines
+from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.repair import (
     Edit,
     Region,
@@ -28,10 +27,11 @@ from fixbugs.repair import (
     test_literals,
 )
 from fixbugs.repair.naturalness import naturalness_factors
+from fixbugs.repair.patch import diff_hunks, replace_lines
+from fixbugs.run.context import Candidate, RunContext
 from fixbugs.sandbox.reported import read_baseline_text
-from fixbugs.testrun import parse_test_command
 
-__all__ = ["fix_regions", "propose_fixes", "repair_regions"]
+__all__ = ["fix_regions", "propose_fixes", "repair_regions", "run_fix"]
 
 FIX_SCHEMA = {
     "type": "object",
@@ -230,3 +230,18 @@ async def _with_naturalness(
 
 def _as_candidate(c: RepairCandidate) -> Candidate:
     return Candidate(c.diff, c.template, f"{c.path}:{c.start}: {c.why}")
+
+
+async def run_fix(ctx: RunContext) -> None:
+    """Candidate fixes, written against the pristine sources (no sandbox needed).
+
+    The sources come from the sandbox's pristine baseline when there is one,
+    else from the input tree, so the staged driver runs this in its model
+    stage, where waiting on the model's rewrite holds no core.
+    """
+    ctx.candidates = await propose_fixes(ctx)
+    ctx.emit(
+        "note",
+        "fix",
+        f"{len(ctx.candidates)} candidate fix(es) limited to the localized region",
+    )

@@ -3,7 +3,7 @@
 The command is the user's (``--test``), else one found for them
 (:mod:`fixbugs.stages.findtest`); it runs with the user's interpreter, in the
 sandbox. "Confirmed" means the named tests were collected, ran, and failed
-or errored in the test itself (:func:`fixbugs.testrun.classify_run`). A
+or errored in the test itself (:func:`fixbugs.pyenv.testverdict.classify_run`). A
 collection or import error, a usage error, no tests collected, a missing
 interpreter or a missing pytest is "could not run: REASON", with the last
 lines of output, and the bug is *not* reproduced. Once confirmed, a verbose
@@ -13,20 +13,26 @@ validation holds a fix to.
 
 from __future__ import annotations
 
+import asyncio
 import shlex
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
-from fixbugs.context import Reproduction, RunContext
+from fixbugs.localize.evidence import Evidence as FileEvidence
+from fixbugs.localize.process import CommandRun
+from fixbugs.localize.sbfl import run_sbfl, sbfl_evidence, suspicious_ranges
+from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, unittest_module
+from fixbugs.pyenv.testverdict import classify_run, tail
+from fixbugs.run.context import Reproduction, RunContext
 from fixbugs.stages.findtest import (
     command_from_frames,
     command_from_report,
     existing_tests_of,
     matching_failure,
 )
-from fixbugs.testrun import classify_run, parse_outcomes, parse_test_command
-from fixbugs.testverdict import tail
 
-__all__ = ["command_from_report", "reproduce"]
+__all__ = ["reproduce", "run_reproduction"]
 
 Origin = Literal["given", "report", "discovered", "none"]
 NO_REPRO = (
@@ -152,3 +158,58 @@ async def reproduce(ctx: RunContext) -> Reproduction:
     if rep.status == "could_not_run":
         ctx.note("reproduction", f"last lines of `{cmd}`:\n{tail(output, 10)}")
     return rep
+
+
+async def run_reproduction(ctx: RunContext) -> list[FileEvidence]:
+    """Reproduce in ``ctx.sandbox``, then SBFL evidence when the failure was seen."""
+    ctx.reproduction = await reproduce(ctx)
+    return await _sbfl(ctx)
+
+
+async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
+    """Ochiai over per-test coverage, in a fork of the sandbox."""
+    rep = ctx.reproduction
+    if rep is None or not rep.confirmed or rep.command is None or not ctx.options.use_sbfl:
+        return []
+    parsed = parse_test_command(rep.command)
+    test_files = list(parsed.files)
+    if parsed.runner == "unittest":
+        mods = [unittest_module(t) for t in parsed.targets]
+        test_files = [m if m.endswith(".py") else m.replace(".", "/") + ".py" for m in mods]
+    test_files = [t for t in test_files if t in ctx.files()]
+    if not test_files:
+        return []
+    env = ctx.options.python
+    if env is not None and not env.has_coverage:
+        ctx.note("reproduction", "SBFL skipped: coverage.py is not available for the tests' Python")
+        return []
+    python = env.python if env is not None else Path("python")
+    fork = await asyncio.to_thread(ctx.sandbox.fork)
+    try:
+
+        async def runner(
+            argv: Sequence[str], root: Path, *, timeout_s: float = 180.0
+        ) -> CommandRun:
+            with ctx.recorder.tool_call("tests under coverage"):
+                r = await fork.run(list(argv), timeout_s=timeout_s, env=ctx.options.test_env)
+            return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
+
+        result = await run_sbfl(
+            fork.root,
+            python,
+            test_files,
+            runner=runner,
+            timeout_s=ctx.options.test_timeout_s,
+            baseline=fork.baseline,
+            listed=ctx.files().keys(),
+        )
+    finally:
+        await asyncio.to_thread(fork.close)
+    for n in result.notes:
+        ctx.note("reproduction", n)
+    for path, scores in result.line_scores.items():
+        ctx.suspicious[path] = [
+            (a, b, max(scores.get(i, 0.0) for i in range(a, b + 1)))
+            for a, b in suspicious_ranges(scores)
+        ]
+    return sbfl_evidence(result)

@@ -26,11 +26,14 @@ from typing import Literal
 from agentrt.errors import AgentrtError
 from agentrt.llm import ChatRequest
 from agentrt.llm.types import Completed, TextDelta
-from fixbugs.context import RootCause, RunContext
 from fixbugs.localize.assertions import assertion_values
+from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import bug_summary
+from fixbugs.localize.rank import rank_files
 from fixbugs.localize.regions import Region, suspicious_regions
 from fixbugs.localize.signals import tokenize_code
+from fixbugs.run.context import RootCause, RunContext
+from fixbugs.stages.analysis import ranked_event
 
 __all__ = [
     "JUDGE_SYSTEM",
@@ -39,6 +42,7 @@ __all__ = [
     "region_prompt",
     "root_cause",
     "run_regions",
+    "run_root_cause",
 ]
 
 JUDGE_SYSTEM = (
@@ -236,3 +240,19 @@ async def root_cause(ctx: RunContext) -> RootCause | None:
         region.reasons,
         region.function,
     )
+
+
+async def run_root_cause(ctx: RunContext, evidence: Sequence[FileEvidence]) -> None:
+    """Rank on all evidence (static, SBFL, model relevance), then judge the root cause."""
+    # only files of the repository listing (coverage may name others)
+    ctx.ranked = [r for r in rank_files(list(evidence)) if r.path in ctx.files()]
+    ranked_event(ctx, "root_cause", "ranked files (static, SBFL and model relevance)")
+    ctx.root_cause = await root_cause(ctx)
+    if ctx.root_cause is not None:
+        rc = ctx.root_cause
+        ctx.emit(
+            "root_cause",
+            "root_cause",
+            f"{rc.path}:{rc.start}-{rc.end} ({rc.origin}): {rc.explanation}",
+            **rc.to_dict(),
+        )

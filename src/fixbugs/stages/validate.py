@@ -1,6 +1,6 @@
 """The validation stage: a fix is claimed only when it is proven.
 
-Ranked candidates are validated in parallel (:mod:`fixbugs.repair.validation`)
+Ranked candidates are validated in parallel (:mod:`fixbugs.repair.candidate_runs`)
 in forks of the pristine tree, stage by stage: the failing tests, then the
 tests of the changed module, then every test of the test folder that passed
 before. ``validated`` means every stage passed in such a fresh copy. The
@@ -15,21 +15,27 @@ import re
 import shlex
 from typing import Any
 
-from fixbugs.context import Candidate, RunContext, Validation
 from fixbugs.localize.traceback import is_test_path
-from fixbugs.patch import Hunk, diff_hunks
-from fixbugs.repair.ranking import RepairCandidate
-from fixbugs.repair.validation import (
+from fixbugs.pyenv.testrun import parse_test_command, suite_shards
+from fixbugs.repair.candidate_runs import (
     CandidateOutcome,
     Stage,
     ValidationRun,
     default_limit,
     validate_parallel,
 )
+from fixbugs.repair.patch import Hunk, diff_hunks
+from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.run.context import Candidate, RunContext, Validation
 from fixbugs.stages.fix import fix_regions
-from fixbugs.testrun import parse_test_command, suite_shards
 
-__all__ = ["module_test_files", "out_of_scope", "repair_summary", "validate_candidates"]
+__all__ = [
+    "module_test_files",
+    "out_of_scope",
+    "repair_summary",
+    "run_validation",
+    "validate_candidates",
+]
 
 
 def out_of_scope(hunks: list[Hunk], regions: list[tuple[str, int, int]], slack: int) -> list[str]:
@@ -249,3 +255,9 @@ async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> V
         f"no validated fix ({tried} candidate(s) tested{why}); rejected by stage: {stages_txt}",
         rejected,
     )  # fmt: skip
+
+
+async def run_validation(ctx: RunContext) -> None:
+    """The validation stage: the candidates checked, its summary as a note."""
+    ctx.validation = await validate_candidates(ctx, ctx.candidates)
+    ctx.emit("note", "validation", ctx.validation.summary)

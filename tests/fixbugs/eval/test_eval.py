@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
-import fixbugs.score
+import fixbugs.eval.score
 from fixbugs.errors import InputError
-from fixbugs.eval import AgentOutput, Case, load_cases, read_tree, run_eval, summarize
+from fixbugs.eval.case import AgentOutput, Case
+from fixbugs.eval.run import load_cases, read_tree, run_eval, summarize
+from fixbugs.eval.score import Gold, score_localization, validate_patch
 from fixbugs.localize import RankedFile
-from fixbugs.score import Gold, score_localization, validate_patch
-from fixbugs.testenv import env_key
+from fixbugs.pyenv.testenv import env_key
 
 DEV = Path(__file__).resolve().parents[3].parent / "shared" / "bugs" / "dev"
 
@@ -105,13 +106,13 @@ async def test_eval_scores_only_after_the_agent_and_the_agent_never_sees_gold(
 ):
     make_case(tmp_path)
     order: list[str] = []
-    real_load_gold = fixbugs.score.load_gold
+    real_load_gold = fixbugs.eval.score.load_gold
 
     def spy_load_gold(case_dir: Path):
         order.append("gold")
         return real_load_gold(case_dir)
 
-    monkeypatch.setattr(fixbugs.score, "load_gold", spy_load_gold)
+    monkeypatch.setattr(fixbugs.eval.score, "load_gold", spy_load_gold)
 
     async def agent(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
         order.append("agent")
@@ -150,7 +151,7 @@ async def test_validation_rejects_a_patch_that_does_not_apply(tmp_path: Path):
 
 
 def _dev_env() -> Path | None:
-    from fixbugs.testenv import cached_env
+    from fixbugs.pyenv.testenv import cached_env
 
     case = DEV / "thefuck-9" / "case.json"
     if not case.exists():
@@ -170,7 +171,7 @@ async def test_end_to_end_on_one_real_case_and_the_scorer_checks_fixes_for_real(
     [r] = await run_eval(cases, python_env=lambda py, reqs: env)
     assert r.reproduction_confirmed is True
     assert r.scores["agent"]["top3"]
-    gold = fixbugs.score.load_gold(DEV / "thefuck-9")
+    gold = fixbugs.eval.score.load_gold(DEV / "thefuck-9")
     assert (await validate_patch(DEV / "thefuck-9", gold.patch, env)).validated
     first = sorted(gold.files)[0]
     noop = f"--- a/{first}\n+++ b/{first}\n@@ -1,0 +1,1 @@\n+# touched\n"

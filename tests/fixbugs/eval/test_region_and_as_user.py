@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fixbugs.eval_user import _shows_failing, user_shell_env
-from fixbugs.score import Gold, region_hit
+from fixbugs.eval.as_user import _shows_failing, user_shell_env
+from fixbugs.eval.score import Gold, region_hit
 
 GOLD = Gold(frozenset({"pkg/a.py"}), (("pkg/a.py", 20, 22), ("pkg/a.py", 40, 40)), "")
 

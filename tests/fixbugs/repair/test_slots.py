@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from fixbugs.pyenv.testrun import suite_shards
 from fixbugs.repair.slots import PrioritySlots
-from fixbugs.testrun import suite_shards
 
 
 async def test_a_freed_slot_goes_to_the_best_ranked_waiter_not_the_oldest():

@@ -1,0 +1,9 @@
+"""``fixbugs eval``: the agent over real-bug cases, scored against their gold answers.
+
+:mod:`.run` is the command and its driver, :mod:`.case` what the agent may
+see of a case, :mod:`.full_agent` and :mod:`.as_user` the agent runners (in
+this process, or as a separate ``fixbugs run`` the way a user starts it),
+:mod:`.user_reports` the reports as users write them, and :mod:`.score`
+the only code that reads ``gold.json``. Nothing is re-exported here: import
+from the module.
+"""

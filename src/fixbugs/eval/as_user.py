@@ -1,0 +1,150 @@
+"""``fixbugs eval --as-user``: each case run the way a user runs FixBugs.
+
+For each case the tree is extracted fresh (by :func:`fixbugs.eval.run.run_eval`),
+then ``fixbugs run --report … --repo … --test "python -m pytest …" --json …``
+runs as a separate process whose environment is what a user's shell would
+hold with the case's virtualenv activated: ``VIRTUAL_ENV`` and ``PATH`` (plus
+``HOME`` and the locale), nothing else from the eval. FixBugs must then find
+the user's interpreter by itself.
+
+"Named failing test truly confirmed" is stricter than the run's own claim:
+the run must say *confirmed*, must have used the case's interpreter, and an
+independent ``pytest -v`` of the case's failing tests under that interpreter
+must show each of them failing or erroring.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from fixbugs.eval.case import AgentOutput, AgentRunner, Case
+from fixbugs.eval.full_agent import output_from_report
+from fixbugs.pyenv.testrun import parse_outcomes
+
+__all__ = ["as_user_agent", "user_shell_env"]
+
+
+def user_shell_env(venv: Path, base: dict[str, str] | None = None) -> dict[str, str]:
+    """A shell's environment with ``venv`` activated: ``VIRTUAL_ENV``, ``PATH``, little else."""
+    src = os.environ if base is None else base
+    own_bin = str(Path(sys.prefix) / "bin")
+    rest = [p for p in src.get("PATH", "/usr/bin:/bin").split(os.pathsep) if p and p != own_bin]
+    env = {k: v for k, v in src.items() if k in ("HOME", "LANG", "LC_ALL", "TERM", "USER")}
+    env["VIRTUAL_ENV"] = str(venv)
+    env["PATH"] = os.pathsep.join([str(venv / "bin"), *rest])
+    return env
+
+
+def _fixbugs_exe() -> list[str]:
+    script = Path(sys.executable).parent / "fixbugs"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "fixbugs.cli"]
+
+
+def _failing_tests(case: Case) -> list[str]:
+    meta = json.loads((case.dir / "case.json").read_text())
+    return list(meta.get("failing_tests", []))
+
+
+def _independent_check(tree: Path, python: Path, tests: list[str], env: dict[str, str]) -> bool:
+    """Each named failing test shows FAILED or ERROR under the case's interpreter."""
+    if not tests:
+        return False
+    with tempfile.TemporaryDirectory(prefix="fixbugs-check-") as tmp:
+        proc = subprocess.run(
+            [str(python), "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests],
+            cwd=tree,
+            env={**env, "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": tmp},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    outcomes = parse_outcomes(proc.stdout + proc.stderr)
+    return all(_shows_failing(t, outcomes) for t in tests)
+
+
+def _shows_failing(test: str, outcomes: Mapping[str, str]) -> bool:
+    """``test`` (or one of its parametrized ids, ``test[...]``) failed or errored."""
+    return any(
+        o in ("failed", "error") and (i == test or i.startswith(test + "["))
+        for i, o in outcomes.items()
+    )
+
+
+def as_user_agent(
+    *,
+    use_model: bool,
+    config: Path | None = None,
+    repair_budget_s: float | None = None,
+    timeout_s: float = 1800.0,
+) -> AgentRunner:
+    """A runner that runs ``fixbugs run`` as a subprocess with the case's venv activated."""
+    # the run's cwd is its own temp folder: every path it gets is absolute
+    config_arg = ["--config", os.path.abspath(config)] if config is not None else []
+
+    def report_of(case: Case) -> str:
+        return os.path.abspath(case.report_file or case.dir / "report.md")
+
+    async def run(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
+        venv = python_bin.parent
+        env = user_shell_env(venv)
+        with tempfile.TemporaryDirectory(prefix=f"fixbugs-asuser-{case.id}-") as tmp:
+            out_json = Path(tmp) / "report.json"
+            argv = [
+                *_fixbugs_exe(),
+                "run",
+                "--report",
+                report_of(case),
+                "--repo",
+                str(tree),
+                "--json",
+                str(out_json),
+            ]
+            if case.test_command:  # --no-test: the user gives none
+                argv += ["--test", case.test_command]
+            if repair_budget_s is not None:
+                argv += ["--repair-budget", f"{repair_budget_s:g}"]
+            if not use_model:
+                argv.append("--no-model")
+            argv += config_arg
+            proc = await asyncio.to_thread(
+                subprocess.run,
+                argv,
+                env=env,
+                cwd=tmp,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+            )
+            if not out_json.exists():
+                last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+                return AgentOutput((), notes=(f"fixbugs run exited {proc.returncode}: {last[0]}",))
+            data = json.loads(out_json.read_text())
+        out = output_from_report(data)
+        used = (data.get("environment") or {}).get("python", "")
+        same_env = Path(used).parent == python_bin
+        said = data["reproduction"].get("status") == "confirmed"
+        truly = (
+            said
+            and same_env
+            and await asyncio.to_thread(
+                _independent_check, tree, python_bin / "python", _failing_tests(case), env
+            )
+        )
+        note = (
+            f"as user: exit {proc.returncode}; interpreter {used or '-'} "
+            f"({'the case venv' if same_env else 'NOT the case venv'}); "
+            f"reproduction {data['reproduction'].get('status')}; truly confirmed {truly}"
+        )
+        return replace(out, reproduction_confirmed=truly, notes=(*out.notes, note))
+
+    return run

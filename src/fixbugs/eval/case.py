@@ -1,0 +1,43 @@
+"""The evaluation's data: a case as the agent may see it, and what an agent returns.
+
+Apart from :mod:`fixbugs.eval.run` so that agent runners
+(:mod:`fixbugs.eval.full_agent`) depend on these types, not on the eval driver
+that imports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fixbugs.localize import RankedFile
+
+__all__ = ["AgentOutput", "AgentRunner", "Case"]
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """What the agent may see of a case: never its gold answer."""
+
+    id: str
+    dir: Path
+    report: str
+    test_command: str
+    python: str
+    requirements: tuple[str, ...]
+    report_file: Path | None = None  # the report's file when not dir/report.md (--reports)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOutput:
+    ranked: tuple[RankedFile, ...]
+    patch: str | None = None
+    reproduction_confirmed: bool | None = None
+    stage_s: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    root_cause: tuple[str, int, int] | None = None  # path, first line, last line
+    degraded: bool = False
+
+
+AgentRunner = Callable[[Case, Path, Path], Awaitable[AgentOutput]]

@@ -1,0 +1,364 @@
+"""``fixbugs eval``: run the agent over real-bug case folders and score it.
+
+Each case (format: ``shared/bugs/README.md``) is extracted into a fresh temp
+folder, its test environment prepared from ``case.json``, and the agent runs
+on what a user would give it: the report, the tree and the test command. It
+never sees ``gold.json``: only :mod:`fixbugs.eval.score` opens it, after the
+agent is done. Two baselines (traceback frames only, BM25 only) are ranked
+from the same inputs in the same run, so the comparison is side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import statistics
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from fixbugs.errors import InputError
+from fixbugs.eval.case import AgentOutput, AgentRunner, Case
+from fixbugs.inputs.inert import terminal
+from fixbugs.inputs.walk import walk_text_files
+from fixbugs.localize import bm25_baseline, localize, run_command, traceback_baseline
+from fixbugs.localize.regions import sbfl_ranges, suspicious_regions
+from fixbugs.pyenv.testenv import ensure_python_env
+from fixbugs.pyenv.testrun import parse_test_command
+from fixbugs.pyenv.testverdict import classify_run
+
+__all__ = [
+    "CaseResult",
+    "eval_command",
+    "load_cases",
+    "read_tree",
+    "run_eval",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    id: str
+    agent: list[str]
+    traceback_baseline: list[str]
+    bm25_baseline: list[str]
+    scores: dict[str, dict[str, Any]]  # "agent" / "traceback" / "bm25" → LocalizationScore
+    reproduction_confirmed: bool | None
+    validated: bool
+    validation_detail: str
+    stage_s: dict[str, float]
+    notes: tuple[str, ...]
+    region_hit: bool = False  # the root cause: right file, lines within 3 of a gold hunk
+    root_cause: tuple[str, int, int] | None = None
+    degraded: bool = False
+
+
+def load_cases(cases: Path, *, case_id: str | None = None, limit: int | None = None) -> list[Case]:
+    """Case folders under ``cases`` (or ``cases`` itself when it is one), sorted by id."""
+    if not cases.is_dir():
+        raise InputError(f"--cases {cases}: not a folder; give a folder of case folders")
+    dirs = (
+        [cases]
+        if (cases / "case.json").exists()
+        else sorted((d for d in cases.iterdir() if (d / "case.json").exists()), key=_case_order)
+    )
+    if case_id:
+        dirs = [d for d in dirs if d.name == case_id]
+        if not dirs:
+            raise InputError(f"--case {case_id}: no such case folder under {cases}")
+    if not dirs:
+        raise InputError(f"--cases {cases}: no case folders (each needs case.json) found")
+    out = []
+    for d in dirs[:limit] if limit else dirs:
+        try:
+            meta = json.loads((d / "case.json").read_text())
+            report = (d / "report.md").read_text()
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"case {d}: cannot read case.json/report.md ({exc})") from None
+        out.append(
+            Case(
+                meta.get("id", d.name),
+                d,
+                report,
+                meta["test_command"],
+                str(meta.get("python", "3")),
+                tuple(meta.get("requirements", ())),
+            )
+        )
+    return out
+
+
+def _case_order(d: Path) -> tuple[str, int]:
+    head, _, num = d.name.rpartition("-")
+    return (head, int(num)) if num.isdigit() else (d.name, 0)
+
+
+def read_tree(root: Path) -> dict[str, str]:
+    """Text files under ``root`` (relative path → text): the files the agent reads too
+    (:func:`fixbugs.inputs.walk.walk_text_files`), so agent and baselines rank the same set."""
+    out: dict[str, str] = {}
+    for rel in walk_text_files(root):
+        try:
+            out[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return out
+
+
+def _python_argv(command: str, python_bin: Path) -> list[str]:
+    argv = shlex.split(command)
+    if argv and argv[0] in ("python", "python3"):
+        argv[0] = str(python_bin / "python")
+    return argv
+
+
+async def localization_agent(
+    case: Case, tree: Path, python_bin: Path, *, model: Any = None
+) -> AgentOutput:
+    """The agent's localization half: reproduce with the test command, then localize.
+
+    Without a test command (``--no-test``) nothing runs: static signals (and
+    the model, if given) only. The root cause is the top suspicious region.
+    """
+    stage_s: dict[str, float] = {}
+    confirmed: bool | None = None
+    if case.test_command:
+        t0 = time.monotonic()
+        argv = _python_argv(case.test_command, python_bin)
+        repro = await run_command(argv, tree, timeout_s=300)
+        runner = parse_test_command(case.test_command).runner
+        confirmed = classify_run(
+            runner, repro.returncode, repro.output, timed_out=repro.timed_out
+        ).reproduced
+        stage_s["reproduction"] = time.monotonic() - t0
+    files = read_tree(tree)
+    test_ids = [t for t in shlex.split(case.test_command) if "::" in t or t.endswith(".py")]
+    loc = await localize(
+        files,
+        case.report,
+        test_ids=test_ids,
+        tree=tree if case.test_command else None,
+        python=python_bin / "python",
+        model=model,
+    )
+    stage_s.update(loc.stage_s)
+    regions = suspicious_regions(
+        files,
+        loc.ranked,
+        report=case.report,
+        suspicious=sbfl_ranges(loc.sbfl.line_scores if loc.sbfl is not None else {}),
+        test_ids=[*test_ids, *loc.failure.failing_tests],
+    )
+    root = (regions[0].path, regions[0].start, regions[0].end) if regions else None
+    return AgentOutput(loc.ranked, None, confirmed, stage_s, loc.notes, root)
+
+
+async def run_eval(
+    cases: list[Case],
+    *,
+    agent: AgentRunner | None = None,
+    model: Any = None,
+    on_case: Callable[[CaseResult], None] | None = None,
+    python_env: Callable[[str, Sequence[str]], Path] = ensure_python_env,
+) -> list[CaseResult]:
+    """Run every case in turn (the machine is small; cases run one at a time).
+
+    ``python_env`` prepares a case's test interpreter and returns its bin dir.
+    """
+    from fixbugs.eval.score import load_gold, region_hit, score_localization, validate_patch
+
+    async def default_agent(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
+        return await localization_agent(case, tree, python_bin, model=model)
+
+    run_agent = agent or default_agent
+    results: list[CaseResult] = []
+    for case in cases:
+        t0 = time.monotonic()
+        python_bin = python_env(case.python, case.requirements)
+        setup_s = time.monotonic() - t0
+        with tempfile.TemporaryDirectory(prefix=f"fixbugs-eval-{case.id}-") as tmp:
+            tree = Path(tmp) / "repo"
+            tree.mkdir()
+            with tarfile.open(case.dir / "repo.tar.gz") as tar:
+                tar.extractall(tree, filter="data")
+            files = read_tree(tree)
+            tb = traceback_baseline(files, case.report)
+            bm = bm25_baseline(files, case.report)
+            t1 = time.monotonic()
+            out = await run_agent(case, tree, python_bin)
+            agent_s = time.monotonic() - t1
+        # only now, with the agent done, does anything read the gold answer
+        gold = load_gold(case.dir)
+        lines = {r.path: r.lines for r in out.ranked if r.lines}
+        scores = {
+            "agent": asdict(score_localization([r.path for r in out.ranked], gold, lines)),
+            "traceback": asdict(score_localization([r.path for r in tb], gold)),
+            "bm25": asdict(score_localization([r.path for r in bm], gold)),
+        }
+        val = await validate_patch(case.dir, out.patch, python_bin)
+        res = CaseResult(
+            case.id,
+            [r.path for r in out.ranked[:10]],
+            [r.path for r in tb[:10]],
+            [r.path for r in bm[:10]],
+            scores,
+            out.reproduction_confirmed,
+            val.validated,
+            val.detail,
+            {"env_setup": setup_s, **out.stage_s, "agent_total": agent_s},
+            out.notes,
+            region_hit(out.root_cause, gold),
+            out.root_cause,
+            out.degraded,
+        )
+        results.append(res)
+        if on_case:
+            on_case(res)
+    return results
+
+
+def summarize(results: list[CaseResult]) -> dict[str, Any]:
+    n = len(results)
+
+    def share(who: str, key: str) -> float:
+        return sum(1 for r in results if r.scores[who][key]) / n if n else 0.0
+
+    stages: dict[str, list[float]] = {}
+    for r in results:
+        for k, v in r.stage_s.items():
+            stages.setdefault(k, []).append(v)
+    return {
+        "cases": n,
+        "localization": {
+            who: {k: share(who, k) for k in ("top1", "top3", "top5", "line_hit")}
+            for who in ("agent", "traceback", "bm25")
+        },
+        "reproduction_confirmed": sum(1 for r in results if r.reproduction_confirmed),
+        "root_cause_region": sum(1 for r in results if r.region_hit) / n if n else 0.0,
+        "degraded": sum(1 for r in results if r.degraded),
+        "validated_fixes": sum(1 for r in results if r.validated),
+        "stage_s": {
+            k: {"mean": statistics.fmean(v), "median": statistics.median(v), "max": max(v)}
+            for k, v in stages.items()
+        },
+    }
+
+
+def _print_summary(summary: Mapping[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    n = summary["cases"]
+    table = Table(
+        title=f"Localization over {n} cases (share of cases with a gold file at rank ≤ k)"
+    )
+    for col in ("ranker", "top-1", "top-3", "top-5", "line hit"):
+        table.add_column(col)
+    names = {"agent": "agent", "traceback": "baseline: traceback frames", "bm25": "baseline: BM25"}
+    for who, label in names.items():
+        s = summary["localization"][who]
+        table.add_row(label, *(f"{s[k]:.0%}" for k in ("top1", "top3", "top5", "line_hit")))
+    console.print(table)
+    console.print(
+        f"reproduction confirmed: {summary['reproduction_confirmed']}/{n}   "
+        f"root-cause region (gold file, within 3 lines of a gold hunk): "
+        f"{summary['root_cause_region']:.0%}   "
+        f"validated fixes: {summary['validated_fixes']}/{n}"
+    )
+    st = Table(title="Per-stage wall time (s)")
+    for col in ("stage", "mean", "median", "max"):
+        st.add_column(col)
+    for k, v in summary["stage_s"].items():
+        st.add_row(k, f"{v['mean']:.2f}", f"{v['median']:.2f}", f"{v['max']:.2f}")
+    console.print(st)
+
+
+def eval_command(
+    cases: Annotated[Path, typer.Option(help="A folder of case folders (or one case folder).")],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write results as JSON here.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Run only the first N cases.")] = None,
+    case: Annotated[str | None, typer.Option("--case", help="Run only this case id.")] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="agentrt config TOML (endpoints, roles).")
+    ] = None,
+    no_model: Annotated[bool, typer.Option("--no-model", help="Static signals only.")] = False,
+    localize_only: Annotated[
+        bool, typer.Option(help="Only reproduce and localize (no root cause, fix, validation).")
+    ] = False,
+    as_user: Annotated[
+        bool,
+        typer.Option(
+            "--as-user",
+            help="Run `fixbugs run` per case as a user would: the case venv activated "
+            "(VIRTUAL_ENV, PATH), nothing else from the eval.",
+        ),
+    ] = False,
+    reports: Annotated[
+        Path | None,
+        typer.Option(
+            "--reports",
+            help="A folder of <case-id>.md reports that replace each case's report.md "
+            "(user-style reports: eval/reports).",
+        ),
+    ] = None,
+    no_test: Annotated[
+        bool,
+        typer.Option("--no-test", help="Give the agent no test command, as most users do not."),
+    ] = False,
+    repair_budget: Annotated[
+        float | None,
+        typer.Option(min=1, help="With --as-user: seconds each run's repair engine may spend."),
+    ] = None,
+) -> None:
+    """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
+    import asyncio
+
+    from rich.console import Console
+
+    from fixbugs.eval.full_agent import full_agent
+    from fixbugs.eval.user_reports import with_user_reports
+    from fixbugs.run.agent import models_from_config
+
+    selected = load_cases(cases, case_id=case, limit=limit)
+    selected = with_user_reports(selected, reports, no_test=no_test)
+    if not no_model:  # one line and exit 2 before any case when an endpoint cannot serve
+        from agentrt.config import load_settings
+        from fixbugs.run.preflight import preflight
+
+        asyncio.run(preflight(load_settings(config)))
+    models = None if no_model or as_user else models_from_config(config)
+    agent = None if localize_only else full_agent(models)
+    if as_user:
+        from fixbugs.eval.as_user import as_user_agent
+
+        agent = as_user_agent(use_model=not no_model, config=config, repair_budget_s=repair_budget)
+    console = Console()
+
+    def show(r: CaseResult) -> None:
+        rank = r.scores["agent"]["rank"]
+        top = terminal(repr(r.agent[:1]))  # the case's file name: its own words, inert
+        console.print(
+            f"{terminal(r.id):<14} agent rank {rank or '-':>2}  top: {top}  "
+            f"repro={r.reproduction_confirmed} region={r.region_hit} validated={r.validated}  "
+            f"{r.stage_s.get('agent_total', 0):.1f}s",
+            highlight=False,
+        )
+
+    model = models.map if models is not None else None
+    results = asyncio.run(run_eval(selected, agent=agent, model=model, on_case=show))
+    summary = summarize(results)
+    _print_summary(summary)
+    if json_out:
+        json_out.write_text(
+            json.dumps({"summary": summary, "cases": [asdict(r) for r in results]}, indent=2)
+        )
+        console.print(f"JSON written to {json_out}")

@@ -1,0 +1,9 @@
+"""The Python environment a repository's tests run in, and what their runs mean.
+
+:mod:`.userenv` finds the user's interpreter, :mod:`.repovenv` handles a venv
+the repository ships, :mod:`.testenv` caches the eval's venvs,
+:mod:`.overlay` adds coverage.py visible only in the sandbox,
+:mod:`.testrun` reads test commands and per-test outcomes and
+:mod:`.testverdict` says whether a run ran the tests at all. Nothing is
+re-exported here: import from the module.
+"""

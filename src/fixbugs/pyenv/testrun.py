@@ -1,0 +1,189 @@
+"""Understanding test commands: which tests they name, and how each one ended.
+
+Validation compares per-test outcomes before and after a patch ("previously
+passing tests still pass"), so it needs the test ids a command covers and a
+verbose variant of it whose output names every test with its outcome.
+pytest and unittest are understood; any other command is judged by its exit
+status alone, and the report says so.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "TestCommand",
+    "parse_outcomes",
+    "parse_test_command",
+    "regressions",
+    "suite_shards",
+    "unittest_module",
+]
+
+Outcome = Literal["passed", "failed", "error", "skipped"]
+
+_PYTEST_LINE = re.compile(r"^(?P<id>\S+::\S.*?) (?P<out>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
+_UNITTEST_LINE = re.compile(
+    r"^(?P<name>\w+) \((?P<cls>[\w.]+)\)(?:\n.*?)? \.\.\. (?P<out>ok|FAIL|ERROR|skipped.*)$"
+)
+_PYTEST_MAP: dict[str, Outcome] = {
+    "PASSED": "passed",
+    "FAILED": "failed",
+    "ERROR": "error",
+    "SKIPPED": "skipped",
+    "XFAIL": "skipped",
+    "XPASS": "passed",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TestCommand:
+    """A test command and what we understood of it."""
+
+    __test__ = False  # not a pytest test class
+
+    command: str
+    runner: Literal["pytest", "unittest", "other"]
+    targets: tuple[str, ...]  # node ids / modules as given
+    files: tuple[str, ...]  # test files the targets live in (pytest)
+
+    def verbose(self) -> str | None:
+        """A command running every test of the same files verbosely, or None."""
+        if self.runner == "pytest" and self.files:
+            return "python -m pytest -v -p no:cacheprovider " + " ".join(
+                shlex.quote(f) for f in self.files
+            )
+        if self.runner == "unittest" and self.targets:
+            mods = sorted({unittest_module(t) for t in self.targets})
+            return "python -m unittest -v " + " ".join(shlex.quote(m) for m in mods)
+        return None
+
+    def suite(self) -> str | None:
+        """A pytest run of the whole test folder the targets live in, or None.
+
+        Validation's last gate: a fix that passes its own test file must not
+        break tests elsewhere (a shared helper changed for one caller).
+        """
+        roots: set[str] = set()
+        if self.runner == "pytest":
+            roots = {f.split("/")[0] for f in self.files if "/" in f}
+        elif self.runner == "unittest":
+            roots = {t.split(".")[0] for t in self.targets if "." in t and "/" not in t}
+        if len(roots) != 1:
+            return None
+        return f"python -m pytest -v -p no:cacheprovider {shlex.quote(roots.pop())}"
+
+
+def parse_test_command(command: str) -> TestCommand:
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return TestCommand(command, "other", (), ())
+    runner: Literal["pytest", "unittest", "other"] = "other"
+    rest: list[str] = []
+    for i, a in enumerate(argv):
+        if a in {"pytest", "py.test"} or a.endswith("/pytest"):
+            runner, rest = "pytest", argv[i + 1 :]
+            break
+        if a == "-m" and i + 1 < len(argv) and argv[i + 1] in {"pytest", "unittest"}:
+            runner = "pytest" if argv[i + 1] == "pytest" else "unittest"
+            rest = argv[i + 2 :]
+            break
+    targets = tuple(a for a in rest if not a.startswith("-"))
+    files: tuple[str, ...] = ()
+    if runner == "pytest":
+        seen: dict[str, None] = {}
+        for t in targets:
+            path = t.split("::")[0]
+            if path.endswith(".py"):
+                seen.setdefault(path, None)
+        files = tuple(seen)
+    return TestCommand(command, runner, targets, files)
+
+
+def regressions(before: Mapping[str, str], output: str) -> list[str]:
+    """Tests that passed ``before`` and did not pass in the run that printed ``output``."""
+    after = parse_outcomes(output)
+    return [t for t, was in before.items() if was == "passed" and after.get(t) != "passed"]
+
+
+def parse_outcomes(output: str) -> dict[str, Outcome]:
+    """Per-test outcomes from ``pytest -v`` or ``unittest -v`` output."""
+    out: dict[str, Outcome] = {}
+    for line in output.splitlines():
+        m = _PYTEST_LINE.match(line)
+        if m:
+            out[m.group("id")] = _PYTEST_MAP[m.group("out")]
+            continue
+        u = _UNITTEST_LINE.match(line)
+        if u:
+            word = u.group("out")
+            outcome: Outcome = (
+                "passed"
+                if word == "ok"
+                else "failed"
+                if word == "FAIL"
+                else "error"
+                if word == "ERROR"
+                else "skipped"
+            )
+            cls, name = u.group("cls"), u.group("name")
+            # Python >= 3.11 prints "name (module.Class.name)"
+            out[cls if cls.endswith("." + name) else f"{cls}.{name}"] = outcome
+    return out
+
+
+def unittest_module(target: str) -> str:
+    """The module part of a unittest target (``pkg.mod.Class.test`` -> ``pkg.mod``)."""
+    if "/" in target or target.endswith(".py"):
+        return target
+    parts = target.split(".")
+    for i, p in enumerate(parts):
+        if p[:1].isupper():
+            return ".".join(parts[:i]) or target
+    return target
+
+
+_PYTEST_CONFIGS = ("pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml")
+
+
+def suite_shards(suite: str, files: Mapping[str, str], n: int) -> tuple[str, ...]:
+    """``suite`` (a pytest run of one folder) split into ``n`` runs of its test files.
+
+    The files are dealt out largest first to the lightest shard, so the
+    shards take about as long. Nothing is split (``()``) when there is less
+    than two files, when the folder is not a plain pytest run, or when the
+    repository tells pytest which files hold tests (``python_files``): then
+    only pytest itself knows what the folder runs.
+    """
+    if n < 2 or parse_test_command(suite).runner != "pytest":
+        return ()
+    folder = shlex.split(suite)[-1]  # TestCommand.suite() puts the folder last
+    if folder.startswith("-") or folder.endswith(".py") or "::" in folder:
+        return ()
+    root = folder.rstrip("/") + "/"
+    if any("python_files" in files.get(cfg, "") for cfg in _PYTEST_CONFIGS):
+        return ()
+    tests = [
+        p
+        for p in files
+        if p.startswith(root)
+        and p.endswith(".py")
+        and (p.rsplit("/", 1)[-1].startswith("test_") or p.endswith("_test.py"))
+    ]
+    if len(tests) < 2:
+        return ()
+    groups: list[list[str]] = [[] for _ in range(min(n, len(tests)))]
+    weight = [0] * len(groups)
+    for p in sorted(tests, key=lambda p: (-len(files[p]), p)):
+        i = weight.index(min(weight))
+        groups[i].append(p)
+        weight[i] += len(files[p]) + 1
+    return tuple(
+        "python -m pytest -v -p no:cacheprovider " + " ".join(shlex.quote(p) for p in sorted(g))
+        for g in groups
+    )

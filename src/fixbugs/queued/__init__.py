@@ -1,0 +1,31 @@
+"""FixBugs' stages on agentrt queues: many bugs in flight, a worker pool per stage.
+
+See :mod:`fixbugs.queued.pipeline` for the stages and :mod:`fixbugs.queued.state`
+for what one stage hands the next.
+"""
+
+from fixbugs.queued.pipeline import (
+    AGENT_STAGES,
+    QUEUE_STAGES,
+    Publish,
+    StagedAgent,
+    StagedConfig,
+    inputs_from_spec,
+    model_slots_for,
+)
+from fixbugs.queued.state import BugState, decode, encode, restore, snapshot
+
+__all__ = [
+    "AGENT_STAGES",
+    "QUEUE_STAGES",
+    "BugState",
+    "Publish",
+    "StagedAgent",
+    "StagedConfig",
+    "decode",
+    "encode",
+    "inputs_from_spec",
+    "model_slots_for",
+    "restore",
+    "snapshot",
+]

@@ -1,0 +1,276 @@
+"""The agent's stages as queue stages: many bugs in flight, a worker pool per stage.
+
+::
+
+    analysis ─► reproduction ─► root_cause ─► repair
+    (model)     (sandbox)       (model)       (sandbox)
+
+``analysis`` runs the static analysis and the model's file relevance;
+``reproduction`` runs the tests and SBFL in a sandbox; ``root_cause`` is the
+model's judgment and the fix proposal (templates, ingredients, the model's
+rewrite, ranked by naturalness: no sandbox needed); ``repair`` validates
+the candidates in sandbox forks and records the report. Each is an
+:class:`agentrt.pipeline.Stage` with its own
+slots: a bug waiting on the model holds a model slot, never a core, and a
+bug whose tests are slow holds a sandbox slot, never the model. Sandbox
+stages share one gate sized to the cores, whichever of the two they are.
+
+Each stage's effect is the bug's :class:`~fixbugs.queued.state.BugState`
+after it, recorded exactly once by the queue backend; the next stage, in
+any worker process, starts from it. A worker killed mid-stage loses only
+that stage's work in progress: the message comes back after its lease and
+another worker redoes the stage from the state before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from agentrt.clock import Clock
+from agentrt.metrics import MetricsRecorder
+from agentrt.metrics.recorder import stage as metrics_stage
+from agentrt.pipeline import Pipeline, Stage, StageContext
+from fixbugs.inputs import BugInputs, load_inputs
+from fixbugs.queued.state import BugState, decode, encode, restore, snapshot
+from fixbugs.run.context import AgentOptions, Models, RunContext
+from fixbugs.run.progress import ProgressEvent
+from fixbugs.sandbox import Sandbox
+from fixbugs.stages.analysis import run_analysis
+from fixbugs.stages.driver import complete_report, start_run
+from fixbugs.stages.file_relevance import run_relevance
+from fixbugs.stages.fix import run_fix
+from fixbugs.stages.reproduce import run_reproduction
+from fixbugs.stages.rootcause import run_root_cause
+from fixbugs.stages.validate import run_validation
+
+__all__ = [
+    "AGENT_STAGES",
+    "QUEUE_STAGES",
+    "Publish",
+    "StagedAgent",
+    "StagedConfig",
+    "inputs_from_spec",
+    "model_slots_for",
+]
+
+QUEUE_STAGES = ("analysis", "reproduction", "root_cause", "repair")
+AGENT_STAGES = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")
+MODEL_STAGES = frozenset({"analysis", "root_cause"})
+
+# where a bug's progress events go: (job, event as a dict)
+Publish = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class StagedConfig:
+    """Slots per stage: sandbox stages by cores, model stages by the endpoint.
+
+    ``model_slots`` bounds the bugs in a model stage at once; ``None`` sizes
+    it to the model endpoints' own limit (:func:`model_slots_for`). The
+    model client still bounds the calls actually in flight.
+    """
+
+    sandbox_slots: int = max(1, os.cpu_count() or 1)
+    model_slots: int | None = None
+    lease_s: float = 60.0
+    capacity: int = 16
+
+
+DEFAULT_MODEL_SLOTS = 8
+
+
+def model_slots_for(models: Models | None) -> int:
+    """Bugs a model stage takes at once: the endpoints' ``max_concurrency``, where set.
+
+    A bug past the endpoint's limit would only wait inside the stage for the
+    client's permit, in arrival order; left in the queue instead, the
+    fairness policy decides which bug the model serves next. At least 2, so
+    one bug's local work (static analysis, parsing) overlaps another's call.
+    Without a configured limit (a hosted endpoint that scales), 8.
+    """
+    limits = []
+    for client in (models.map, models.judge) if models is not None else ():
+        # a ResilientModel wraps the backend client that holds the limit
+        for c in (client, getattr(client, "inner", None)):
+            limit = getattr(c, "max_concurrency", None)
+            if isinstance(limit, int) and limit > 0:
+                limits.append(limit)
+    return max(2, max(limits)) if limits else DEFAULT_MODEL_SLOTS
+
+
+def inputs_from_spec(spec: Mapping[str, Any]) -> BugInputs:
+    """A bug's inputs from its queue payload (see ``fixbugs.service.investigate.bug_spec``)."""
+    return load_inputs(
+        Path(spec["report"]),
+        Path(spec["repo"]),
+        logs=[Path(p) for p in spec.get("logs", ())],
+        traces=[Path(p) for p in spec.get("traces", ())],
+        test=spec.get("test"),
+    )
+
+
+class StagedAgent:
+    """Builds the staged pipeline for this worker's models, options and clock.
+
+    ``options`` is awaited once per stage run (a worker probes its test
+    interpreter once and caches it); ``publish`` receives every progress
+    event of every bug this worker runs.
+    """
+
+    def __init__(
+        self,
+        models: Models | None,
+        options: Callable[[], Awaitable[AgentOptions]],
+        *,
+        clock: Clock,
+        publish: Publish,
+        config: StagedConfig | None = None,
+    ) -> None:
+        self.models = models
+        self.options = options
+        self.clock = clock
+        self.publish = publish
+        self.config = config or StagedConfig()
+        self._cores: asyncio.Semaphore | None = None
+
+    def pipeline(self) -> Pipeline:
+        c = self.config
+        model_slots = c.model_slots or model_slots_for(self.models)
+
+        def stage(name: str, fn: Any, after: tuple[str, ...]) -> Stage:
+            model = name in MODEL_STAGES
+            return Stage(
+                name,
+                fn,
+                after=after,
+                concurrency=model_slots if model else c.sandbox_slots,
+                gate=None if model else self._core_gate,
+                lease_s=c.lease_s,
+                capacity=c.capacity,
+            )
+
+        return Pipeline(
+            [
+                stage("analysis", self._analysis, ()),
+                stage("reproduction", self._reproduction, ("analysis",)),
+                stage("root_cause", self._root_cause, ("reproduction",)),
+                stage("repair", self._repair, ("root_cause",)),
+            ],
+            name="fixbugs-staged",
+            capacity=c.capacity,
+        )
+
+    @contextlib.asynccontextmanager
+    async def _core_gate(self) -> AsyncIterator[None]:
+        """One sandbox stage per core in this process, reproduction and repair together."""
+        if self._cores is None:
+            self._cores = asyncio.Semaphore(self.config.sandbox_slots)
+        async with self._cores:
+            yield
+
+    # -- one stage of one bug ----------------------------------------------
+    async def _context(self, sctx: StageContext, state: BugState | None) -> RunContext:
+        inputs = await asyncio.to_thread(inputs_from_spec, sctx.input)
+        options = await self.options()
+        job = sctx.job
+
+        def sink(ev: ProgressEvent) -> None:
+            self.publish(job, ev.to_dict())
+
+        ctx = RunContext(
+            inputs,
+            models=self.models,
+            options=options,
+            clock=self.clock,
+            recorder=MetricsRecorder(self.clock),
+            sink=sink,
+        )
+        if state is None:
+            start_run(ctx)
+        else:
+            restore(state, ctx)
+        if sctx.attempt > 1:
+            ctx.emit("note", sctx.stage, f"{sctx.stage}: attempt {sctx.attempt}")
+        return ctx
+
+    @contextlib.asynccontextmanager
+    async def _agent_stage(
+        self, ctx: RunContext, name: str, walls: dict[str, float]
+    ) -> AsyncIterator[None]:
+        ctx.emit("stage_started", name, f"{name} started")
+        start = self.clock.now()
+        status = "error"
+        try:
+            with ctx.recorder.activate(), metrics_stage(name):
+                yield
+            status = "ok"
+        finally:
+            walls[name] = self.clock.now() - start
+            ctx.emit("stage_finished", name, f"{name} finished ({status})")
+
+    async def _sandbox(self, ctx: RunContext) -> Sandbox:
+        readonly = ctx.options.python.readonly_paths() if ctx.options.python else ()
+        root = ctx.inputs.repo.root
+        return await asyncio.to_thread(lambda: Sandbox.create(root, readonly_paths=readonly))
+
+    async def _analysis(self, sctx: StageContext) -> Mapping[str, Any]:
+        ctx = await self._context(sctx, None)
+        walls: dict[str, float] = {}
+        async with self._agent_stage(ctx, "analysis", walls):
+            static = await run_analysis(ctx)
+        async with self._agent_stage(ctx, "file_relevance", walls):
+            relevance = await run_relevance(ctx, static)
+        return encode(snapshot(ctx, static=static, relevance=relevance, walls=walls))
+
+    async def _reproduction(self, sctx: StageContext) -> Mapping[str, Any]:
+        state = decode(sctx.upstream["analysis"])
+        ctx = await self._context(sctx, state)
+        walls = dict(state.walls)
+        ctx.sandbox = await self._sandbox(ctx)
+        try:
+            async with self._agent_stage(ctx, "reproduction", walls):
+                sbfl = await run_reproduction(ctx)
+        finally:
+            await asyncio.to_thread(ctx.sandbox.close)
+        return encode(
+            snapshot(ctx, static=state.static, relevance=state.relevance, sbfl=sbfl, walls=walls)
+        )
+
+    async def _root_cause(self, sctx: StageContext) -> Mapping[str, Any]:
+        state = decode(sctx.upstream["reproduction"])
+        ctx = await self._context(sctx, state)
+        walls = dict(state.walls)
+        async with self._agent_stage(ctx, "root_cause", walls):
+            await run_root_cause(ctx, [*state.static, *state.relevance, *state.sbfl])
+        # The fix proposal needs no sandbox, only the model (its rewrite and
+        # naturalness scores): here, its waits hold a model slot, not a core.
+        async with self._agent_stage(ctx, "fix", walls):
+            await run_fix(ctx)
+        return encode(
+            snapshot(
+                ctx, static=state.static, relevance=state.relevance, sbfl=state.sbfl, walls=walls
+            )
+        )
+
+    async def _repair(self, sctx: StageContext) -> Mapping[str, Any]:
+        state = decode(sctx.upstream["root_cause"])
+        ctx = await self._context(sctx, state)
+        walls = dict(state.walls)
+        # The repair holds one core of the shared gate: it validates one
+        # candidate at a time, so it never takes the core another bug holds.
+        ctx.options = replace(ctx.options, validation_slots=1)
+        ctx.sandbox = await self._sandbox(ctx)
+        try:
+            async with self._agent_stage(ctx, "validation", walls):
+                await run_validation(ctx)
+        finally:
+            await asyncio.to_thread(ctx.sandbox.close)
+        stage_walls = {s: walls.get(s, 0.0) for s in AGENT_STAGES}
+        report = complete_report(ctx, stage_walls, AGENT_STAGES)
+        return {"report": report.data}

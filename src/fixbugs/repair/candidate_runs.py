@@ -1,0 +1,397 @@
+"""Parallel, staged validation of ranked candidates in sandbox forks.
+
+Validation is embarrassingly parallel, so candidates run through agentrt's
+scatter-gather with a concurrency limit sized to the cores: each worker
+forks a fresh copy of the *pristine* tree (a copy no test ever ran in),
+applies one candidate and runs its stages, cheapest and most telling first:
+
+1. ``failing``: the failing tests must now run and pass (a run that cannot
+   even collect the tests has *not* passed: :func:`classify_run`);
+2. ``module``: every test of the changed module's test files that passed
+   before still passes;
+3. ``suite``: every test of the whole test folder that passed before still
+   passes (its baseline is taken once, on a pristine fork, on first need).
+
+Test processes take :class:`~fixbugs.repair.slots.PrioritySlots`, one per
+core, best rank first; with more than one core a stage with ``shards`` (the
+whole suite split by test file) runs them side by side in forks of their
+own, so the likely fix in its longest stage gets every core.
+
+The first candidate to pass every stage stops the search unless it is a
+high overfitting risk (then the search goes on for a lower-risk one while
+the budget lasts); leaving the scatter cancels the candidates in flight, and
+each one's fork is closed — processes killed, directory removed — before the
+cancellation finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeVar
+
+from agentrt.clock import Clock
+from agentrt.graph import scatter
+from agentrt.graph.deadline import first_error
+from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, regressions
+from fixbugs.pyenv.testverdict import classify_run
+from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.repair.slots import PrioritySlots
+
+__all__ = [
+    "CandidateOutcome",
+    "Stage",
+    "ValidationRun",
+    "default_limit",
+    "validate_parallel",
+]
+
+T = TypeVar("T")
+Status = Literal["validated", "rejected", "did_not_apply", "skipped", "cancelled", "error"]
+
+
+class _Sandbox(Protocol):
+    def apply_patch(self, diff: str) -> Any: ...
+    def close(self) -> None: ...
+
+
+Runner = Callable[[Any, str, str, float], Awaitable[Any]]  # (sandbox, cmd, what, timeout) -> result
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One gate: ``command`` run in the candidate's fork.
+
+    With ``baseline is None`` the command's named tests must run and pass;
+    otherwise no test that passed in ``baseline`` may fail (``baseline`` may
+    be a coroutine factory, run once on a pristine fork at first need).
+    """
+
+    name: str
+    command: str
+    baseline: Mapping[str, str] | None = None
+    lazy_baseline: bool = False
+    # Commands that together run what ``command`` runs (the suite split by
+    # test file): with more than one core, the stage and its baseline run
+    # them side by side, each in its own fork, and judge their joint output.
+    shards: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateOutcome:
+    id: int
+    status: Status
+    stage: str | None  # the stage that rejected it (None when validated or never run)
+    detail: str
+    seconds: float
+    finished_at: float  # seconds since validation started
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "stage": self.stage,
+            "detail": self.detail,
+            "seconds": round(self.seconds, 3),
+            "finished_at_s": round(self.finished_at, 3),
+        }
+
+
+@dataclass
+class ValidationRun:
+    outcomes: dict[int, CandidateOutcome] = field(default_factory=dict)
+    validated: list[RepairCandidate] = field(default_factory=list)
+    first_validated_s: float | None = None
+    wall_s: float = 0.0
+    budget_spent: bool = False
+
+    def rejected_by_stage(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for o in self.outcomes.values():
+            if o.status == "rejected" and o.stage:
+                out[o.stage] = out.get(o.stage, 0) + 1
+            elif o.status == "did_not_apply":
+                out["apply"] = out.get("apply", 0) + 1
+        return out
+
+
+def default_limit() -> int:
+    """One candidate per core: each validation is one test process at a time."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+async def _in_thread(fn: Callable[[], T], undo: Callable[[T], None] | None = None) -> T:
+    """Run ``fn`` in a thread and wait for it to end even if cancelled meanwhile.
+
+    A thread cannot be stopped: returning at the cancel would let the caller
+    delete a sandbox while the thread still copies into it or applies a
+    patch inside it, and leave a directory behind. So the cancellation is
+    held until the thread is done, ``undo`` (if given) is applied to what it
+    made, and then the cancellation is raised.
+    """
+    task = asyncio.ensure_future(asyncio.to_thread(fn))
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        if undo is not None and not task.cancelled() and task.exception() is None:
+            undo(task.result())
+        raise asyncio.CancelledError
+    return task.result()
+
+
+def _close_now(sb: _Sandbox) -> None:
+    sb.close()
+
+
+async def _fork(make_fork: Callable[[], _Sandbox]) -> _Sandbox:
+    """A new fork; if cancelled while copying, the finished copy is deleted."""
+    return await _in_thread(make_fork, undo=_close_now)
+
+
+async def _close(sb: _Sandbox) -> None:
+    """Close (kill, unmount, delete), finishing even if cancelled meanwhile."""
+    await _in_thread(sb.close)
+
+
+StageRunner = Callable[[Stage, Any, "str | None", float, str, float], Awaitable[Any]]
+
+
+class _Baselines:
+    """Lazily computed baselines, one per stage, shared by every candidate."""
+
+    def __init__(
+        self, make_fork: Callable[[], _Sandbox], run_stage: StageRunner, timeout_s: float
+    ) -> None:
+        self._make_fork = make_fork
+        self._run_stage = run_stage
+        self._timeout = timeout_s
+        self._lock = asyncio.Lock()
+        self._done: dict[str, Mapping[str, str]] = {}
+
+    async def get(self, stage: Stage, priority: float) -> Mapping[str, str]:
+        if stage.baseline is not None and not stage.lazy_baseline:
+            return stage.baseline
+        async with self._lock:
+            if stage.command not in self._done:
+                sb = await _fork(self._make_fork)
+                try:
+                    res = await self._run_stage(
+                        stage, sb, None, priority, f"{stage.name} baseline", self._timeout
+                    )
+                    self._done[stage.command] = dict(parse_outcomes(res.stdout + "\n" + res.stderr))
+                finally:
+                    await _close(sb)
+            return self._done[stage.command]
+
+
+@dataclass(frozen=True, slots=True)
+class _Joint:
+    """The joint result of a stage's shards, judged like one run."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+
+def _joint(results: Sequence[Any]) -> _Joint:
+    return _Joint(
+        next((r.returncode for r in results if r.returncode), 0),
+        "\n".join(r.stdout for r in results),
+        "\n".join(r.stderr for r in results),
+        any(bool(r.timed_out) for r in results),
+    )
+
+
+async def _stage_verdict(stage: Stage, res: Any, baseline: Mapping[str, str] | None) -> str | None:
+    out = res.stdout + "\n" + res.stderr
+    if baseline is None:
+        runner = parse_test_command(stage.command).runner
+        v = classify_run(runner, res.returncode, out, timed_out=bool(res.timed_out))
+        if v.status == "passed":
+            return None
+        return v.reason if v.status == "could_not_run" else f"still fails: {v.reason}"
+    if res.timed_out:
+        return "timed out"
+    if not baseline:
+        return None  # the stage named no tests before the change: nothing to keep green
+    broken = regressions(baseline, out)
+    if broken:
+        where = " elsewhere in the suite" if stage.name == "suite" else ""
+        return f"breaks {len(broken)} previously passing test(s){where}, e.g. {broken[0]}"
+    return None
+
+
+async def validate_parallel(
+    candidates: Sequence[RepairCandidate],
+    *,
+    make_fork: Callable[[], _Sandbox],
+    run: Runner,
+    stages: Sequence[Stage] | Callable[[RepairCandidate], Sequence[Stage]],
+    clock: Clock,
+    budget_s: float,
+    limit: int | None = None,
+    test_timeout_s: float = 120.0,
+    alternatives: int = 0,
+    on_outcome: Callable[[RepairCandidate, CandidateOutcome], None] | None = None,
+) -> ValidationRun:
+    """Validate ``candidates`` (best first) concurrently; stop at the first low-risk pass.
+
+    ``alternatives`` more validated fixes are collected while the budget
+    lasts. ``limit=1`` is the sequential baseline the benchmark compares with.
+    """
+    started = clock.now()
+    deadline = started + budget_s
+    run_state = ValidationRun()
+    workers = limit or default_limit()
+    # invariant: at most ``workers`` test processes at once, best rank first
+    slots = PrioritySlots(workers)
+
+    async def run_stage(
+        stage: Stage, sb: Any, diff: str | None, priority: float, what: str, limit_s: float
+    ) -> Any:
+        """Run ``stage`` in ``sb`` (``diff`` applied there); shards in forks of their own."""
+        cmds = stage.shards if workers > 1 and len(stage.shards) > 1 else (stage.command,)
+        if len(cmds) == 1:
+            async with slots.hold(priority):
+                return await run(sb, cmds[0], what, limit_s)
+
+        async def shard(i: int, cmd: str) -> Any:
+            box = sb if i == 0 else await _fork(make_fork)
+            try:
+                if i and diff is not None:
+                    applied = await _in_thread(functools.partial(box.apply_patch, diff))
+                    if not applied.applied:
+                        raise RuntimeError(
+                            f"the patch did not apply in a shard's fork: {applied.message}"
+                        )
+                async with slots.hold(priority):
+                    return await run(box, cmd, f"{what}, shard {i + 1}/{len(cmds)}", limit_s)
+            finally:
+                if i:
+                    await _close(box)
+
+        try:
+            async with asyncio.TaskGroup() as tg:
+                tasks = [tg.create_task(shard(i, cmd)) for i, cmd in enumerate(cmds)]
+        except BaseExceptionGroup as eg:
+            raise first_error(eg) from None
+        return _joint([t.result() for t in tasks])
+
+    baselines = _Baselines(make_fork, run_stage, test_timeout_s)
+
+    def record(
+        c: RepairCandidate, status: Status, stage: str | None, detail: str, t0: float
+    ) -> CandidateOutcome:
+        now = clock.now()
+        o = CandidateOutcome(c.id, status, stage, detail, now - t0, now - started)
+        run_state.outcomes[c.id] = o
+        if on_outcome is not None:
+            on_outcome(c, o)
+        return o
+
+    best: list[int] = []  # rank position of the best low-risk validated candidate
+
+    async def check(item: tuple[int, RepairCandidate]) -> CandidateOutcome:
+        pos, c = item
+        t0 = clock.now()
+        if best and pos > best[0] and alternatives == 0:
+            return record(c, "skipped", None, "a better-ranked candidate validated", t0)
+        if t0 >= deadline:
+            run_state.budget_spent = True
+            return record(c, "skipped", None, "repair budget spent", t0)
+        try:
+            sb = await _fork(make_fork)
+        except (OSError, RuntimeError) as exc:
+            return record(c, "error", None, f"could not fork the sandbox: {exc}"[:200], t0)
+        try:
+            applied = await _in_thread(functools.partial(sb.apply_patch, c.diff))
+            if not applied.applied:
+                return record(c, "did_not_apply", "apply", applied.message[:200], t0)
+            for stage in stages(c) if callable(stages) else stages:
+                remaining = deadline - clock.now()
+                if remaining <= 0:
+                    run_state.budget_spent = True
+                    return record(c, "skipped", stage.name, "repair budget spent", t0)
+                base = None
+                if stage.baseline is not None or stage.lazy_baseline:
+                    base = await baselines.get(stage, pos)
+                res = await run_stage(stage, sb, c.diff, pos,
+                                      f"{stage.name} tests on candidate {c.id}",
+                                      min(test_timeout_s, max(1.0, remaining)))  # fmt: skip
+                why = await _stage_verdict(stage, res, base)
+                if why is not None:
+                    return record(c, "rejected", stage.name, why, t0)
+            return record(c, "validated", None, "every stage passed", t0)
+        except asyncio.CancelledError:
+            record(c, "cancelled", None, "cancelled: another candidate validated", t0)
+            raise
+        except (OSError, RuntimeError) as exc:  # the sandbox failed, not the candidate
+            return record(c, "error", None, f"validation could not run: {exc}"[:200], t0)
+        finally:
+            await _close(sb)
+
+    # Ordered early stop: the result is the best-ranked low-risk candidate that
+    # passes, as a sequential run would find it; candidates ranked after it are
+    # cancelled, those ranked before it still in flight are waited for.
+    items = list(enumerate(candidates))
+    done: set[int] = set()
+    # With room for more than one process, the lazily needed baselines (the
+    # whole suite on the pristine tree) run beside the first candidates
+    # instead of after the first one that reaches that stage.
+    prefetch: list[asyncio.Task[Mapping[str, str]]] = []
+    if workers > 1 and items:
+        first = stages(items[0][1]) if callable(stages) else stages
+        prefetch = [
+            asyncio.create_task(baselines.get(st, -1.0)) for st in first if st.lazy_baseline
+        ]
+    try:
+        await _drain(check, items, workers, done, best, run_state, alternatives)
+    finally:
+        for t in prefetch:
+            t.cancel()
+        await asyncio.gather(*prefetch, return_exceptions=True)
+    run_state.validated.sort(key=lambda c: next(i for i, x in items if x is c))
+    run_state.wall_s = clock.now() - started
+    return run_state
+
+
+async def _drain(
+    check: Callable[[tuple[int, RepairCandidate]], Awaitable[CandidateOutcome]],
+    items: list[tuple[int, RepairCandidate]],
+    workers: int,
+    done: set[int],
+    best: list[int],
+    run_state: ValidationRun,
+    alternatives: int,
+) -> None:
+    """Consume outcomes until the best-ranked low-risk pass is settled (see above)."""
+    low_risk_found = 0
+    async with scatter(check, items, limit=workers) as results:
+        async for o in results:
+            if o.error is not None:
+                raise o.error
+            outcome = o.value
+            assert outcome is not None
+            pos, cand = o.item
+            done.add(pos)
+            if outcome.status == "validated":
+                run_state.validated.append(cand)
+                if run_state.first_validated_s is None:
+                    run_state.first_validated_s = outcome.finished_at
+                if cand.overfit_risk != "high":
+                    low_risk_found += 1
+                    if not best or pos < best[0]:
+                        best[:] = [pos]
+            if best and low_risk_found > alternatives and all(i in done for i in range(best[0])):
+                break

@@ -1,0 +1,245 @@
+"""The FixBugs agent: one bug, six stages, as a dependency graph on agentrt.
+
+::
+
+    analysis ──► file_relevance ──┐
+        └──────► reproduction ────┴─► root_cause ─► fix ─► validation
+
+Relevance (model calls over file chunks) and reproduction (running tests in
+the sandbox) need nothing of each other, so they run at once; the run's
+wall-clock follows the critical path. Every stage is a graph node, so its
+model and tool calls are recorded under its name and the report gives each
+stage's wall time, TTFT, output tokens, attempts and failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from agentrt.clock import Clock, SystemClock
+from agentrt.config import load_settings
+from agentrt.flow import client_for_role, retry_budget
+from agentrt.graph import Graph, NodeContext
+from agentrt.graph.events import GraphEvent, NodeFinished, NodeStarted
+from agentrt.metrics import MetricsRecorder
+from fixbugs.errors import InputError
+from fixbugs.inputs import BugInputs, load_inputs
+from fixbugs.localize.evidence import Evidence as FileEvidence
+from fixbugs.pyenv.overlay import needs_shim, prepare_env, shim_dir
+from fixbugs.pyenv.userenv import Interpreter, TestEnv, choose_interpreter, probe_env
+from fixbugs.run.context import AgentOptions, Models, RunContext
+from fixbugs.run.preflight import preflight
+from fixbugs.run.progress import EventSink
+from fixbugs.run.report import RunReport
+from fixbugs.sandbox import Sandbox
+from fixbugs.stages.analysis import run_analysis
+from fixbugs.stages.driver import complete_report, start_run
+from fixbugs.stages.file_relevance import run_relevance
+from fixbugs.stages.fix import run_fix
+from fixbugs.stages.reproduce import run_reproduction
+from fixbugs.stages.rootcause import run_root_cause
+from fixbugs.stages.validate import run_validation
+
+__all__ = [
+    "STAGES",
+    "apply_to_repo",
+    "env_for_interpreter",
+    "interpreter_options",
+    "run_bug",
+    "run_from_paths",
+    "user_env",
+]
+
+STAGES = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")
+
+
+async def run_bug(
+    inputs: BugInputs,
+    *,
+    models: Models | None,
+    options: AgentOptions | None = None,
+    clock: Clock | None = None,
+    sink: EventSink | None = None,
+) -> RunReport:
+    """Investigate one bug end to end; the report says plainly whether a fix validated."""
+    clock = clock or SystemClock()
+    recorder = MetricsRecorder(clock)
+    ctx = RunContext(
+        inputs,
+        models=models,
+        options=options or AgentOptions(),
+        clock=clock,
+        recorder=recorder,
+        sink=sink or (lambda _: None),
+    )
+    start_run(ctx)
+    walls: dict[str, float] = {}
+    static: list[FileEvidence] = []
+
+    async def analysis(_: NodeContext) -> None:
+        static.extend(await run_analysis(ctx))
+
+    async def relevance(_: NodeContext) -> list[FileEvidence]:
+        return await run_relevance(ctx, static)
+
+    async def reproduction(_: NodeContext) -> list[FileEvidence]:
+        return await run_reproduction(ctx)
+
+    async def judge(n: NodeContext) -> None:
+        evidence = [*static, *n.inputs["file_relevance"], *n.inputs["reproduction"]]
+        await run_root_cause(ctx, evidence)
+
+    async def fix(_: NodeContext) -> None:
+        await run_fix(ctx)
+
+    async def validation(_: NodeContext) -> None:
+        await run_validation(ctx)
+
+    g = Graph()
+    g.add("analysis", analysis)
+    g.add("file_relevance", relevance, inputs=["analysis"])
+    g.add("reproduction", reproduction, inputs=["analysis"])
+    g.add("root_cause", judge, inputs=["file_relevance", "reproduction"])
+    g.add("fix", fix, inputs=["root_cause"])
+    g.add("validation", validation, inputs=["fix"])
+
+    def on_event(ev: GraphEvent) -> None:
+        if isinstance(ev, NodeStarted):
+            ctx.emit("stage_started", ev.node, f"{ev.node} started")
+        elif isinstance(ev, NodeFinished):
+            ctx.emit("stage_finished", ev.node, f"{ev.node} finished ({ev.status})")
+
+    readonly = ctx.options.python.readonly_paths() if ctx.options.python else ()
+    ctx.sandbox = await asyncio.to_thread(
+        lambda: Sandbox.create(inputs.repo.root, readonly_paths=readonly)
+    )
+    try:
+        result = await g.run(clock=clock, recorder=recorder, on_event=on_event)
+    finally:
+        await asyncio.to_thread(ctx.sandbox.close)
+    for t in result.report.timings:
+        walls[t.node] = t.duration_s
+    walls = {s: walls.get(s, 0.0) for s in STAGES}
+    return complete_report(ctx, walls, result.report.critical_path)
+
+
+def models_from_config(config: Path | None) -> Models:
+    settings = load_settings(config)
+    budget = retry_budget(settings)  # one retry budget for this run's clients
+    return Models(
+        map=client_for_role(settings, "map", budget=budget),
+        judge=client_for_role(settings, "judge", budget=budget),
+    )
+
+
+async def checked_models(config: Path | None) -> Models:
+    """Models for the run, after one preflight request per endpoint (exit 2 when one fails)."""
+    await preflight(load_settings(config), ("map", "judge"))
+    return models_from_config(config)
+
+
+def env_for_interpreter(interp: Interpreter, *, notes: list[str] | None = None) -> TestEnv:
+    """Probe ``interp`` and complete it: coverage overlay where missing, ``python`` shim.
+
+    A repository venv is probed in the sandbox (see :func:`fixbugs.pyenv.userenv.probe_env`).
+    """
+    probed: list[str] = []
+    env, extra = prepare_env(probe_env(interp, notes=probed))
+    if needs_shim(env.python):
+        env = replace(env, shim=shim_dir(env.python))
+    if notes is not None:
+        notes.extend([*probed, *extra])
+    return env
+
+
+def user_env(
+    repo: Path,
+    python: Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    notes: list[str] | None = None,
+) -> TestEnv:
+    """The user's test environment (see :mod:`fixbugs.pyenv.userenv`), ready for the sandbox."""
+    return env_for_interpreter(
+        choose_interpreter(repo, python=python, environ=environ), notes=notes
+    )
+
+
+async def run_from_paths(
+    *,
+    report: Path,
+    repo: Path,
+    logs: Sequence[Path] = (),
+    traces: Sequence[Path] = (),
+    test: str | None = None,
+    screenshots: Sequence[Path] = (),
+    config: Path | None = None,
+    use_model: bool = True,
+    python: Path | None = None,
+    repair_budget_s: float | None = None,
+    repair_candidates: int | None = None,
+    repair_bench: bool = False,
+    on_event: EventSink | None = None,
+) -> RunReport:
+    """The CLI's entry: validate inputs, build models from config, run the agent."""
+    inputs = await asyncio.to_thread(
+        load_inputs, report, repo, logs=logs, traces=traces, test=test, screenshots=screenshots
+    )
+    models = await checked_models(config) if use_model else None  # exit 2 before any work
+    notes: list[str] = []
+    try:
+        options = await asyncio.to_thread(lambda: interpreter_options(repo, python, notes))
+    except BaseException:
+        await _close(models)
+        raise
+    options = replace(options, use_model=use_model)
+    if repair_budget_s is not None:
+        options = replace(options, fix_budget_s=repair_budget_s)
+    if repair_candidates is not None:
+        options = replace(options, max_candidates=repair_candidates)
+    if repair_bench:
+        options = replace(options, repair_bench=True)
+    inputs = replace(inputs, notes=(*inputs.notes, *notes))
+    try:
+        return await run_bug(inputs, models=models, options=options, sink=on_event)
+    finally:
+        await _close(models)
+
+
+def interpreter_options(repo: Path, python: Path | None, notes: list[str]) -> AgentOptions:
+    """Options carrying the user's interpreter; with none found (and none named), the
+    run goes on and its reproduction says "could not run" (a bad ``--python`` is exit 2)."""
+    try:
+        env = user_env(repo, python, notes=notes)
+    except InputError as exc:
+        if python is not None:
+            raise
+        notes.append(str(exc))
+        return AgentOptions(no_python=str(exc).split(";")[0])
+    return AgentOptions(test_env=env.command_env(), python=env)
+
+
+async def _close(models: Models | None) -> None:
+    if models is not None:
+        await models.map.aclose()
+        if models.judge is not models.map:
+            await models.judge.aclose()
+
+
+def apply_to_repo(report: RunReport, repo: Path) -> str:
+    """Apply a validated patch to the user's work tree (only when asked).
+
+    Through :func:`fixbugs.inputs.hostgit.apply_diff`: git runs with none of the
+    repository's configuration, so its filters and hooks do not run.
+    """
+    if not report.validated or not report.data.get("patch"):
+        return "no validated patch: the repository was not changed"
+    from fixbugs.inputs.hostgit import apply_diff
+
+    outcome = apply_diff(report.data["patch"], repo)
+    if not outcome.applied:
+        return f"the validated patch did not apply to {repo}: {outcome.message[:200]}"
+    return f"validated patch applied to {repo}"

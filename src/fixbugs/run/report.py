@@ -1,0 +1,213 @@
+"""The run report, as JSON (for machines) and markdown (for people).
+
+The JSON's shape is :class:`fixbugs.run.report_schema.ReportModel` (its JSON
+Schema is what ``fixbugs schema`` prints); :meth:`RunReport.write_json`
+writes through it. Every figure comes from the run's own records: stage
+walls from the driver, model figures from the metrics recorder.
+``validated`` is true only when validation passed; a run without one says
+"no validated fix".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentrt.metrics import CallRecord
+from fixbugs.inputs.inert import md_code, md_fence, md_text, quote_name, strip_controls
+from fixbugs.repair.render import repair_markdown
+from fixbugs.run.context import RunContext
+from fixbugs.run.report_schema import ReportModel
+
+__all__ = ["ORACLE", "ORACLE_LINE", "RunReport", "build_report"]
+
+# Where "validated" comes from (issue 21, item 8): the repository's own tests,
+# which FixBugs runs but does not judge.
+ORACLE = "repository_tests"
+ORACLE_LINE = (
+    "Validated means the repository's own tests passed with the patch applied; "
+    "FixBugs does not judge those tests, so a weak or hostile test suite can pass "
+    "a wrong patch. Read the diff before applying it."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    data: dict[str, Any]
+
+    @property
+    def validated(self) -> bool:
+        return bool(self.data["validated"])
+
+    def model(self) -> ReportModel:
+        """The report as its published model (``fixbugs schema``); raises if it strays."""
+        return ReportModel.model_validate(self.data)
+
+    def to_json(self) -> str:
+        """The JSON document, checked against the published schema on the way out."""
+        return self.model().model_dump_json(indent=2) + "\n"
+
+    def write_json(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json())
+
+    def markdown(self) -> str:
+        """The report for a person; what the repository wrote in it adds no structure.
+
+        Every string of the repository, the bug report or a test's output goes
+        through :mod:`fixbugs.inputs.inert`: one line, markdown escaped, code
+        in spans and fences that its own backticks cannot close, file names
+        quoted when they hold a newline. The document holds no control
+        character but newline and tab.
+        """
+        d = self.data
+        out = [f"# FixBugs report: {md_text(d['title'])}", ""]
+        out.append(
+            f"Total {d['total_s']:.1f} s; first hypothesis after "
+            + (f"{d['first_hypothesis_s']:.1f} s." if d["first_hypothesis_s"] is not None else "-.")
+        )
+        out += ["", "## Verdict", ""]
+        if d.get("degraded"):  # first line: the model failed during the run
+            out += [f"**{md_text(d['verdict_head'])}**; the result stands on static evidence.", ""]
+        if d["reproduction"].get("status") in ("could_not_run", "passes", "none"):
+            out += ["The bug was not reproduced.", ""]
+        summary = md_text(d["validation"]["summary"])
+        if d["validated"]:
+            out += [f"**Validated fix** — {summary}.", "", ORACLE_LINE]
+        else:
+            out.append(f"**No validated fix.** {summary}.")
+        out += repair_markdown(d.get("repair"))
+        rc = d["root_cause"]
+        out += ["", "## Root cause", ""]
+        if rc:
+            a, b = rc["lines"]
+            fn = f" in {md_code(rc['function'])}" if rc.get("function") else ""
+            out.append(
+                f"{_path(rc['path'])}{fn} lines {a}-{b} ({md_text(rc['origin'])}): "
+                + md_text(rc["explanation"])
+            )
+        else:
+            out.append("Not determined.")
+        if d.get("suspicious_regions"):
+            out += ["", "| # | region | score | evidence |", "|---|---|---|---|"]
+            for i, r in enumerate(d["suspicious_regions"], 1):
+                fn = f" {md_code(r['function'], in_table=True)}" if r["function"] else ""
+                where = f"{_path(r['path'], in_table=True)}{fn} {r['lines'][0]}-{r['lines'][1]}"
+                out.append(f"| {i} | {where} | {r['score']:.3f} | {_reasons(r['reasons'][:2])} |")
+        out += ["", "## Ranked files", "", "| # | file | score | reasons |", "|---|---|---|---|"]
+        for i, f in enumerate(d["ranked_files"][:10], 1):
+            out.append(
+                f"| {i} | {_path(f['path'], in_table=True)} | {f['score']:.3f} | "
+                f"{_reasons(f['reasons'][:3])} |"
+            )
+        rep = d["reproduction"]
+        out += ["", "## Reproduction", ""]
+        if d.get("environment"):
+            env = d["environment"]
+            pytest = f"pytest {md_text(env['pytest'])}" if env["pytest"] else "no pytest"
+            out += [
+                f"Tests ran with Python {md_text(env['version'])} at {_path(env['python'])} "
+                f"({md_text(env['source'])}), {pytest}.",
+                "",
+            ]
+        label = (
+            "Could not run"
+            if rep.get("status") == "could_not_run"
+            else ("Confirmed" if rep["confirmed"] else "Not confirmed")
+        )
+        out.append(
+            f"{label} ({md_text(rep['origin'])}): {md_code(rep['command'] or '-')} — "
+            + md_text(rep["summary"])
+        )
+        if rep.get("status") == "could_not_run" and rep.get("output_tail"):
+            out += ["", *md_fence(rep["output_tail"])]
+        if d["patch"]:
+            out += ["", "## Patch", "", *md_fence(d["patch"].rstrip(), "diff")]
+        out += [
+            "",
+            "## Stages",
+            "",
+            "| stage | wall s | TTFT s | out tok | model attempts | tool calls | failures |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for name, s in d["stages"].items():
+            ttft = "-" if s["ttft_s"] is None else f"{s['ttft_s']:.2f}"
+            out.append(
+                f"| {name} | {s['wall_s']:.2f} | {ttft} | {s['output_tokens']} | "
+                f"{s['model_attempts']} | {s['tool_calls']} | {s['failures']} |"
+            )
+        if d["notes"]:
+            out += ["", "## Notes", ""] + [f"- {md_text(n, starts_line=True)}" for n in d["notes"]]
+        # invariant: no control character reaches a reader, whatever a field held
+        return strip_controls("\n".join(out) + "\n")
+
+
+def _path(path: str, *, in_table: bool = False) -> str:
+    """A repository path as inline code, quoted when it holds a newline or a control."""
+    return md_code(quote_name(path), in_table=in_table)
+
+
+def _reasons(reasons: list[str]) -> str:
+    return "; ".join(md_text(r) for r in reasons)
+
+
+def _stage_figures(name: str, wall: float, records: list[CallRecord]) -> dict[str, Any]:
+    mine = [r for r in records if r.stage == name]
+    model = [r for r in mine if r.kind == "model"]
+    ttfts = [r.ttft_s for r in model if r.ttft_s is not None]
+    return {
+        "wall_s": round(wall, 3),
+        "ttft_s": round(min(ttfts), 3) if ttfts else None,
+        "output_tokens": sum(r.output_tokens for r in model),
+        "model_calls": len(model),
+        "tool_calls": len(mine) - len(model),
+        # requests sent by the model calls (retries in); tool calls send none
+        "model_attempts": sum(r.attempts for r in model),
+        "failures": sum(1 for r in mine if r.outcome == "error"),
+    }
+
+
+def build_report(ctx: RunContext, stage_walls: dict[str, float]) -> RunReport:
+    v = ctx.validation
+    rep = ctx.reproduction
+    records = ctx.recorder.records
+    data: dict[str, Any] = {
+        "title": ctx.inputs.report.title,
+        "ranked_files": [
+            {
+                "path": f.path,
+                "score": round(f.score, 4),
+                "reasons": list(f.reasons),
+                "lines": [list(r) for r in f.lines],
+            }
+            for f in ctx.ranked
+        ],
+        "root_cause": ctx.root_cause.to_dict() if ctx.root_cause else None,
+        "suspicious_regions": [r.to_dict() for r in ctx.regions],
+        "patch": v.candidate.diff if v and v.validated and v.candidate else None,
+        "validated": bool(v and v.validated),
+        "validation": {
+            "summary": v.summary if v else "not run",
+            "tried": v.tried if v else 0,
+            "rejected": list(v.rejected[:20]) if v else [],
+            "oracle": ORACLE,
+        },
+        "reproduction": {
+            "command": rep.command if rep else None,
+            "origin": rep.origin if rep else "none",
+            "confirmed": bool(rep and rep.confirmed),
+            "summary": rep.summary if rep else "not run",
+        },
+        "first_hypothesis_s": ctx.first_hypothesis_s,
+        "total_s": round(ctx.elapsed(), 3),
+        "stages": {n: _stage_figures(n, w, records) for n, w in stage_walls.items()},
+        "evidence": [
+            {"source": e.source, "text": e.text, "path": e.path, "line": e.line, "at": e.at}
+            for e in ctx.evidence[:50]
+        ],
+        "notes": list(ctx.notes),
+        "repair": ctx.repair_run,  # fixbugs.stages.validate.repair_summary
+        "events": [e.to_dict() for e in ctx.events],
+        "calls": [r.to_dict() for r in records],
+    }
+    return RunReport(data)

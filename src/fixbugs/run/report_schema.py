@@ -1,0 +1,142 @@
+"""The JSON report's shape, as pydantic models: one published schema for every run.
+
+``fixbugs run --json`` writes a document that :class:`ReportModel` validates
+(:meth:`fixbugs.run.report.RunReport.write_json` dumps it through the model),
+and ``fixbugs schema`` prints :func:`report_json_schema`, so a consumer can
+check a report without reading our code. Models allow extra keys, so a new
+field never breaks an old reader; the test suite checks that every key a
+run writes is described here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "EvidenceItem",
+    "RankedFileItem",
+    "RegionItem",
+    "ReportModel",
+    "ReproductionItem",
+    "RootCauseItem",
+    "StageFigures",
+    "ValidationItem",
+    "report_json_schema",
+]
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class RankedFileItem(_Open):
+    path: str
+    score: float
+    reasons: list[str]
+    lines: list[tuple[int, int]] = Field(default_factory=list)
+
+
+class RootCauseItem(_Open):
+    path: str
+    function: str | None = Field(None, description="enclosing function; null for module code")
+    lines: tuple[int, int] = Field(description="first and last line, 1-based, inclusive")
+    explanation: str
+    origin: str = Field(description="model, sbfl or static")
+    evidence: list[str] = Field(default_factory=list)
+
+
+class RegionItem(_Open):
+    path: str
+    function: str | None = None
+    lines: tuple[int, int]
+    score: float
+    reasons: list[str]
+
+
+class ValidationItem(_Open):
+    summary: str
+    tried: int
+    rejected: list[str] = Field(default_factory=list)
+    oracle: str = Field(
+        "repository_tests",
+        description="what a validated fix passed: the repository's own tests, which FixBugs "
+        "does not judge (a weak or hostile suite can pass a wrong patch)",
+    )
+
+
+class ReproductionItem(_Open):
+    command: str | None
+    origin: str
+    confirmed: bool = Field(description="the named tests ran and failed")
+    summary: str
+    status: str = Field("none", description="confirmed, passes, could_not_run or none")
+    output_tail: str = ""
+
+
+class StageFigures(_Open):
+    wall_s: float
+    ttft_s: float | None = Field(None, description="first token of the stage's first streamed call")
+    output_tokens: int = 0
+    model_calls: int = 0
+    tool_calls: int = 0
+    attempts: int | None = Field(None, description="attempts of the stage's calls, retries in")
+    model_attempts: int | None = Field(None, description="attempts of its model calls")
+    failures: int = 0
+
+
+class EvidenceItem(_Open):
+    source: str
+    text: str
+    path: str | None = None
+    line: int | None = None
+    at: str | None = None
+
+
+class EventItem(_Open):
+    kind: str
+    stage: str
+    at_s: float
+    message: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class ModelCalls(_Open):
+    failed: int
+    total: int
+
+
+class ReportModel(_Open):
+    """One run of ``fixbugs run``: the verdict, the localization, the evidence, the timing."""
+
+    title: str
+    ranked_files: list[RankedFileItem]
+    root_cause: RootCauseItem | None
+    suspicious_regions: list[RegionItem] = Field(default_factory=list)
+    patch: str | None
+    validated: bool
+    validation: ValidationItem
+    reproduction: ReproductionItem
+    first_hypothesis_s: float | None
+    total_s: float
+    stages: dict[str, StageFigures]
+    evidence: list[EvidenceItem] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    repair: dict[str, Any] | None = None
+    events: list[EventItem] = Field(default_factory=list)
+    calls: list[dict[str, Any]] = Field(default_factory=list)
+    critical_path: list[str] = Field(default_factory=list)
+    degraded: bool = Field(False, description="the model failed during the run (exit 3)")
+    model_calls: ModelCalls | None = None
+    verdict_head: str | None = None
+    environment: dict[str, Any] | None = Field(
+        None, description="the interpreter and pytest that ran the tests"
+    )
+
+
+def report_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the report ``fixbugs run --json`` writes."""
+    schema = ReportModel.model_json_schema()
+    schema["$id"] = "fixbugs-report"
+    return schema

@@ -1,0 +1,96 @@
+"""The whole run on small repositories, with the user's own virtualenv (Python 3.10, pytest 7.4.4).
+
+The test module prints ``sys.version`` into its assertion, so the captured
+output itself proves which interpreter ran it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from fixbugs.run.agent import run_from_paths
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+
+REPORT = "# test_add fails\n\n`add(1, 2)` returns -1 instead of 3.\n"
+SOURCE = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+TEST = (
+    "import sys\n\nfrom calc.ops import add, mul\n\n\n"
+    "def test_add():\n    assert add(1, 2) == 3, sys.version\n\n\n"
+    "def test_mul():\n    assert mul(2, 3) == 6\n"
+)
+
+
+def _repo(root: Path, test: str = TEST) -> Path:
+    (root / "calc").mkdir(parents=True)
+    (root / "calc" / "__init__.py").write_text("")
+    (root / "calc" / "ops.py").write_text(SOURCE)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_ops.py").write_text(test)
+    (root / "report.md").write_text(REPORT)
+    return root
+
+
+async def _run(repo: Path, test: str | None, python: Path | None = None):
+    return await run_from_paths(
+        report=repo / "report.md", repo=repo, test=test, use_model=False, python=python
+    )
+
+
+async def test_active_venv_runs_the_tests_and_sbfl(user_venv, wheels_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("VIRTUAL_ENV", str(user_venv.parent.parent))
+    repo = _repo(tmp_path / "proj")
+    report = await _run(repo, "python -m pytest tests/test_ops.py::test_add")
+    d = report.data
+    env = d["environment"]
+    assert env["python"] == str(user_venv) and env["source"] == "VIRTUAL_ENV"
+    assert env["version"].startswith("3.10.") and env["pytest"] == "7.4.4"
+    assert env["coverage"] is None and env["coverage_overlay"]  # supplied privately
+    assert d["reproduction"]["status"] == "confirmed" and d["reproduction"]["confirmed"]
+    md = report.markdown()
+    assert "Python 3.10" in md and "pytest 7.4.4" in md
+    # SBFL ran under the user's interpreter with the overlay's coverage.py
+    top = d["ranked_files"][0]
+    assert top["path"] == "calc/ops.py"
+    assert any("Ochiai" in r for f in d["ranked_files"] for r in f["reasons"])
+
+
+async def test_module_that_fails_to_import_is_could_not_run(user_venv, wheels_env, tmp_path):
+    broken = TEST.replace("from calc.ops import add, mul", "from calc.missing import add, mul")
+    repo = _repo(tmp_path / "proj", broken)
+    report = await _run(repo, "python -m pytest tests/test_ops.py::test_add", python=user_venv)
+    rep = report.data["reproduction"]
+    assert rep["status"] == "could_not_run" and rep["confirmed"] is False
+    assert rep["summary"].startswith("could not run:") and "fails to import" in rep["summary"]
+    assert "calc.missing" in rep["output_tail"]
+    md = report.markdown()
+    assert "The bug was not reproduced." in md and "Could not run" in md
+    assert not any("Ochiai" in r for f in report.data["ranked_files"] for r in f["reasons"])
+    assert report.data["validated"] is False
+
+
+async def test_collection_error_and_missing_test_are_never_confirmed(
+    user_venv, wheels_env, tmp_path
+):
+    repo = _repo(tmp_path / "proj", TEST + "\ndef broken(:\n")
+    report = await _run(repo, "python -m pytest tests/test_ops.py::test_add", python=user_venv)
+    assert report.data["reproduction"]["status"] == "could_not_run"
+    repo2 = _repo(tmp_path / "proj2")
+    report = await _run(repo2, "python -m pytest tests/test_ops.py::test_nope", python=user_venv)
+    rep = report.data["reproduction"]
+    assert rep["status"] == "could_not_run" and "usage error" in rep["summary"]
+
+
+async def test_env_without_pytest_says_so_in_one_line(tmp_path, make_venv, monkeypatch):
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    repo = _repo(tmp_path / "proj")
+    bare = make_venv(repo / ".venv")  # the repository's own venv, without pytest
+    report = await _run(repo, "python -m pytest tests/test_ops.py::test_add")
+    d = report.data
+    assert d["environment"]["python"] == str(bare) and d["environment"]["pytest"] is None
+    assert d["reproduction"]["status"] == "could_not_run"
+    assert "pytest is not installed" in d["reproduction"]["summary"]
+    assert sum("pytest is not installed" in n for n in d["notes"]) == 1

@@ -1,0 +1,43 @@
+"""The staged agent on copies of the bundled example, for the staged tests."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentrt.clock import Clock
+from agentrt.llm import FakeModel
+from fixbugs.examples import example_dir
+from fixbugs.pyenv.userenv import Interpreter
+from fixbugs.queued import Publish, StagedAgent, StagedConfig
+from fixbugs.run.agent import env_for_interpreter
+from fixbugs.run.context import AgentOptions, Models
+from fixbugs.service.investigate import bug_spec
+
+_ENV: list[Any] = []
+
+
+def example_spec(dst: Path) -> dict[str, Any]:
+    shutil.copytree(example_dir("invoice"), dst)
+    return bug_spec(
+        title=f"example {dst.name}",
+        report=dst / "report.md",
+        repo=dst / "repo",
+        logs=sorted((dst / "logs").iterdir()),
+        traces=sorted((dst / "traces").iterdir()),
+    )
+
+
+async def options() -> AgentOptions:
+    # the example's tests need only the standard library: FixBugs' own interpreter
+    if not _ENV:
+        _ENV.append(env_for_interpreter(Interpreter(Path(sys.executable), "--python")))
+    env = _ENV[0]
+    return AgentOptions(test_env=env.command_env(), python=env, max_candidates=40)
+
+
+def staged_agent(clock: Clock, publish: Publish, **cfg: Any) -> StagedAgent:
+    models = Models(map=FakeModel(), judge=FakeModel())
+    return StagedAgent(models, options, clock=clock, publish=publish, config=StagedConfig(**cfg))

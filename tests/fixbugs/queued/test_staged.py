@@ -1,0 +1,65 @@
+"""The staged agent: every bug through four queue stages, the same answer as run_bug."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from stagedkit import example_spec, staged_agent
+
+from agentrt.pipeline import PipelineRunner
+from agentrt.queues import EpochClock, StageState, open_queue
+from fixbugs.queued import AGENT_STAGES, QUEUE_STAGES, decode
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+
+
+async def test_two_bugs_run_through_the_four_stages_on_sqlite(tmp_path: Path) -> None:
+    q = open_queue(f"sqlite:///{tmp_path / 'q.db'}", clock=EpochClock())
+    events: list[tuple[str, dict[str, Any]]] = []
+    agent = staged_agent(q.clock, lambda job, ev: events.append((job, ev)), sandbox_slots=2)
+    runner = PipelineRunner(agent.pipeline(), q, poll_s=0.05)
+    try:
+        for n in range(2):
+            await runner.submit(f"bug{n}", f"bug{n}", example_spec(tmp_path / f"ex{n}"))
+        await runner.run(until_idle=True)
+        recs = await q.records()
+        assert {(r.item, r.stage) for r in recs} == {
+            (f"bug{n}", s) for n in range(2) for s in QUEUE_STAGES
+        }
+        assert all(r.state is StageState.DONE for r in recs)
+        for n in range(2):
+            res = await q.results(f"bug{n}", list(QUEUE_STAGES))
+            d = res["repair"]["report"]
+            assert d["validated"] is True
+            assert d["ranked_files"][0]["path"] == "shop/pricing.py"
+            assert d["patch"].startswith("--- a/shop/pricing.py")
+            assert d["reproduction"]["confirmed"]
+            assert set(d["stages"]) == set(AGENT_STAGES)
+            # the report's timeline holds every stage's events, from every worker
+            kinds = [(e["kind"], e["stage"]) for e in d["events"]]
+            for s in AGENT_STAGES:
+                assert ("stage_started", s) in kinds and ("stage_finished", s) in kinds
+            assert kinds[0] == ("run_started", "run")
+            assert kinds[-1] == ("stage_finished", "validation")
+            # the repair holds one core of the shared gate: one candidate at a time
+            runs = sorted(
+                (c["started_at"], c["started_at"] + c["wall_s"])
+                for c in d["calls"]
+                if c["stage"] == "validation" and c["kind"] == "tool"
+            )
+            assert runs, d["calls"]
+            assert all(b[0] >= a[1] - 1e-6 for a, b in itertools.pairwise(runs)), runs
+            # the hand-off between stages carries the evidence forward
+            st = decode(res["root_cause"])
+            assert st.root_cause is not None and st.root_cause.path == "shop/pricing.py"
+            assert st.reproduction is not None and st.reproduction.confirmed
+        # progress reached the publisher as it happened, per bug
+        assert {job for job, _ in events} == {"bug0", "bug1"}
+        finished = [job for job, ev in events if ev["kind"] == "run_finished"]
+        assert sorted(finished) == ["bug0", "bug1"]
+    finally:
+        await q.aclose()

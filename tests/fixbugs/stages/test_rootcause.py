@@ -1,0 +1,242 @@
+"""The root cause: a region chosen from the evidence, checked, and streamed to the person.
+
+Each test builds a small repository and report, ranks it with the static
+signals, and runs the root-cause stage with a fake model (or the in-process
+OpenAI-compatible simulator) on a FakeClock: no sleeps, no network.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentrt.clock import FakeClock
+from agentrt.errors import ProviderError
+from agentrt.llm.fake import FakeModel
+from agentrt.metrics import MetricsRecorder
+from agentrt.sim import in_process_model
+from agentrt.sim.responder import ResponderInput
+from agentrt.tokens.latency import LatencyModel
+from fixbugs.inputs import load_inputs
+from fixbugs.localize.locate import static_evidence
+from fixbugs.localize.rank import rank_files
+from fixbugs.localize.regions import Region, suspicious_regions
+from fixbugs.localize.traceback import parse_failure
+from fixbugs.run.context import AgentOptions, Models, RunContext
+from fixbugs.run.progress import JudgmentPrinter, ProgressEvent, collecting_sink
+from fixbugs.run.report import _stage_figures
+from fixbugs.stages.rootcause import root_cause, run_regions
+
+INVOICE = (
+    "from decimal import Decimal\n"
+    "\n"
+    "\n"
+    "def subtotal(lines):\n"
+    "    return sum(q * p for q, p in lines)\n"
+    "\n"
+    "\n"
+    "def apply_discount(total, percent):\n"
+    "    if percent > 100:\n"
+    "        raise ValueError('discount above 100%')\n"
+    "    return total - total * percent / 10\n"
+    "\n"
+    "\n"
+    "def total(lines, percent):\n"
+    "    return apply_discount(subtotal(lines), percent)\n"
+)
+HELPERS = "def fmt(x):\n    return f'{x:.2f}'\n"
+REPORT = """# Discount is ten times too large
+
+`total([(1, 100)], 10)` gives 0 instead of 90.
+
+```
+Traceback (most recent call last):
+  File "/home/me/venv/lib/python3.11/site-packages/shop/invoice.py", line 15, in total
+    return apply_discount(subtotal(lines), percent)
+  File "/home/me/venv/lib/python3.11/site-packages/shop/invoice.py", line 11, in apply_discount
+    return total - total * percent / 10
+AssertionError: assert 0 == 90
+```
+"""
+
+
+def _ctx(tmp_path: Path, models: Models | None, clock: FakeClock) -> RunContext:
+    repo = tmp_path / "repo"
+    (repo / "shop").mkdir(parents=True)
+    (repo / "shop" / "__init__.py").write_text("")
+    (repo / "shop" / "invoice.py").write_text(INVOICE)
+    (repo / "shop" / "helpers.py").write_text(HELPERS)
+    (tmp_path / "bug.md").write_text(REPORT)
+    sink, _ = collecting_sink()
+    ctx = RunContext(
+        load_inputs(tmp_path / "bug.md", repo),
+        models=models,
+        options=AgentOptions(use_model=models is not None),
+        clock=clock,
+        recorder=MetricsRecorder(clock),
+        sink=sink,
+    )
+    files = ctx.files()
+    text = ctx.inputs.report.text
+    ctx.failure = parse_failure(text, files.keys())
+    ctx.ranked = rank_files(static_evidence(files, text, ctx.failure, []))
+    return ctx
+
+
+def _model(clock: FakeClock, answer: str, **kw: object) -> Models:
+    def respond(_: ResponderInput) -> str:
+        return answer
+
+    m = FakeModel(responder=respond, clock=clock, latency=LatencyModel(1.0, 0.0, 10.0), **kw)  # type: ignore[arg-type]
+    return Models(map=m, judge=m)
+
+
+async def test_without_a_model_the_best_evidence_region_stands(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path, None, FakeClock())
+    rc = await root_cause(ctx)
+    assert rc is not None
+    assert (rc.path, rc.function, rc.start, rc.end) == ("shop/invoice.py", "apply_discount", 8, 11)
+    assert rc.origin == "static"
+    assert "deepest project frame shop/invoice.py:11" in rc.explanation
+    assert "AssertionError" in rc.explanation and "got 0 where 90 was expected" in rc.explanation
+    assert ctx.regions[0].to_dict()["function"] == "apply_discount"
+    assert all(r.reasons for r in ctx.regions)
+
+
+async def test_a_grounded_answer_is_kept_and_streamed_before_it_is_final(tmp_path: Path) -> None:
+    clock = FakeClock()
+    answer = "R1\nThe discount divides percent by 10 instead of 100, so total drops to zero."
+    ctx = _ctx(tmp_path, _model(clock, answer), clock)
+    async with clock.autojumping():
+        with ctx.recorder.activate():
+            rc = await root_cause(ctx)
+    assert rc is not None and rc.origin == "model"
+    assert rc.explanation.startswith("The discount divides percent by 10")
+    assert (rc.path, rc.function) == ("shop/invoice.py", "apply_discount")
+    pieces = [e for e in ctx.events if e.kind == "judgment"]
+    deltas = [e for e in pieces if not e.data.get("done")]
+    assert len(deltas) > 5 and "".join(e.data["delta"] for e in deltas) == answer
+    assert pieces[-1].data.get("done") is True
+    # pieces arrive over the decode, not all at the end: the first at TTFT
+    assert deltas[0].at_s == 1.0 and deltas[-1].at_s > deltas[0].at_s + 1.0
+    (call,) = ctx.recorder.records
+    assert call.stage == "root_cause" and call.streamed and call.ttft_s == 1.0
+
+
+async def test_an_answer_naming_a_listed_region_by_path_and_function_is_kept(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    answer = (
+        "shop/invoice.py, function apply_discount\n"
+        "It divides percent by 10 where 100 is meant, so total is ten times too small."
+    )
+    ctx = _ctx(tmp_path, _model(clock, answer), clock)
+    async with clock.autojumping():
+        rc = await root_cause(ctx)
+    assert rc is not None and rc.origin == "model" and rc.function == "apply_discount"
+    assert rc.explanation.startswith("It divides percent by 10")
+
+
+async def test_an_answer_naming_no_evidence_region_is_discarded_with_a_note(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    ctx = _ctx(tmp_path, _model(clock, "R9\nThe helpers file formats numbers wrongly."), clock)
+    async with clock.autojumping():
+        rc = await root_cause(ctx)
+    assert rc is not None and rc.origin == "static" and rc.function == "apply_discount"
+    assert any("named no listed evidence region" in n and "discarded" in n for n in ctx.notes)
+
+
+async def test_an_explanation_that_does_not_describe_the_code_is_discarded(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    ctx = _ctx(tmp_path, _model(clock, "R1\nThe file "), clock)
+    async with clock.autojumping():
+        rc = await root_cause(ctx)
+    assert rc is not None and rc.origin == "static"
+    assert "deepest project frame" in rc.explanation  # the evidence's explanation stands
+    assert any("does not describe the code of R1" in n for n in ctx.notes)
+
+
+async def test_a_failed_judgment_call_leaves_the_evidence_root_cause(tmp_path: Path) -> None:
+    clock = FakeClock()
+    models = _model(clock, "R1 whatever", failures=[ProviderError("endpoint down", status=503)])
+    ctx = _ctx(tmp_path, models, clock)
+    async with clock.autojumping():
+        rc = await root_cause(ctx)
+    assert rc is not None and rc.origin == "static"
+    assert any("judgment call failed" in n for n in ctx.notes)
+
+
+async def test_root_cause_ttft_is_measured_on_an_openai_compatible_endpoint(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+
+    def respond(_: ResponderInput) -> str:
+        return "R1\nThe discount in apply_discount divides percent by 10, not 100."
+
+    async with (
+        clock.autojumping(),
+        in_process_model("default", clock=clock, responder=respond) as m,
+    ):
+        ctx = _ctx(tmp_path, Models(map=m, judge=m), clock)
+        with ctx.recorder.activate():
+            rc = await root_cause(ctx)
+    assert rc is not None and rc.origin == "model"
+    figures = _stage_figures("root_cause", 1.0, ctx.recorder.records)
+    assert figures["model_calls"] == 1 and figures["ttft_s"] is not None
+    assert figures["ttft_s"] > 0
+    assert any(e.kind == "judgment" for e in ctx.events)
+
+
+def test_the_terminal_printer_writes_one_line_for_a_streamed_judgment() -> None:
+    printer = JudgmentPrinter(lead="judgment: ")
+
+    def ev(kind: str, **data: object) -> ProgressEvent:
+        return ProgressEvent(kind, "root_cause", 0.0, "", dict(data))  # type: ignore[arg-type]
+
+    out = [
+        printer.feed(ev("judgment", delta=" R1\n")),
+        printer.feed(ev("judgment", delta="The loop")),
+        printer.feed(ev("judgment", delta=" is off.")),
+        printer.feed(ev("judgment", done=True)),
+        printer.feed(ev("note")),
+    ]
+    assert out == ["judgment: R1\n", "The loop", " is off.", "\n", None]
+    assert printer.close() is None
+
+
+def test_long_functions_are_narrowed_around_their_evidence() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(40))
+    files = {"pkg/big.py": "def big():\n" + body + "    return boom()\n"}
+    report = (
+        'Traceback (most recent call last):\n  File "pkg/big.py", line 42, in big\n'
+        "    return boom()\nNameError: name 'boom' is not defined\n"
+    )
+    failure = parse_failure(report, files.keys())
+    ranked = rank_files(static_evidence(files, report, failure, []))
+    (region,) = suspicious_regions(files, ranked, report=report)
+    assert region.function == "big" and (region.start, region.end) == (40, 42)
+
+
+async def test_an_answer_choosing_a_weaker_region_leaves_the_strongest_evidence(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    plain = _ctx(tmp_path / "plain", None, clock)
+    weaker = [i for i, r in enumerate(ctx_regions(plain), 1) if r.path == "shop/helpers.py"]
+    assert weaker, "the fixture must offer a weaker region"
+    answer = f"R{weaker[0]}\nfmt formats x with two decimals, which rounds the total wrongly."
+    ctx = _ctx(tmp_path / "judged", _model(clock, answer), clock)
+    async with clock.autojumping():
+        rc = await root_cause(ctx)
+    assert rc is not None and rc.origin == "static"
+    assert (rc.path, rc.function) == ("shop/invoice.py", "apply_discount")
+    assert any("over stronger evidence" in n for n in ctx.notes)
+
+
+def ctx_regions(ctx: RunContext) -> list[Region]:
+    return run_regions(ctx)
