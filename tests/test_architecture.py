@@ -1,0 +1,229 @@
+"""fixbugs' layout shows its parts, and the places that start a process are known.
+
+* The root of ``src/fixbugs`` holds only ``__init__``, ``cli`` and
+  ``errors``; every other module lives in one of the named subpackages
+  (issue 22, item 2: folders that show the stages).
+* Every place in ``src/fixbugs`` that starts a subprocess is listed in
+  :data:`SUBPROCESS_STARTS`. A new one fails this test: a repository's code
+  runs only through :mod:`fixbugs.sandbox`. The list only shrinks (issue 22,
+  item 3: one executor; it ends with the executor and the sandbox alone).
+
+Both checks read the source with :mod:`ast` and import nothing, like
+``tests/test_import_hygiene.py``; each is also run on a synthetic tree, so
+a check that cannot fail would show.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXBUGS = ROOT / "src" / "fixbugs"
+
+ROOT_MODULES = frozenset({"__init__", "cli", "errors"})
+SUBPACKAGES = frozenset(
+    {
+        "eval",
+        "examples",
+        "inputs",
+        "localize",
+        "pyenv",
+        "queued",
+        "repair",
+        "run",
+        "sandbox",
+        "service",
+        "stages",
+    }
+)
+
+# Module (path under src/fixbugs) -> how many places in it start a process.
+# This list must only shrink: lower a count when a start goes, never raise
+# one or add a module. Issue 22's executor work reduces it to the executor
+# and the sandbox.
+SUBPROCESS_STARTS: dict[str, int] = {
+    # the sandbox: its probe, its mounts, the contained command itself, git for its baseline
+    "sandbox/containment.py": 4,
+    "sandbox/mounts.py": 2,
+    "sandbox/runner.py": 2,
+    "sandbox/snapshot.py": 1,
+    # host tools on inputs FixBugs reads: git with none of the repository's
+    # configuration, OCR of screenshots
+    "inputs/hostgit.py": 4,
+    "inputs/screenshots.py": 1,
+    # interpreters and venvs: probes of the user's interpreter, venv and pip set-up,
+    # never a repository's own (that one is probed in the sandbox)
+    "pyenv/overlay.py": 1,
+    "pyenv/testenv.py": 2,
+    "pyenv/userenv.py": 1,
+    # outside the sandbox today, to go with the executor (issue 22, item 3):
+    # the eval's `fixbugs run` as a user, and locate.localize's test runs
+    "eval/as_user.py": 2,
+    "localize/process.py": 1,
+}
+
+# What starts a process, by module; ``exec*``/``spawn*`` of os by prefix.
+_STARTERS = {
+    "subprocess": frozenset(
+        {"run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput"}
+    ),
+    "asyncio": frozenset({"create_subprocess_exec", "create_subprocess_shell"}),
+    "os": frozenset({"system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp"}),
+}
+_OS_PREFIXES = ("exec", "spawn")
+# an event loop's own process starts, whatever the receiver is called
+_LOOP_STARTERS = frozenset({"subprocess_exec", "subprocess_shell"})
+
+
+def _starts(module: str, name: str) -> bool:
+    if module == "os" and name.startswith(_OS_PREFIXES):
+        return True
+    return name in _STARTERS.get(module, frozenset())
+
+
+def layout_problems(package: Path) -> list[str]:
+    """What at the top of ``package`` is neither an allowed root module nor a named folder."""
+    problems: list[str] = []
+    for entry in sorted(package.iterdir()):
+        if entry.is_dir():
+            if entry.name == "__pycache__" or not any(entry.rglob("*.py")):
+                continue  # not a package (bytecode, data)
+            if entry.name not in SUBPACKAGES:
+                problems.append(f"{entry.name}/: not one of the named subpackages")
+            elif not (entry / "__init__.py").is_file():
+                problems.append(f"{entry.name}/: has no __init__.py")
+        elif entry.suffix == ".py" and entry.stem not in ROOT_MODULES:
+            problems.append(f"{entry.name}: a root module outside the named subpackages")
+    return problems
+
+
+def subprocess_starts(source: str) -> int:
+    """How many references in ``source`` name a function that starts a process.
+
+    A reference counts whether it is called or handed on
+    (``asyncio.to_thread(subprocess.run, ...)``); aliases (``import
+    subprocess as sp``, ``from subprocess import Popen as P``) resolve.
+    """
+    tree = ast.parse(source)
+    modules: dict[str, str] = {}  # local name -> module it is bound to
+    functions: dict[str, tuple[str, str]] = {}  # local name -> (module, function)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                top = a.name.split(".")[0]
+                if a.asname is not None:
+                    modules[a.asname] = a.name
+                else:
+                    modules[top] = top
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                functions[a.asname or a.name] = (node.module, a.name)
+    annotations: set[int] = set()  # a type (``subprocess.Popen[bytes]``) starts nothing
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
+            annotations.update(id(n) for n in ast.walk(node.annotation))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns:
+            annotations.update(id(n) for n in ast.walk(node.returns))
+    count = 0
+    for node in ast.walk(tree):
+        if id(node) in annotations:
+            continue
+        if isinstance(node, ast.Attribute):
+            if node.attr in _LOOP_STARTERS:
+                count += 1
+            elif isinstance(node.value, ast.Name) and node.value.id in modules:
+                count += _starts(modules[node.value.id], node.attr)
+            elif isinstance(node.value, ast.Attribute) and isinstance(node.value.value, ast.Name):
+                # asyncio.subprocess.create_subprocess_exec and the like
+                outer = modules.get(node.value.value.id)
+                if outer is not None and node.attr in _STARTERS["asyncio"]:
+                    count += outer == "asyncio"
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            bound = functions.get(node.id)
+            if bound is not None:
+                module, name = bound
+                count += _starts(module.split(".")[0], name)
+    return count
+
+
+def starts_by_module(package: Path) -> dict[str, int]:
+    """Module path (under ``package``) -> its process starts, for modules that have any."""
+    found: Counter[str] = Counter()
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package)
+        if rel.parts[0] == "examples":
+            continue  # sample repositories shipped as data, never run by fixbugs itself
+        n = subprocess_starts(path.read_text())
+        if n:
+            found[rel.as_posix()] = n
+    return dict(found)
+
+
+def test_the_package_root_holds_only_cli_errors_and_the_named_subpackages():
+    assert layout_problems(FIXBUGS) == []
+
+
+def test_no_new_place_starts_a_subprocess():
+    found = starts_by_module(FIXBUGS)
+    new = {m: n for m, n in found.items() if n > SUBPROCESS_STARTS.get(m, 0)}
+    assert new == {}, (
+        "new subprocess starts (module: count): run the repository's code through "
+        "fixbugs.sandbox instead; the allow-list only shrinks"
+    )
+    fewer = {m: n for m, n in SUBPROCESS_STARTS.items() if found.get(m, 0) < n}
+    assert fewer == {}, "fewer starts than listed: lower SUBPROCESS_STARTS to " + repr(
+        {m: found.get(m, 0) for m in fewer}
+    )
+
+
+def test_the_layout_check_sees_a_root_module_and_an_unnamed_folder(tmp_path: Path):
+    pkg = tmp_path / "fixbugs"
+    for rel in (
+        "__init__.py",
+        "cli.py",
+        "errors.py",
+        "py.typed",
+        "steps.py",
+        "run/__init__.py",
+        "run/agent.py",
+        "staged/__init__.py",
+        "stages/analysis.py",
+        "service/dashboard/index.html",
+        "__pycache__/steps.cpython-311.pyc",
+    ):
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text("")
+    assert layout_problems(pkg) == [
+        "staged/: not one of the named subpackages",
+        "stages/: has no __init__.py",
+        "steps.py: a root module outside the named subpackages",
+    ]
+
+
+def test_the_subprocess_finder_sees_every_form():
+    source = (
+        "import asyncio, os, subprocess\n"
+        "import subprocess as sp\n"
+        "from subprocess import Popen, check_output as co\n"
+        "from asyncio import create_subprocess_exec\n"
+        "from os import execvp\n"
+        "subprocess.run(['x'])\n"  # 1
+        "sp.Popen(['x'])\n"  # 2
+        "Popen(['x'])\n"  # 3
+        "co(['x'])\n"  # 4
+        "asyncio.create_subprocess_shell('x')\n"  # 5
+        "create_subprocess_exec('x')\n"  # 6
+        "asyncio.subprocess.create_subprocess_exec('x')\n"  # 7
+        "os.system('x')\n"  # 8
+        "os.spawnlp(os.P_WAIT, 'x')\n"  # 9
+        "execvp('x', ['x'])\n"  # 10
+        "asyncio.to_thread(subprocess.check_call, ['x'])\n"  # 11: handed on, not called
+        "loop.subprocess_exec(factory, 'x')\n"  # 12
+        "subprocess.PIPE, subprocess.TimeoutExpired, os.environ, os.path.join('a')\n"
+        "def f(p: subprocess.Popen[bytes]) -> Popen[str]: ...\n"  # types start nothing
+        "q: sp.Popen[bytes]\n"
+    )
+    assert subprocess_starts(source) == 12
+    assert subprocess_starts("import shlex\nshlex.split('run x')\nrun = 1\nrun\n") == 0
