@@ -18,10 +18,7 @@ from fixbugs.sandbox import Sandbox, interpreter_paths, probe
 
 PY = sys.executable
 
-NEEDS_NAMESPACES = pytest.mark.skipif(
-    not (probe().namespaces and probe().separate_uid),
-    reason="needs root with bubblewrap and setpriv (mount/pid/net namespaces, own uid)",
-)
+NEEDS_NAMESPACES = pytest.mark.needs_namespaces  # the root conftest skips, naming why
 NEEDS_CGROUPS = pytest.mark.skipif(
     probe().cgroups is None,
     reason="needs the memory and pids cgroup controllers (v1) or a delegated cgroup v2",

@@ -17,7 +17,7 @@ import asyncio
 import itertools
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,6 @@ import httpx
 import pytest
 
 # agentrt/tests/queues is on sys.path ([tool.pytest.ini_options] pythonpath)
-from redisproc import REDIS, RedisProc, free_port
-
 from agentrt.clock import FakeClock
 from agentrt.pipeline import Pipeline, Stage, StageContext
 from agentrt.queues import MemoryQueue, QueueBackend, SqliteQueue
@@ -89,18 +87,6 @@ class TwoStages:
             name="staged-stand-in",
             capacity=CAPACITY,
         )
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if REDIS is None:
-        pytest.skip("redis-server is not installed")
-    server = RedisProc(Path(tmp_path_factory.mktemp("redis")), free_port())
-    server.start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])

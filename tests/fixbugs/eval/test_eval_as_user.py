@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import tarfile
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from fixbugs.eval.as_user import as_user_agent
 from fixbugs.eval.run import load_cases, run_eval
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+pytestmark = pytest.mark.needs_root
 
 FILES = {
     "calc/__init__.py": "",

@@ -6,14 +6,13 @@ output itself proves which interpreter ran it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from fixbugs.run.agent import run_from_paths
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+pytestmark = pytest.mark.needs_root
 
 REPORT = "# test_add fails\n\n`add(1, 2)` returns -1 instead of 3.\n"
 SOURCE = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"

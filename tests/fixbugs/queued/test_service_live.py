@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -25,7 +24,7 @@ import pytest
 from agentrt.sim.transport import StreamingASGITransport
 from fixbugs.service.serve import ServeConfig, build_app
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+pytestmark = pytest.mark.needs_root
 
 FIXBUGS = str(Path(sys.executable).parent / "fixbugs")
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from fixbugs.queued import QUEUE_STAGES
 from fixbugs.run.context import Models
 from fixbugs.service.serve import ServeConfig, build_app
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+pytestmark = pytest.mark.needs_root
 
 STAGES = ["analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, StageState, open_queue
 from fixbugs.queued import AGENT_STAGES, QUEUE_STAGES, decode
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+pytestmark = pytest.mark.needs_root
 
 
 async def test_two_bugs_run_through_the_four_stages_on_sqlite(tmp_path: Path) -> None:

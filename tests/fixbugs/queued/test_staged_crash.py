@@ -31,7 +31,7 @@ from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import Delivery, Emit, QueueBackend, StageState, open_queue
 from fixbugs.queued import QUEUE_STAGES
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+pytestmark = pytest.mark.needs_root
 
 POINTS = ("mid", "before_record", "after_record")
 # which agent stages' events belong to each queue stage

@@ -9,7 +9,6 @@ reproduction and repair events, up to ``run_finished`` and the end marker.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import socket
 import subprocess
@@ -24,7 +23,7 @@ from agentrt.pipeline import PipelineRunner
 from agentrt.queues import open_queue
 from fixbugs.queued.events import FINISHED, open_events
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+pytestmark = pytest.mark.needs_root
 
 FIXBUGS = str(Path(sys.executable).parent / "fixbugs")
 

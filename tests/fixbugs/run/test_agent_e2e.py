@@ -7,7 +7,6 @@ claim what it did not prove.
 """
 
 import hashlib
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from fixbugs.run.agent import STAGES, env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.progress import collecting_sink
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+pytestmark = pytest.mark.needs_root
 
 # The example's tests need only the standard library: any interpreter does, so
 # the test names FixBugs' own (the only way FixBugs' interpreter is ever used).

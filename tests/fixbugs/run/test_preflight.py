@@ -8,7 +8,6 @@ Endpoints are the in-process simulator (behind small ASGI wrappers for the
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 from pathlib import Path
@@ -153,7 +152,7 @@ async def test_preflight_passes_a_serving_endpoint():
     await fixbugs.run.preflight.check_client(_client_on(app, "sim-model"), "sim")
 
 
-pytestmark_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox needs root")
+pytestmark_root = pytest.mark.needs_root
 
 
 @pytestmark_root

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -78,7 +77,7 @@ def test_matching_failure_keeps_the_test_whose_error_the_report_shows():
     assert matching_failure(failed, OUTPUT, ParsedFailure(exception_type="KeyError"), "") is None
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+@pytest.mark.needs_root
 async def test_no_test_command_runs_existing_tests_and_keeps_the_matching_failure(tmp_path: Path):
     repo = tmp_path / "proj"
     (repo / "calc").mkdir(parents=True)
@@ -101,7 +100,7 @@ async def test_no_test_command_runs_existing_tests_and_keeps_the_matching_failur
     assert rep["command"].endswith("tests/test_ops.py::test_ratio")
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's containment needs root")
+@pytest.mark.needs_root
 async def test_nothing_found_says_static_evidence_only(tmp_path: Path):
     repo = tmp_path / "proj"
     (repo / "calc").mkdir(parents=True)
