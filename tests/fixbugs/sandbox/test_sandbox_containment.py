@@ -15,12 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from fixbugs.sandbox import Sandbox, interpreter_paths, probe
+from fixbugs.sandbox import Sandbox, interpreter_paths
 
-pytestmark = pytest.mark.skipif(
-    not (probe().namespaces and probe().separate_uid),
-    reason="full containment needs root, bubblewrap and setpriv (CI and dev containers have them)",
-)
+pytestmark = pytest.mark.needs_namespaces
 PY = sys.executable
 
 
