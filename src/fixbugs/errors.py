@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentrt.errors import UserError
+from agentrt import UserError
 
 __all__ = ["InputError"]
 

@@ -42,7 +42,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     import uvicorn
 
     from agentrt.llm import FakeModel
-    from agentrt.tokens.latency import LatencyModel
+    from agentrt.tokens import LatencyModel
     from fixbugs.run.context import Models
     from fixbugs.service import ServeConfig, build_app
 

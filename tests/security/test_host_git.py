@@ -31,9 +31,9 @@ from typing import Any
 import httpx
 import pytest
 
-from agentrt.clock import FakeClock
+from agentrt import FakeClock
 from agentrt.queues import MemoryQueue
-from agentrt.sim.transport import StreamingASGITransport
+from agentrt.sim import StreamingASGITransport
 from fixbugs.errors import InputError
 from fixbugs.inputs import load_inputs, open_repo
 from fixbugs.run.agent import apply_to_repo

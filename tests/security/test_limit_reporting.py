@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hostile import NEEDS_NAMESPACES, NEEDS_TMPFS, PY, hostile, open_sandbox
 
-from agentrt.clock import SystemClock
+from agentrt import SystemClock
 from agentrt.metrics import MetricsRecorder
 from fixbugs.inputs import load_inputs
 from fixbugs.run.context import AgentOptions, RunContext

@@ -27,7 +27,7 @@ import httpx
 import pytest
 from hostile import NEEDS_NAMESPACES, SHADOW_FORMS, coverage_shadow
 
-from agentrt.sim.transport import StreamingASGITransport
+from agentrt.sim import StreamingASGITransport
 from fixbugs.service import ApiKeys
 from fixbugs.service.serve import ServeConfig, build_app
 

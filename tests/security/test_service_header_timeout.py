@@ -31,7 +31,7 @@ from test_service_hostile_clients import (
     serving,
 )
 
-from agentrt.clock import SystemClock
+from agentrt import SystemClock
 from fixbugs.service import create_app
 from fixbugs.service.header_timeout import header_timeout_h11
 

@@ -34,9 +34,9 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from agentrt.clock import Clock, FakeClock, SystemClock
+from agentrt import Clock, FakeClock, SystemClock
 from agentrt.queues import MemoryQueue
-from agentrt.sim.transport import StreamingASGITransport
+from agentrt.sim import StreamingASGITransport
 from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.service import ApiKeys, JobService, Workspace, create_app
 

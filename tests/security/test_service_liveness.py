@@ -24,7 +24,7 @@ import httpx
 import uvicorn
 from hostile import NEEDS_NAMESPACES, PY, open_sandbox
 
-from agentrt.clock import SystemClock
+from agentrt import SystemClock
 from agentrt.queues import MemoryQueue
 from fixbugs.localize.process import CommandRun
 from fixbugs.localize.sbfl import run_sbfl

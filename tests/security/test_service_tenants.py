@@ -22,9 +22,9 @@ from typing import Any
 import httpx
 import pytest
 
-from agentrt.clock import FakeClock
+from agentrt import FakeClock
 from agentrt.queues import MemoryQueue
-from agentrt.sim.transport import StreamingASGITransport
+from agentrt.sim import StreamingASGITransport
 from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.service import ApiKeys, JobService, Workspace, create_app
 

@@ -26,10 +26,10 @@ import httpx
 import pytest
 
 # agentrt/tests/queues is on sys.path ([tool.pytest.ini_options] pythonpath)
-from agentrt.clock import FakeClock
+from agentrt import FakeClock
 from agentrt.pipeline import Pipeline, Stage, StageContext
 from agentrt.queues import MemoryQueue, QueueBackend, SqliteQueue
-from agentrt.sim.transport import StreamingASGITransport
+from agentrt.sim import StreamingASGITransport
 from fixbugs.run.progress import EventSink
 from fixbugs.service import ApiKeys, JobService, Workspace, create_app
 from fixbugs.service.admission import tenant_share
@@ -98,7 +98,7 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     elif request.param == "sqlite":
         q = SqliteQueue(tmp_path / "queue.db", clock=clock, max_deliveries=2)
     else:
-        from agentrt.queues.redis_streams import RedisQueue
+        from agentrt.queues import RedisQueue
 
         url = request.getfixturevalue("redis_url")
         q = RedisQueue(url, clock=clock, max_deliveries=2, namespace=f"tenants{next(_ns)}")

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from hostile import NEEDS_NAMESPACES, PY, open_sandbox, write_repo
 
-from agentrt.clock import SystemClock
+from agentrt import SystemClock
 from agentrt.metrics import MetricsRecorder
 from fixbugs.inputs import load_inputs
 from fixbugs.localize.process import CommandRun

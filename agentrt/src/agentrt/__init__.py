@@ -22,9 +22,19 @@ from agentrt.errors import (
     UnknownProfile,
     UserError,
 )
-from agentrt.flow.clients import client_for_role
+from agentrt.flow import (
+    CircuitBreaker,
+    ConcurrencyLimiter,
+    DeadlineExceeded,
+    ResilientModel,
+    RetryPolicy,
+    client_for_role,
+    fail_after,
+)
+from agentrt.graph import Graph, GraphEvent, Node, NodeContext, gather_map, scatter, with_deadline
 from agentrt.llm import (
     CallTiming,
+    ChatModel,
     ChatRequest,
     ChatResult,
     Completed,
@@ -37,7 +47,6 @@ from agentrt.llm import (
     Usage,
     make_client,
 )
-from agentrt.llm.protocol import ChatModel
 from agentrt.metrics import CallRecord, MetricsRecorder, StageStats, stage
 from agentrt.tokens import LatencyModel, calibrate, estimate_tokens, make_plan
 
@@ -48,19 +57,28 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ChatResult",
+    "CircuitBreaker",
     "Clock",
     "Completed",
+    "ConcurrencyLimiter",
     "ConfigError",
+    "DeadlineExceeded",
     "EndpointConfig",
     "EndpointUnreachable",
     "FakeClock",
     "FakeModel",
+    "Graph",
+    "GraphEvent",
     "LatencyModel",
     "Message",
     "MetricsRecorder",
     "ModelClient",
+    "Node",
+    "NodeContext",
     "OpenAIModel",
     "ProviderError",
+    "ResilientModel",
+    "RetryPolicy",
     "ScaledClock",
     "Settings",
     "StageStats",
@@ -77,8 +95,12 @@ __all__ = [
     "checkpoint",
     "client_for_role",
     "estimate_tokens",
+    "fail_after",
+    "gather_map",
     "load_settings",
     "make_client",
     "make_plan",
+    "scatter",
     "stage",
+    "with_deadline",
 ]

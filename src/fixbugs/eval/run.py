@@ -331,7 +331,7 @@ def eval_command(
     selected = load_cases(cases, case_id=case, limit=limit)
     selected = with_user_reports(selected, reports, no_test=no_test)
     if not no_model:  # one line and exit 2 before any case when an endpoint cannot serve
-        from agentrt.config import load_settings
+        from agentrt import load_settings
         from fixbugs.run.preflight import preflight
 
         asyncio.run(preflight(load_settings(config)))

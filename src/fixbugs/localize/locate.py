@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentrt.clock import Clock, SystemClock
+from agentrt import Clock, SystemClock
 from agentrt.llm import ChatModel
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.rank import RankedFile, rank_files

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentrt import Clock, SystemClock
 from agentrt.chunking import CodeChunk, chunk_code
-from agentrt.clock import Clock, SystemClock
 from agentrt.context import PromptLayout
 from agentrt.graph import DeadlineExceeded, Outcome, scatter, with_deadline
 from agentrt.llm import ChatModel

@@ -39,7 +39,7 @@ from typing import Annotated, Any
 
 import typer
 
-from agentrt.metrics.recorder import percentile
+from agentrt.metrics import percentile
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import EpochClock, open_queue
 from fixbugs.examples import example_dir
@@ -156,7 +156,7 @@ async def _run_mode(
     options: AgentOptions,
     profile: str,
 ) -> ModeRun:
-    from agentrt.sim.inprocess import in_process_model
+    from agentrt.sim import in_process_model
     from fixbugs.run.agent import run_bug
 
     submitted: dict[str, float] = {}

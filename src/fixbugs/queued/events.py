@@ -17,8 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentrt.checkpoint import cancel_requests, checkpoint
-from agentrt.errors import UserError
+from agentrt import UserError, cancel_requests, checkpoint
 
 __all__ = [
     "FINISHED",

@@ -32,9 +32,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agentrt.clock import Clock
+from agentrt import Clock
 from agentrt.metrics import MetricsRecorder
-from agentrt.metrics.recorder import stage as metrics_stage
+from agentrt.metrics import stage as metrics_stage
 from agentrt.pipeline import Pipeline, Stage, StageContext
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.queued.state import BugState, decode, encode, restore, snapshot

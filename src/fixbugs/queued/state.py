@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentrt.metrics.record import CallRecord
+from agentrt.metrics import CallRecord
 from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.run.context import RunContext
 from fixbugs.run.progress import ProgressEvent

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from agentrt.errors import UserError
+from agentrt import UserError
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, open_queue
 from fixbugs.queued.events import FINISHED, EventPump, open_events

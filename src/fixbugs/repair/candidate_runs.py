@@ -33,9 +33,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
-from agentrt.clock import Clock
-from agentrt.graph import scatter
-from agentrt.graph.deadline import first_error
+from agentrt import Clock
+from agentrt.graph import first_error, scatter
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, regressions
 from fixbugs.pyenv.testverdict import classify_run
 from fixbugs.repair.ranking import RepairCandidate

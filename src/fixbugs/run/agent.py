@@ -19,11 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from agentrt.clock import Clock, SystemClock
-from agentrt.config import load_settings
+from agentrt import Clock, SystemClock, load_settings
 from agentrt.flow import client_for_role, retry_budget
-from agentrt.graph import Graph, NodeContext
-from agentrt.graph.events import GraphEvent, NodeFinished, NodeStarted
+from agentrt.graph import Graph, GraphEvent, NodeContext, NodeFinished, NodeStarted
 from agentrt.metrics import MetricsRecorder
 from fixbugs.errors import InputError
 from fixbugs.inputs import BugInputs, load_inputs

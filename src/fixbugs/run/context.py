@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentrt.clock import Clock
+from agentrt import Clock
 from agentrt.llm import ChatModel
 from agentrt.metrics import MetricsRecorder
 from fixbugs.run.progress import EventKind, EventSink, ProgressEvent

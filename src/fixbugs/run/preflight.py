@@ -20,8 +20,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentrt.config import EndpointConfig, Settings
-from agentrt.errors import EndpointUnreachable, ProviderError, UnknownModel, UserError
+from agentrt import (
+    EndpointConfig,
+    EndpointUnreachable,
+    ProviderError,
+    Settings,
+    UnknownModel,
+    UserError,
+)
 from agentrt.llm import ChatRequest, ModelClient, make_client
 from agentrt.metrics import CallRecord
 
@@ -118,7 +124,7 @@ def _check_weights(cfg: EndpointConfig, where: str) -> None:
     if cfg.model_path is not None:
         path = Path(cfg.model_path).expanduser()
     else:
-        from agentrt.llm.llama_loader import default_model_path
+        from agentrt.llm import default_model_path
 
         try:
             path = default_model_path()

@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from agentrt.clock import Clock, SystemClock
+from agentrt import Clock, SystemClock
 from fixbugs.sandbox.cgroups import CgroupFacts, CommandCgroup
 from fixbugs.sandbox.containment import Mechanisms, View, wrap
 from fixbugs.sandbox.limits import CommandResult, LimitHit, Limits, classify_limit, limit_note

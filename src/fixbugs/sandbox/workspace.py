@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from agentrt.clock import Clock, SystemClock
+from agentrt import Clock, SystemClock
 from fixbugs.errors import InputError
 from fixbugs.sandbox.containment import Mechanisms, View, probe
 from fixbugs.sandbox.interpreters import is_system_path

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentrt.clock import Clock
+from agentrt import Clock
 from agentrt.queues import ChangeSignal
 from fixbugs.errors import InputError
 

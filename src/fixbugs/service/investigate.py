@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentrt.clock import Clock
+from agentrt import Clock
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.progress import EventSink
 from fixbugs.service.jobs import Investigator

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
-from agentrt.clock import Clock
+from agentrt import Clock
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import QueueBackend, StageRecord, StageState
 from fixbugs.queued.events import FINISHED, EventChannel, EventPump, EventRelay

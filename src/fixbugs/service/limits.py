@@ -25,7 +25,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentrt.clock import Clock
+from agentrt import Clock
 
 __all__ = ["BodyBounds", "BodyLimit"]
 

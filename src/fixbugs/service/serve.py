@@ -18,8 +18,7 @@ from typing import Annotated
 import typer
 from fastapi import FastAPI
 
-from agentrt.clock import SystemClock
-from agentrt.errors import UserError
+from agentrt import SystemClock, UserError
 from agentrt.observability import ExporterKind, TracingConfig
 from agentrt.queues import EpochClock, open_queue
 from fixbugs.errors import InputError

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentrt.errors import ProviderError
+from agentrt import ProviderError
 from agentrt.llm import ChatRequest
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testrun import parse_test_command

@@ -23,9 +23,8 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from agentrt.errors import AgentrtError
-from agentrt.llm import ChatRequest
-from agentrt.llm.types import Completed, TextDelta
+from agentrt import AgentrtError
+from agentrt.llm import ChatRequest, Completed, TextDelta
 from fixbugs.localize.assertions import assertion_values
 from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import bug_summary

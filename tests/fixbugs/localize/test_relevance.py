@@ -1,8 +1,8 @@
 import json
 
-from agentrt.clock import FakeClock
+from agentrt import FakeClock
 from agentrt.llm import FakeModel, provider_error
-from agentrt.sim.responder import ResponderInput
+from agentrt.sim import ResponderInput
 from agentrt.tokens import LatencyModel
 from fixbugs.localize import Evidence, model_relevance, rank_files
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentrt.clock import Clock
+from agentrt import Clock
 from agentrt.llm import FakeModel
 from fixbugs.examples import example_dir
 from fixbugs.pyenv.userenv import Interpreter

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agentrt.sim.transport import StreamingASGITransport
+from agentrt.sim import StreamingASGITransport
 from fixbugs.service.serve import ServeConfig, build_app
 
 pytestmark = pytest.mark.needs_root

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from agentrt.llm import FakeModel
-from agentrt.sim.transport import StreamingASGITransport
+from agentrt.sim import StreamingASGITransport
 from fixbugs.queued import QUEUE_STAGES
 from fixbugs.run.context import Models
 from fixbugs.service.serve import ServeConfig, build_app

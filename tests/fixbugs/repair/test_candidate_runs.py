@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentrt.clock import FakeClock
+from agentrt import FakeClock
 from fixbugs.repair.candidate_runs import Stage, validate_parallel
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.sandbox import Sandbox, interpreter_paths

@@ -78,7 +78,7 @@ async def test_bundled_example_is_localized_reproduced_and_fixed(example: Path):
 
 
 async def test_validation_rejects_regressions_stray_edits_and_test_edits(example: Path):
-    from agentrt.clock import SystemClock
+    from agentrt import SystemClock
     from agentrt.metrics import MetricsRecorder
     from fixbugs.repair.patch import make_diff
     from fixbugs.run.context import Candidate, RootCause, RunContext

@@ -21,9 +21,7 @@ import fixbugs.run.agent
 import fixbugs.run.preflight
 from agentrt.llm import OpenAIModel
 from agentrt.metrics import CallRecord
-from agentrt.sim.app import create_app
-from agentrt.sim.profile import get_profile
-from agentrt.sim.transport import StreamingASGITransport
+from agentrt.sim import StreamingASGITransport, create_app, get_profile
 from fixbugs.cli import main
 from fixbugs.examples import example_dir
 from fixbugs.run.context import Models

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from svckit import Harness, ScriptedInvestigator, make_service
 
-from agentrt.sim.transport import StreamingASGITransport
+from agentrt.sim import StreamingASGITransport
 from fixbugs.service import ApiKeys, create_app
 
 

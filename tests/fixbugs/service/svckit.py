@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from agentrt.clock import FakeClock
+from agentrt import FakeClock
 from agentrt.metrics import CallRecord
 from agentrt.queues import MemoryQueue
 from fixbugs.run.agent import STAGES

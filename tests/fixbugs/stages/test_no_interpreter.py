@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrt.clock import FakeClock
+from agentrt import FakeClock
 from agentrt.metrics import MetricsRecorder
 from fixbugs.errors import InputError
 from fixbugs.inputs import load_inputs

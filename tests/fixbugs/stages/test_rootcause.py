@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentrt.clock import FakeClock
-from agentrt.errors import ProviderError
-from agentrt.llm.fake import FakeModel
+from agentrt import FakeClock, ProviderError
+from agentrt.llm import FakeModel
 from agentrt.metrics import MetricsRecorder
-from agentrt.sim import in_process_model
-from agentrt.sim.responder import ResponderInput
-from agentrt.tokens.latency import LatencyModel
+from agentrt.sim import ResponderInput, in_process_model
+from agentrt.tokens import LatencyModel
 from fixbugs.inputs import load_inputs
 from fixbugs.localize.locate import static_evidence
 from fixbugs.localize.rank import rank_files

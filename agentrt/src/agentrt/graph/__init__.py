@@ -1,6 +1,6 @@
 """Dependency-graph execution and scatter-gather: latency follows the critical path."""
 
-from agentrt.graph.deadline import DeadlineExceeded, with_deadline
+from agentrt.graph.deadline import DeadlineExceeded, first_error, with_deadline
 from agentrt.graph.events import GraphEvent, NodeFinished, NodeProgress, NodeStarted, NodeToken
 from agentrt.graph.executor import Graph, GraphResult, GraphRun
 from agentrt.graph.node import FailurePolicy, Node, NodeContext
@@ -29,6 +29,7 @@ __all__ = [
     "RunReport",
     "Schedule",
     "critical_path",
+    "first_error",
     "gather_map",
     "scatter",
     "with_deadline",

@@ -3,6 +3,7 @@
 from agentrt.llm.client import ModelClient, RawResult, check_structured
 from agentrt.llm.factory import make_client
 from agentrt.llm.fake import FakeModel, provider_error
+from agentrt.llm.llama_loader import default_model_path
 from agentrt.llm.openai_backend import OpenAIModel, parse_retry_after
 from agentrt.llm.protocol import ChatModel
 from agentrt.llm.types import (
@@ -31,6 +32,7 @@ __all__ = [
     "TextDelta",
     "Usage",
     "check_structured",
+    "default_model_path",
     "make_client",
     "parse_retry_after",
     "provider_error",

@@ -5,6 +5,8 @@ SQLite as the embedded default, Redis Streams for workers on many machines.
 Pick one by URL with :func:`open_queue`.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from agentrt.queues.backend import ChangeSignal, QueueBackend, open_queue
 from agentrt.queues.epoch import EpochClock
 from agentrt.queues.fairness import Candidate, FairPolicy, Fifo, GroupFair, ShortestJobFirst
@@ -19,6 +21,19 @@ from agentrt.queues.types import (
     StageState,
 )
 
+if TYPE_CHECKING:
+    from agentrt.queues.redis_streams import RedisQueue
+
+
+def __getattr__(name: str) -> Any:
+    """The Redis backend needs redis (the ``redis`` extra): import it when asked for."""
+    if name == "RedisQueue":
+        from agentrt.queues.redis_streams import RedisQueue
+
+        return RedisQueue
+    raise AttributeError(f"module 'agentrt.queues' has no attribute {name!r}")
+
+
 __all__ = [
     "Candidate",
     "ChangeSignal",
@@ -32,6 +47,7 @@ __all__ = [
     "Message",
     "QueueBackend",
     "QueueUnavailable",
+    "RedisQueue",
     "ShortestJobFirst",
     "SqliteQueue",
     "StageRecord",
