@@ -7,12 +7,17 @@ metrics, all on an injectable clock. Importing it needs only the light core
 (httpx, pydantic, openai); the CLI, the simulator, llama.cpp, Redis,
 OpenTelemetry, Prometheus and the report charts are extras, imported only
 by the modules that use them.
+
+The names below are the runtime's surface; subpackages that are concepts of
+their own (``agentrt.llm``, ``agentrt.flow``, ``agentrt.graph``,
+``agentrt.queues``, ``agentrt.pipeline``, ``agentrt.sim``, ...) export theirs.
+Modules named ``_x`` are implementation and may change without notice.
 """
 
-from agentrt.checkpoint import cancel_requests, checkpoint
-from agentrt.clock import Clock, FakeClock, ScaledClock, SystemClock
-from agentrt.config import EndpointConfig, Settings, load_settings
-from agentrt.errors import (
+from agentrt._checkpoint import cancel_requests, checkpoint
+from agentrt._clock import Clock, FakeClock, ScaledClock, SystemClock
+from agentrt._config import EndpointConfig, Settings, load_settings
+from agentrt._errors import (
     AgentrtError,
     ConfigError,
     EndpointUnreachable,

@@ -1,8 +1,8 @@
 """The `agentrt` entry point, and the error handling every console command shares.
 
-The commands themselves (:mod:`agentrt.commands`) need the ``cli`` extra
+The commands themselves (:mod:`agentrt._commands`) need the ``cli`` extra
 (typer, rich); without it `agentrt` says in one line what to install.
-User errors (:class:`~agentrt.errors.UserError`) print one line to stderr
+User errors (:class:`~agentrt._errors.UserError`) print one line to stderr
 and exit 2; no traceback reaches the user for something they can fix.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from agentrt.errors import UserError
+from agentrt._errors import UserError
 
 if TYPE_CHECKING:
     import typer
@@ -75,7 +75,7 @@ def run_app(typer_app: typer.Typer, argv: list[str] | None = None) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point of `agentrt`."""
     try:
-        from agentrt.commands import app
+        from agentrt._commands import app
     except ModuleNotFoundError as exc:
         if exc.name not in CLI_MODULES:
             raise

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
+from agentrt._errors import ConfigError
 from agentrt.context import AffinityModel, AffinityRouter, PromptLayout, affinity_key, request_key
-from agentrt.errors import ConfigError
 from agentrt.llm import ChatRequest, FakeModel
 
 

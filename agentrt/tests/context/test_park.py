@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("llama_cpp")
 
+from agentrt._errors import UserError
 from agentrt.context import CostMeter, SessionParker
-from agentrt.errors import UserError
 from agentrt.llm import ChatRequest, Message
-from agentrt.llm.llama_backend import LlamaModel, default_model_path
+from agentrt.llm._llama_backend import LlamaModel, default_model_path
 
 try:
     default_model_path()

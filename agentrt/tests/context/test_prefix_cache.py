@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
 from agentrt.context import PromptLayout, prefix_use
 from agentrt.llm import ChatRequest
 from agentrt.metrics import MetricsRecorder
 from agentrt.sim import get_profile, in_process_model
-from agentrt.sim.prefix_cache import PrefixCache
+from agentrt.sim._prefix_cache import PrefixCache
 
 SHARED = [("system", "s" * 400), ("user", "u" * 4000)]
 

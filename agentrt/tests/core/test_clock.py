@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from agentrt.clock import FakeClock, ScaledClock
+from agentrt._clock import FakeClock, ScaledClock
 
 
 async def test_fake_clock_wakes_sleepers_in_deadline_order():

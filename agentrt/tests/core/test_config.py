@@ -1,7 +1,7 @@
 import pytest
 
-from agentrt.config import load_settings
-from agentrt.errors import ConfigError
+from agentrt._config import load_settings
+from agentrt._errors import ConfigError
 
 
 def test_defaults_put_every_role_on_the_embedded_model(tmp_path, monkeypatch):

@@ -9,8 +9,8 @@ import random
 import pytest
 from rich.console import Console
 
-from agentrt.clock import FakeClock
-from agentrt.demo import EXIT_NO_RESULT, failure_line, run_demo
+from agentrt._clock import FakeClock
+from agentrt._demo import EXIT_NO_RESULT, failure_line, run_demo
 from agentrt.flow import CircuitBreaker, LocalRetryBudget, ResilientModel
 from agentrt.sim import get_profile, in_process_model
 
@@ -68,7 +68,7 @@ async def test_demo_where_every_call_fails_has_a_documented_status(tmp_path, mon
 
 
 def test_failure_line_names_the_reasons():
-    from agentrt.errors import ProviderError
+    from agentrt._errors import ProviderError
 
     errors = [ProviderError("x", status=503), ProviderError("y", status=503), TimeoutError()]
     assert failure_line(3, 8, errors) == "3 of 8 chunks failed (503 x2, TimeoutError)"

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
 from agentrt.metrics import CallRecord, MetricsRecorder, current_stage, percentile, stage
 
 

@@ -2,7 +2,7 @@ import pytest
 
 from agentrt.metrics import CallRecord
 from agentrt.tokens import LatencyModel, calibrate, estimate_tokens, make_plan
-from agentrt.tokens.counting import EstimateCounter, ExactCounter
+from agentrt.tokens._counting import EstimateCounter, ExactCounter
 
 
 def test_estimate_is_four_bytes_per_token_rounded_up():

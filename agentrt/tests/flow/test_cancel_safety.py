@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
 from agentrt.flow import (
     CircuitBreaker,
     ConcurrencyLimiter,

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from agentrt.clock import FakeClock
-from agentrt.errors import ProviderError
+from agentrt._clock import FakeClock
+from agentrt._errors import ProviderError
 from agentrt.flow import (
     DeadlineExceeded,
     GiveUp,

@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from agentrt.clock import FakeClock
-from agentrt.errors import ConfigError
+from agentrt._clock import FakeClock
+from agentrt._errors import ConfigError
 from agentrt.flow import (
     AdaptiveLimit,
     CircuitBreaker,
@@ -29,7 +29,7 @@ from agentrt.tokens import LatencyModel
 async def test_redis_buckets_are_atomic_across_clients(redis_url):
     from redis.asyncio import Redis
 
-    from agentrt.flow.redis_store import RedisRateGate
+    from agentrt.flow._redis_store import RedisRateGate
 
     clock = FakeClock(1000.0)
     key = f"test:{uuid.uuid4().hex}"
@@ -54,7 +54,7 @@ async def test_redis_buckets_are_atomic_across_clients(redis_url):
 async def test_redis_retry_budget_is_shared(redis_url):
     from redis.asyncio import Redis
 
-    from agentrt.flow.redis_store import RedisRetryBudget
+    from agentrt.flow._redis_store import RedisRetryBudget
 
     key = f"test:{uuid.uuid4().hex}"
     a, b = Redis.from_url(redis_url), Redis.from_url(redis_url)
@@ -79,8 +79,8 @@ async def test_redis_retry_budget_decides_as_the_local_one(redis_url):
 
     from redis.asyncio import Redis
 
-    from agentrt.flow.redis_store import RedisRetryBudget
-    from agentrt.flow.retry import RetryBudget
+    from agentrt.flow._redis_store import RedisRetryBudget
+    from agentrt.flow._retry import RetryBudget
 
     key = f"test:{uuid.uuid4().hex}"
     r = Redis.from_url(redis_url)

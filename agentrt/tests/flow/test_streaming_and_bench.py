@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from agentrt.clock import FakeClock
-from agentrt.errors import ProviderError
+from agentrt._clock import FakeClock
+from agentrt._errors import ProviderError
 from agentrt.flow import LocalRetryBudget, ResilientModel, RetryBudget
 from agentrt.llm import ChatRequest, Completed, FakeModel, TextDelta, provider_error
 from agentrt.metrics import MetricsRecorder

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
 from agentrt.graph import DeadlineExceeded, Graph, NodeContext, NodeFinished, NodeStarted
 from agentrt.llm import ChatRequest, FakeModel
 from agentrt.metrics import MetricsRecorder

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
 from agentrt.graph import gather_map, scatter
 from agentrt.llm import ChatRequest, FakeModel
 from agentrt.tokens import LatencyModel

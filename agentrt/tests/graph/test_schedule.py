@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentrt.errors import UserError
+from agentrt._errors import UserError
 from agentrt.graph import GraphError, NodeState, Schedule
 
 

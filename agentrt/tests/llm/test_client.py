@@ -4,10 +4,10 @@ import asyncio
 
 import pytest
 
-from agentrt.clock import FakeClock
-from agentrt.errors import ProviderError, StructuredOutputError
+from agentrt._clock import FakeClock
+from agentrt._errors import ProviderError, StructuredOutputError
 from agentrt.llm import ChatRequest, Completed, FakeModel, TextDelta, provider_error
-from agentrt.llm.client import check_structured
+from agentrt.llm._client import check_structured
 from agentrt.metrics import MetricsRecorder, stage
 from agentrt.tokens import LatencyModel
 

@@ -11,11 +11,11 @@ import pytest
 
 pytest.importorskip("llama_cpp")
 
-from agentrt.errors import UnknownModel, UserError
-from agentrt.llm import llama_backend
-from agentrt.llm.client import RawResult
-from agentrt.llm.llama_backend import LlamaModel, default_model_path
-from agentrt.llm.types import ChatRequest, Completed, TextDelta
+from agentrt._errors import UnknownModel, UserError
+from agentrt.llm import _llama_backend as llama_backend
+from agentrt.llm._client import RawResult
+from agentrt.llm._llama_backend import LlamaModel, default_model_path
+from agentrt.llm._types import ChatRequest, Completed, TextDelta
 
 try:
     MODEL_PATH: Path | None = default_model_path()

@@ -3,7 +3,7 @@
 import httpx
 import pytest
 
-from agentrt.errors import EndpointUnreachable, ProviderError, UnknownModel
+from agentrt._errors import EndpointUnreachable, ProviderError, UnknownModel
 from agentrt.llm import ChatRequest, OpenAIModel
 
 

@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
-from agentrt.clock import FakeClock
-from agentrt.errors import ProviderError, StructuredOutputError, UnknownModel
+from agentrt._clock import FakeClock
+from agentrt._errors import ProviderError, StructuredOutputError, UnknownModel
 from agentrt.llm import ChatRequest, Completed, TextDelta
 from agentrt.metrics import MetricsRecorder, stage
 from agentrt.sim import get_profile, in_process_model

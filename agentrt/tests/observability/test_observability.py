@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from agentrt._clock import FakeClock
 from agentrt.cli import main as agentrt_main
-from agentrt.clock import FakeClock
 from agentrt.flow import ConcurrencyLimiter, LocalRetryBudget, ResilientModel, StaticLimit
 from agentrt.llm import FakeModel
 from agentrt.metrics import CallRecord
@@ -84,7 +84,7 @@ def test_spans_form_run_stage_call_tree_with_genai_attributes() -> None:
 
 
 def test_unknown_exporter_is_a_user_error() -> None:
-    from agentrt.errors import ConfigError
+    from agentrt._errors import ConfigError
 
     with pytest.raises(ConfigError, match="none, console or otlp"):
         tracer_provider(TracingConfig(exporter="zipkin"))  # type: ignore[arg-type]

@@ -3,7 +3,7 @@
 Python 3.11's ``asyncio.wait_for`` (which redis-py uses for every command)
 returns normally when its task is cancelled just as the operation finishes.
 These stores do the same on purpose, at a chosen moment, and count what the
-runner does afterwards: without :func:`agentrt.checkpoint` it kept polling
+runner does afterwards: without :func:`agentrt._checkpoint` it kept polling
 (or renewing a lease) forever, and its task group never ended.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agentrt import cancel_requests, checkpoint
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import Delivery, MemoryQueue
 

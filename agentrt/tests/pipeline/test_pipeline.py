@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentrt.clock import FakeClock
-from agentrt.errors import UserError
+from agentrt._clock import FakeClock
+from agentrt._errors import UserError
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import MemoryQueue, StageState
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
 from agentrt.llm import ChatRequest, FakeModel
 from agentrt.pipeline import SessionBudget, SessionGate
 from agentrt.tokens import LatencyModel

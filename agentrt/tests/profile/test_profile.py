@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentrt.clock import FakeClock
-from agentrt.errors import UserError
+from agentrt._clock import FakeClock
+from agentrt._errors import UserError
 from agentrt.llm import ChatRequest, FakeModel
 from agentrt.metrics import CallRecord, MetricsRecorder, stage
 from agentrt.profile import WhatIf, breakdown, estimates, load_run, profile_json

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
 from agentrt.queues import (
     Emit,
     MemoryQueue,
@@ -17,7 +17,7 @@ from agentrt.queues import (
     SqliteQueue,
     StageState,
 )
-from agentrt.queues.redis_streams import RedisQueue
+from agentrt.queues._redis_streams import RedisQueue
 
 _ns = itertools.count()
 

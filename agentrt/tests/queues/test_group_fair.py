@@ -12,9 +12,9 @@ import json
 import sqlite3
 from pathlib import Path
 
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
 from agentrt.queues import Candidate, Fifo, GroupFair, Message, ShortestJobFirst, SqliteQueue
-from agentrt.queues.redis_streams import RedisQueue
+from agentrt.queues._redis_streams import RedisQueue
 
 _ns = itertools.count()
 

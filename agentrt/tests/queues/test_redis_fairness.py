@@ -16,7 +16,7 @@ from typing import Any
 
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import Fifo, Message
-from agentrt.queues.redis_streams import RedisQueue
+from agentrt.queues._redis_streams import RedisQueue
 
 _ns = itertools.count()
 

@@ -19,7 +19,7 @@ from redisproc import REDIS, RedisProc, free_port
 
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import Delivery, Emit, Message, QueueUnavailable
-from agentrt.queues.redis_streams import RedisQueue
+from agentrt.queues._redis_streams import RedisQueue
 
 ITEMS = 150
 
@@ -56,7 +56,7 @@ async def work(ctx: StageContext) -> Mapping[str, Any]:
 
 # On a loaded machine this test used to hang about 1 run in 5: a stage's claim
 # lost its cancellation inside redis-py (Python 3.11's wait_for, see
-# agentrt.checkpoint) and the stage polled forever. The runner now raises a lost
+# agentrt._checkpoint) and the stage polled forever. The runner now raises a lost
 # cancellation again; the timeout stays as a guard that fails, not hangs.
 @pytest.mark.timeout(150)
 async def test_restart_mid_run_loses_nothing_acknowledged(tmp_path: Path) -> None:

@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx
 
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
 from agentrt.sim import SimProfile, StreamingASGITransport, create_app
-from agentrt.sim.responder import Responder
+from agentrt.sim._responder import Responder
 
 MODEL = "sim-model"
 

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from agentrt.clock import FakeClock
+from agentrt._clock import FakeClock
 from agentrt.flow import LocalRetryBudget, ResilientModel
 from agentrt.llm import ChatRequest
 from agentrt.metrics import MetricsRecorder

@@ -10,7 +10,7 @@ import pytest
 from simkit import MODEL, SimFactory, body
 
 from agentrt.sim import get_profile
-from agentrt.tokens.counting import EstimateCounter, estimate_tokens
+from agentrt.tokens._counting import EstimateCounter, estimate_tokens
 
 LONG = "x" * 4000  # 1000 tokens + 4 message overhead
 

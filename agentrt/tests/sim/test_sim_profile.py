@@ -8,10 +8,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agentrt.errors import ConfigError, UnknownProfile, UserError
+from agentrt._errors import ConfigError, UnknownProfile, UserError
 from agentrt.sim import PROFILES, get_profile, load_profile_file
-from agentrt.sim.cli import sim_app
-from agentrt.sim.limits import format_duration
+from agentrt.sim._cli import sim_app
+from agentrt.sim._limits import format_duration
 
 
 def test_named_profiles_exist_with_documented_defaults() -> None:

@@ -2,7 +2,7 @@
 
 The same open-loop workload (``calls`` calls arriving at a fixed rate)
 runs twice in one process against the in-process simulator, on one
-:class:`~agentrt.clock.FakeClock` so hundreds of simulated seconds take
+:class:`~agentrt._clock.FakeClock` so hundreds of simulated seconds take
 only CPU time. For a window in the middle, 50% of the simulator's answers
 are 503 or 529.
 
@@ -31,15 +31,15 @@ from typing import Any
 import httpx
 import openai
 
+from agentrt._clock import FakeClock
 from agentrt.bench.harness import BenchResult, benchmark
-from agentrt.clock import FakeClock
-from agentrt.flow.breaker import CircuitBreaker
-from agentrt.flow.gate import LocalRetryBudget
-from agentrt.flow.resilient import ResilientModel
-from agentrt.flow.retry import RetryBudget
-from agentrt.flow.throttle import AdaptiveThrottle
-from agentrt.llm.openai_backend import OpenAIModel, prepare_sdk
-from agentrt.llm.types import ChatRequest
+from agentrt.flow._breaker import CircuitBreaker
+from agentrt.flow._gate import LocalRetryBudget
+from agentrt.flow._resilient import ResilientModel
+from agentrt.flow._retry import RetryBudget
+from agentrt.flow._throttle import AdaptiveThrottle
+from agentrt.llm._openai_backend import OpenAIModel, prepare_sdk
+from agentrt.llm._types import ChatRequest
 from agentrt.sim import StreamingASGITransport, create_app, get_profile
 
 __all__ = ["FakeClockSDK", "agentrt_model", "fault_sim", "run_brownout", "sdk_client"]

@@ -12,15 +12,15 @@ import asyncio
 import statistics
 from typing import Any
 
+from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import running_simulator
-from agentrt.clock import ScaledClock
-from agentrt.llm.openai_backend import OpenAIModel
-from agentrt.llm.types import ChatRequest
-from agentrt.metrics.recorder import MetricsRecorder, stage
+from agentrt.llm._openai_backend import OpenAIModel
+from agentrt.llm._types import ChatRequest
+from agentrt.metrics._recorder import MetricsRecorder, stage
 from agentrt.sim import get_profile
-from agentrt.tokens.counting import estimate_tokens
-from agentrt.tokens.latency import calibrate
+from agentrt.tokens._counting import estimate_tokens
+from agentrt.tokens._latency import calibrate
 
 __all__ = ["run_calibration"]
 

@@ -31,15 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentrt._clock import Clock, ScaledClock, SystemClock
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import running_simulator
-from agentrt.clock import Clock, ScaledClock, SystemClock
-from agentrt.flow.adaptive import AdaptiveLimit, LimitAlgorithm, StaticLimit
-from agentrt.flow.limiter import ConcurrencyLimiter
-from agentrt.llm.client import ModelClient
-from agentrt.llm.openai_backend import OpenAIModel
-from agentrt.llm.types import ChatRequest
-from agentrt.metrics.recorder import percentile
+from agentrt.flow._adaptive import AdaptiveLimit, LimitAlgorithm, StaticLimit
+from agentrt.flow._limiter import ConcurrencyLimiter
+from agentrt.llm._client import ModelClient
+from agentrt.llm._openai_backend import OpenAIModel
+from agentrt.llm._types import ChatRequest
+from agentrt.metrics._recorder import percentile
 from agentrt.sim import get_profile
 
 __all__ = ["run_concurrency"]
@@ -125,7 +125,7 @@ _WORKER_MODEL: Any = None
 
 def _worker_load() -> None:
     global _WORKER_MODEL
-    from agentrt.llm.llama_backend import LlamaModel
+    from agentrt.llm._llama_backend import LlamaModel
 
     _WORKER_MODEL = LlamaModel(n_threads=1, seed=0)
     asyncio.run(_WORKER_MODEL.load())

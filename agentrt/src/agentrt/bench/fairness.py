@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import running_simulator
-from agentrt.clock import ScaledClock
-from agentrt.llm.openai_backend import OpenAIModel
-from agentrt.llm.types import ChatRequest
-from agentrt.metrics.recorder import percentile
+from agentrt.llm._openai_backend import OpenAIModel
+from agentrt.llm._types import ChatRequest
+from agentrt.metrics._recorder import percentile
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import FairPolicy, Fifo, ShortestJobFirst, SqliteQueue
 

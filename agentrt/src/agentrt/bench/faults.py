@@ -1,7 +1,7 @@
 """`faults`: does the retry layer tell a steady error rate from a brownout?
 
 100 calls, 16 in flight (a closed loop: a call starts when one ends),
-against the in-process simulator on one :class:`~agentrt.clock.FakeClock`,
+against the in-process simulator on one :class:`~agentrt._clock.FakeClock`,
 under two fault mixes, each served to two stacks:
 
 * steady: 20% of answers fail, half 429 with ``Retry-After``, half 503.
@@ -30,11 +30,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from agentrt._clock import FakeClock
 from agentrt.bench.brownout import agentrt_model, fault_sim, sdk_client
 from agentrt.bench.harness import BenchResult, benchmark
-from agentrt.clock import FakeClock
-from agentrt.graph.scatter import gather_map
-from agentrt.llm.types import ChatRequest
+from agentrt.graph._scatter import gather_map
+from agentrt.llm._types import ChatRequest
 
 __all__ = ["run_faults"]
 

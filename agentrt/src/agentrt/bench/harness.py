@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentrt.errors import UserError
+from agentrt._errors import UserError
 
 __all__ = ["BENCHMARKS", "BenchResult", "Benchmark", "benchmark", "get_benchmark"]
 

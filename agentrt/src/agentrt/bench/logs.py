@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrt.bench.harness import BenchResult, benchmark
-from agentrt.chunking.logs import chunk_log_file
+from agentrt.chunking._logs import chunk_log_file
 
 __all__ = ["chunk_file_stats", "run_logs", "write_log"]
 
@@ -103,7 +103,7 @@ async def run_logs(opts: dict[str, Any]) -> BenchResult:
         written = await asyncio.to_thread(write_log, path, size)
         gen_s = time.perf_counter() - t0
         base = await _child(
-            "import json, resource, agentrt.chunking.logs; "
+            "import json, resource, agentrt.chunking._logs; "
             "print(json.dumps({'peak_rss_mb': "
             "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))"
         )

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypedDict
 
 from agentrt.bench.harness import BenchResult, benchmark
-from agentrt.graph.scatter import gather_map
+from agentrt.graph._scatter import gather_map
 
 __all__ = ["run_overhead"]
 

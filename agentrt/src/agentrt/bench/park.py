@@ -9,7 +9,7 @@ is what the session waits for its next first token: TTFT, plus the restore
 when parked. An uncontended run (nobody else uses the model during the
 wait) measures keeping the context resident.
 
-The runtime's choice comes from :class:`~agentrt.context.park.SessionParker`
+The runtime's choice comes from :class:`~agentrt.context._park.SessionParker`
 with costs probed at small sizes before the sessions run; the check is that
 it picks the option measured cheapest in each case.
 """
@@ -22,10 +22,10 @@ import statistics
 from typing import Any
 
 from agentrt.bench.harness import BenchResult, benchmark
-from agentrt.context.park import SessionParker, ToolWait
-from agentrt.context.policy import Choice, decide
-from agentrt.llm.llama_backend import LlamaModel
-from agentrt.llm.types import ChatRequest, ChatResult, Message
+from agentrt.context._park import SessionParker, ToolWait
+from agentrt.context._policy import Choice, decide
+from agentrt.llm._llama_backend import LlamaModel
+from agentrt.llm._types import ChatRequest, ChatResult, Message
 
 __all__ = ["run_park"]
 

@@ -16,15 +16,15 @@ import asyncio
 import statistics
 from typing import Any
 
+from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import running_simulator
-from agentrt.clock import ScaledClock
-from agentrt.context.layout import PromptLayout, prefix_use
-from agentrt.llm.openai_backend import OpenAIModel
-from agentrt.llm.types import ChatRequest, Message
-from agentrt.metrics.recorder import MetricsRecorder, percentile, stage
+from agentrt.context._layout import PromptLayout, prefix_use
+from agentrt.llm._openai_backend import OpenAIModel
+from agentrt.llm._types import ChatRequest, Message
+from agentrt.metrics._recorder import MetricsRecorder, percentile, stage
 from agentrt.sim import get_profile
-from agentrt.tokens.counting import estimate_tokens
+from agentrt.tokens._counting import estimate_tokens
 
 __all__ = ["run_prefix"]
 

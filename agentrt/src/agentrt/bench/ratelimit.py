@@ -31,15 +31,15 @@ from typing import Any
 
 import httpx
 
+from agentrt._clock import ScaledClock
+from agentrt._errors import ProviderError, UserError
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import free_port, running_simulator
-from agentrt.clock import ScaledClock
-from agentrt.errors import ProviderError, UserError
-from agentrt.flow.gate import LocalRateGate, LocalRetryBudget, RateGate
-from agentrt.flow.resilient import ResilientModel
-from agentrt.flow.retry import RetryBudget
-from agentrt.llm.openai_backend import OpenAIModel
-from agentrt.llm.types import ChatRequest
+from agentrt.flow._gate import LocalRateGate, LocalRetryBudget, RateGate
+from agentrt.flow._resilient import ResilientModel
+from agentrt.flow._retry import RetryBudget
+from agentrt.llm._openai_backend import OpenAIModel
+from agentrt.llm._types import ChatRequest
 
 __all__ = ["run_ratelimit"]
 
@@ -86,7 +86,7 @@ async def _worker_main(a: dict[str, Any]) -> dict[str, int]:
     if a["redis_url"]:
         from redis.asyncio import Redis
 
-        from agentrt.flow.redis_store import RedisRateGate
+        from agentrt.flow._redis_store import RedisRateGate
 
         redis = Redis.from_url(a["redis_url"])
         rate = RedisRateGate(redis, a["key"], rpm=a["rpm"], tpm=a["tpm"], time_scale=scale)

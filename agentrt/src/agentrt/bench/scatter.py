@@ -13,17 +13,17 @@ import random
 import statistics
 from typing import Any
 
+from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import running_simulator
-from agentrt.chunking.code import CodeChunk, chunk_code
-from agentrt.clock import ScaledClock
-from agentrt.graph.scatter import gather_map
-from agentrt.llm.openai_backend import OpenAIModel
-from agentrt.llm.types import ChatRequest
-from agentrt.metrics.recorder import MetricsRecorder, stage
+from agentrt.chunking._code import CodeChunk, chunk_code
+from agentrt.graph._scatter import gather_map
+from agentrt.llm._openai_backend import OpenAIModel
+from agentrt.llm._types import ChatRequest
+from agentrt.metrics._recorder import MetricsRecorder, stage
 from agentrt.sim import get_profile
-from agentrt.tokens.counting import MESSAGE_OVERHEAD_TOKENS
-from agentrt.tokens.latency import LatencyModel
+from agentrt.tokens._counting import MESSAGE_OVERHEAD_TOKENS
+from agentrt.tokens._latency import LatencyModel
 
 __all__ = ["chunks_for_width", "run_scatter", "synthetic_repo"]
 

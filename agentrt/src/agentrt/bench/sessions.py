@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import running_simulator
-from agentrt.clock import ScaledClock
-from agentrt.llm.openai_backend import OpenAIModel
-from agentrt.llm.types import ChatRequest
+from agentrt.llm._openai_backend import OpenAIModel
+from agentrt.llm._types import ChatRequest
 from agentrt.pipeline import SessionGate
 
 __all__ = ["run_sessions_bench"]

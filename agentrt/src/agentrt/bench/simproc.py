@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from agentrt.errors import UserError
+from agentrt._errors import UserError
 
 __all__ = ["free_port", "running_simulator"]
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import running_simulator
-from agentrt.clock import ScaledClock
-from agentrt.graph.events import NodeToken
-from agentrt.graph.executor import Graph
-from agentrt.llm.openai_backend import OpenAIModel
-from agentrt.llm.types import ChatRequest
-from agentrt.metrics.recorder import MetricsRecorder
+from agentrt.graph._events import NodeToken
+from agentrt.graph._executor import Graph
+from agentrt.llm._openai_backend import OpenAIModel
+from agentrt.llm._types import ChatRequest
+from agentrt.metrics._recorder import MetricsRecorder
 
 __all__ = ["run_streaming"]
 

@@ -1,13 +1,13 @@
 """Structured evidence with provenance, and its reducers."""
 
-from agentrt.evidence.model import (
+from agentrt.evidence._model import (
     EVIDENCE_SCHEMA,
     Evidence,
     EvidenceKind,
     Provenance,
     parse_evidence,
 )
-from agentrt.evidence.reducers import (
+from agentrt.evidence._reducers import (
     Digest,
     dedupe,
     digest,

@@ -4,14 +4,14 @@ Sans-IO cores (:class:`AdaptiveLimit`, :class:`RateBuckets`,
 :class:`RetryBudget`, :func:`next_action`, :class:`AdaptiveThrottle`,
 :class:`CircuitBreaker`) with thin async drivers; :class:`ResilientModel`
 puts them around any model client, :class:`RoutedModel` picks a model per
-stage with fallbacks, and :mod:`agentrt.flow.redis_store` shares limits and
+stage with fallbacks, and :mod:`agentrt.flow._redis_store` shares limits and
 the retry budget between processes.
 """
 
-from agentrt.flow.adaptive import AdaptiveLimit, LimitAlgorithm, Sample, StaticLimit
-from agentrt.flow.breaker import BreakerState, CircuitBreaker, CircuitOpen
-from agentrt.flow.clients import client_for_role, retry_budget, retry_policy
-from agentrt.flow.deadline import (
+from agentrt.flow._adaptive import AdaptiveLimit, LimitAlgorithm, Sample, StaticLimit
+from agentrt.flow._breaker import BreakerState, CircuitBreaker, CircuitOpen
+from agentrt.flow._clients import client_for_role, retry_budget, retry_policy
+from agentrt.flow._deadline import (
     Deadline,
     DeadlineExceeded,
     current_deadline,
@@ -20,23 +20,23 @@ from agentrt.flow.deadline import (
     move_on_after,
     time_left,
 )
-from agentrt.flow.gate import (
+from agentrt.flow._gate import (
     LocalRateGate,
     LocalRetryBudget,
     RateGate,
     SharedBudget,
     with_headroom,
 )
-from agentrt.flow.limiter import ConcurrencyLimiter, Permit
-from agentrt.flow.ratelimit import (
+from agentrt.flow._limiter import ConcurrencyLimiter, Permit
+from agentrt.flow._ratelimit import (
     HeaderView,
     RateBuckets,
     Reservation,
     parse_duration,
     parse_rate_headers,
 )
-from agentrt.flow.resilient import ResilientModel, is_pacing
-from agentrt.flow.retry import (
+from agentrt.flow._resilient import ResilientModel, is_pacing
+from agentrt.flow._retry import (
     GiveUp,
     RetryAfter,
     RetryBudget,
@@ -45,8 +45,8 @@ from agentrt.flow.retry import (
     is_retryable,
     next_action,
 )
-from agentrt.flow.routing import RoutedModel, RoutingTable
-from agentrt.flow.throttle import AdaptiveThrottle, Throttled
+from agentrt.flow._routing import RoutedModel, RoutingTable
+from agentrt.flow._throttle import AdaptiveThrottle, Throttled
 
 __all__ = [
     "AdaptiveLimit",

@@ -1,12 +1,12 @@
 """Dependency-graph execution and scatter-gather: latency follows the critical path."""
 
-from agentrt.graph.deadline import DeadlineExceeded, first_error, with_deadline
-from agentrt.graph.events import GraphEvent, NodeFinished, NodeProgress, NodeStarted, NodeToken
-from agentrt.graph.executor import Graph, GraphResult, GraphRun
-from agentrt.graph.node import FailurePolicy, Node, NodeContext
-from agentrt.graph.report import NodeTiming, RunReport, critical_path
-from agentrt.graph.scatter import ErrorPolicy, Outcome, gather_map, scatter
-from agentrt.graph.schedule import GraphError, NodeState, Schedule
+from agentrt.graph._deadline import DeadlineExceeded, first_error, with_deadline
+from agentrt.graph._events import GraphEvent, NodeFinished, NodeProgress, NodeStarted, NodeToken
+from agentrt.graph._executor import Graph, GraphResult, GraphRun
+from agentrt.graph._node import FailurePolicy, Node, NodeContext
+from agentrt.graph._report import NodeTiming, RunReport, critical_path
+from agentrt.graph._scatter import ErrorPolicy, Outcome, gather_map, scatter
+from agentrt.graph._schedule import GraphError, NodeState, Schedule
 
 __all__ = [
     "DeadlineExceeded",

@@ -1,12 +1,12 @@
 """Model clients: one async interface over every backend."""
 
-from agentrt.llm.client import ModelClient, RawResult, check_structured
-from agentrt.llm.factory import make_client
-from agentrt.llm.fake import FakeModel, provider_error
-from agentrt.llm.llama_loader import default_model_path
-from agentrt.llm.openai_backend import OpenAIModel, parse_retry_after
-from agentrt.llm.protocol import ChatModel
-from agentrt.llm.types import (
+from agentrt.llm._client import ModelClient, RawResult, check_structured
+from agentrt.llm._factory import make_client
+from agentrt.llm._fake import FakeModel, provider_error
+from agentrt.llm._llama_loader import default_model_path
+from agentrt.llm._openai_backend import OpenAIModel, parse_retry_after
+from agentrt.llm._protocol import ChatModel
+from agentrt.llm._types import (
     CallTiming,
     ChatRequest,
     ChatResult,

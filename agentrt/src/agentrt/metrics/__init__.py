@@ -1,10 +1,10 @@
 """Per-call records, per-stage aggregates, JSON export.
 
-The rich tables are in :mod:`agentrt.metrics.table` (the ``cli`` extra).
+The rich tables are in :mod:`agentrt.metrics._table` (the ``cli`` extra).
 """
 
-from agentrt.metrics.record import CallKind, CallRecord, Outcome
-from agentrt.metrics.recorder import (
+from agentrt.metrics._record import CallKind, CallRecord, Outcome
+from agentrt.metrics._recorder import (
     MetricsRecorder,
     StageStats,
     current_recorder,

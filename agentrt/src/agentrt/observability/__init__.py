@@ -5,9 +5,9 @@ output tokens, time to first token); metrics give per-stage latency
 histograms and the live state of queues, limits and the retry budget.
 """
 
-from agentrt.observability.flow import FlowState, LimitState, RetryBudgetState, flow_state
-from agentrt.observability.prometheus import LiveState, RuntimeMetrics
-from agentrt.observability.tracing import (
+from agentrt.observability._flow import FlowState, LimitState, RetryBudgetState, flow_state
+from agentrt.observability._prometheus import LiveState, RuntimeMetrics
+from agentrt.observability._tracing import (
     ExporterKind,
     TracingConfig,
     call_attributes,

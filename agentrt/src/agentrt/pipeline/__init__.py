@@ -5,16 +5,16 @@ bounded queues (:mod:`agentrt.queues`); per-item, per-stage records; fair
 ordering between jobs; per-key serialization; session-capacity admission.
 """
 
-from agentrt.pipeline.loading import load_pipeline
-from agentrt.pipeline.runner import PipelineRunner
-from agentrt.pipeline.sessions import (
+from agentrt.pipeline._loading import load_pipeline
+from agentrt.pipeline._runner import PipelineRunner
+from agentrt.pipeline._sessions import (
     Session,
     SessionBudget,
     SessionGate,
     SessionReport,
     SessionStats,
 )
-from agentrt.pipeline.stage import Pipeline, Stage, StageContext, StageFn
+from agentrt.pipeline._stage import Pipeline, Stage, StageContext, StageFn
 
 __all__ = [
     "Pipeline",

@@ -7,12 +7,12 @@ Pick one by URL with :func:`open_queue`.
 
 from typing import TYPE_CHECKING, Any
 
-from agentrt.queues.backend import ChangeSignal, QueueBackend, open_queue
-from agentrt.queues.epoch import EpochClock
-from agentrt.queues.fairness import Candidate, FairPolicy, Fifo, GroupFair, ShortestJobFirst
-from agentrt.queues.memory import MemoryQueue
-from agentrt.queues.sqlite import SqliteQueue
-from agentrt.queues.types import (
+from agentrt.queues._backend import ChangeSignal, QueueBackend, open_queue
+from agentrt.queues._epoch import EpochClock
+from agentrt.queues._fairness import Candidate, FairPolicy, Fifo, GroupFair, ShortestJobFirst
+from agentrt.queues._memory import MemoryQueue
+from agentrt.queues._sqlite import SqliteQueue
+from agentrt.queues._types import (
     Delivery,
     Emit,
     Message,
@@ -22,13 +22,13 @@ from agentrt.queues.types import (
 )
 
 if TYPE_CHECKING:
-    from agentrt.queues.redis_streams import RedisQueue
+    from agentrt.queues._redis_streams import RedisQueue
 
 
 def __getattr__(name: str) -> Any:
     """The Redis backend needs redis (the ``redis`` extra): import it when asked for."""
     if name == "RedisQueue":
-        from agentrt.queues.redis_streams import RedisQueue
+        from agentrt.queues._redis_streams import RedisQueue
 
         return RedisQueue
     raise AttributeError(f"module 'agentrt.queues' has no attribute {name!r}")

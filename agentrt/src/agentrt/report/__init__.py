@@ -2,8 +2,8 @@
 
 from typing import TYPE_CHECKING, Any
 
-from agentrt.report.cli import report_command
-from agentrt.report.timeline import (
+from agentrt.report._cli import report_command
+from agentrt.report._timeline import (
     ConcurrencyPoint,
     GanttBar,
     Run,
@@ -13,13 +13,13 @@ from agentrt.report.timeline import (
 )
 
 if TYPE_CHECKING:
-    from agentrt.report.render import ReportFiles, render_report
+    from agentrt.report._render import ReportFiles, render_report
 
 
 def __getattr__(name: str) -> Any:
     """The renderer needs matplotlib (the ``report`` extra): import it when asked for."""
     if name in ("ReportFiles", "render_report"):
-        from agentrt.report import render
+        from agentrt.report import _render as render
 
         return getattr(render, name)
     raise AttributeError(f"module 'agentrt.report' has no attribute {name!r}")

@@ -5,12 +5,12 @@ Use it in-process in tests (``create_app`` + ``StreamingASGITransport`` on a
 limits and faults come from a :class:`SimProfile`.
 """
 
-from agentrt.sim.app import SimulatedReset, create_app, parse_request
-from agentrt.sim.engine import SimEngine
-from agentrt.sim.events import SimRequest
-from agentrt.sim.inprocess import SimModel, in_process_model
-from agentrt.sim.limits import RateLimiter
-from agentrt.sim.profile import (
+from agentrt.sim._app import SimulatedReset, create_app, parse_request
+from agentrt.sim._engine import SimEngine
+from agentrt.sim._events import SimRequest
+from agentrt.sim._inprocess import SimModel, in_process_model
+from agentrt.sim._limits import RateLimiter
+from agentrt.sim._profile import (
     DEFAULT_MODEL,
     FAULT_KINDS,
     PROFILES,
@@ -19,9 +19,9 @@ from agentrt.sim.profile import (
     get_profile,
     load_profile_file,
 )
-from agentrt.sim.responder import DefaultResponder, Responder, ResponderInput
-from agentrt.sim.server import serve
-from agentrt.sim.transport import StreamingASGITransport
+from agentrt.sim._responder import DefaultResponder, Responder, ResponderInput
+from agentrt.sim._server import serve
+from agentrt.sim._transport import StreamingASGITransport
 
 __all__ = [
     "DEFAULT_MODEL",

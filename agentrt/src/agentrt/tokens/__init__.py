@@ -1,14 +1,14 @@
 """Token counting and the latency model (token math)."""
 
-from agentrt.tokens.counting import (
+from agentrt.tokens._counting import (
     MESSAGE_OVERHEAD_TOKENS,
     EstimateCounter,
     ExactCounter,
     TokenCounter,
     estimate_tokens,
 )
-from agentrt.tokens.latency import FanoutEstimate, LatencyModel, calibrate
-from agentrt.tokens.plan import Plan, make_plan
+from agentrt.tokens._latency import FanoutEstimate, LatencyModel, calibrate
+from agentrt.tokens._plan import Plan, make_plan
 
 __all__ = [
     "MESSAGE_OVERHEAD_TOKENS",

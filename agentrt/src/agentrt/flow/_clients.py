@@ -1,0 +1,80 @@
+"""Clients for configured roles, behind the runtime's one retrying layer.
+
+Lives in :mod:`agentrt.flow` (not :mod:`agentrt.llm`) so that the model
+clients never import the flow control that wraps them.
+"""
+
+from __future__ import annotations
+
+import random
+
+from agentrt._clock import Clock
+from agentrt._config import DEFAULT_ROLE, Settings
+from agentrt.flow._breaker import CircuitBreaker
+from agentrt.flow._gate import LocalRetryBudget, SharedBudget
+from agentrt.flow._resilient import ResilientModel
+from agentrt.flow._retry import RetryBudget, RetryPolicy
+from agentrt.llm._factory import make_client
+from agentrt.llm._protocol import ChatModel
+from agentrt.metrics._recorder import MetricsRecorder
+
+__all__ = ["client_for_role", "retry_budget", "retry_policy"]
+
+
+def retry_budget(settings: Settings) -> LocalRetryBudget:
+    """A fresh retry budget with the ``[retry]`` settings.
+
+    Build one per run and give it to every client of that run: they then
+    share it, and nothing outside the run does.
+    """
+    r = settings.retry
+    return LocalRetryBudget(
+        RetryBudget(
+            share=r.share,
+            min_in_flight=r.min_in_flight,
+            ratio=r.ratio,
+            burst=r.burst,
+            brownout_ratio=r.brownout_ratio,
+            window=r.window,
+        )
+    )
+
+
+def retry_policy(settings: Settings) -> RetryPolicy:
+    r = settings.retry
+    return RetryPolicy(max_attempts=r.max_attempts, base_s=r.base_s, cap_s=r.cap_s)
+
+
+def client_for_role(
+    settings: Settings,
+    role: str = DEFAULT_ROLE,
+    *,
+    clock: Clock | None = None,
+    recorder: MetricsRecorder | None = None,
+    resilient: bool = True,
+    budget: SharedBudget | None = None,
+    rng: random.Random | None = None,
+) -> ChatModel:
+    """The client serving ``role``, behind the runtime's one retrying layer.
+
+    With ``resilient`` (the default) the backend client is wrapped in a
+    :class:`~agentrt.flow.ResilientModel` with the configured retry policy,
+    full-jitter backoff, propagating deadlines and a circuit breaker, and
+    one metrics record per call whose ``attempts`` counts the requests
+    sent. ``budget`` is the retry budget to share (see :func:`retry_budget`);
+    without one the client gets its own, built from ``settings``.
+    """
+    name, cfg = settings.endpoint_for(role)
+    if not resilient:
+        return make_client(cfg, name=name, clock=clock, recorder=recorder)
+    inner = make_client(cfg, name=name, clock=clock)
+    return ResilientModel(
+        inner,
+        breaker=CircuitBreaker(),
+        budget=budget if budget is not None else retry_budget(settings),
+        policy=retry_policy(settings),
+        name=name,
+        clock=clock,
+        recorder=recorder,
+        rng=rng,
+    )

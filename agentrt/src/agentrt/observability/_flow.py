@@ -1,0 +1,74 @@
+"""What flow control is doing right now: limits in force and retry budget use.
+
+Read from the clients themselves (a :class:`~agentrt.flow.ResilientModel`
+exposes its limiter and budget), so the dashboard and ``/metrics`` show the
+limits the adaptive limiter has learned, not the configured starting points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from agentrt.flow._gate import LocalRetryBudget
+from agentrt.flow._resilient import ResilientModel
+from agentrt.llm._protocol import ChatModel
+
+__all__ = ["FlowState", "LimitState", "RetryBudgetState", "flow_state"]
+
+
+@dataclass(frozen=True, slots=True)
+class LimitState:
+    client: str
+    limit: int
+    in_use: int
+    waiting: int
+
+
+@dataclass(frozen=True, slots=True)
+class RetryBudgetState:
+    retrying: int  # retries in progress
+    in_flight_cap: int  # most retries allowed at once now
+    balance: float  # retries the over-time allowance holds
+    burst: float
+    calls: int
+    retries: int
+    denied: int
+
+
+@dataclass(frozen=True, slots=True)
+class FlowState:
+    limits: tuple[LimitState, ...]
+    retry_budget: RetryBudgetState | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "limits": [asdict(limit) for limit in self.limits],
+            "retry_budget": asdict(self.retry_budget) if self.retry_budget else None,
+        }
+
+
+def flow_state(clients: Iterable[ChatModel]) -> FlowState:
+    """Limits of every limited client and the (first local) retry budget among them."""
+    limits: list[LimitState] = []
+    budget: RetryBudgetState | None = None
+    seen: set[int] = set()
+    for c in clients:
+        if id(c) in seen or not isinstance(c, ResilientModel):
+            continue
+        seen.add(id(c))
+        if c.limiter is not None:
+            limits.append(LimitState(c.name, c.limiter.limit, c.limiter.in_use, c.limiter.waiting))
+        if budget is None and isinstance(c.budget, LocalRetryBudget):
+            b = c.budget.budget
+            budget = RetryBudgetState(
+                b.retrying,
+                b.in_flight_cap(),
+                round(b.balance, 3),
+                b.burst,
+                b.calls,
+                b.retries,
+                b.denied,
+            )
+    return FlowState(tuple(limits), budget)
