@@ -239,13 +239,17 @@ def test_pyvenv_cfg_never_names_a_folder_to_mount(tmp_path: Path, home: str | No
 
 
 @NEEDS_NAMESPACES
-async def test_a_committed_venv_still_runs_the_tests_in_the_sandbox(tmp_path: Path):
+@pytest.mark.parametrize("given", ["absolute", "relative"])
+async def test_a_committed_venv_still_runs_the_tests_in_the_sandbox(
+    tmp_path: Path, given: str, monkeypatch: pytest.MonkeyPatch
+):
     repo = _repo(tmp_path / "proj")
     venv = repo / ".venv"
     version = _copy_pytest(_real_venv(venv))
+    monkeypatch.chdir(repo)  # as a user runs `fixbugs run --repo .` in the project
     report = await run_from_paths(
         report=repo / "report.md",
-        repo=repo,
+        repo=repo if given == "absolute" else Path("."),
         test="python -m pytest tests/test_ops.py::test_add",
         use_model=False,
     )

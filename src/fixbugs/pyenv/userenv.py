@@ -209,16 +209,23 @@ def choose_interpreter(
     own: frozenset[Path] | None = None,
     is_executable: Callable[[Path], bool] = lambda p: p.is_file() and os.access(p, os.X_OK),
 ) -> Interpreter:
-    """The interpreter for the user's tests, by the order in the module docstring."""
+    """The interpreter for the user's tests, by the order in the module docstring.
+
+    Its path is absolute (made so, not resolved: a venv's ``bin/python`` link
+    must stay the venv's), since the tests run in a sandbox whose working
+    folder is not the caller's: ``--repo .`` or ``--python .venv/bin/python``
+    must name the same file there.
+    """
     env = os.environ if environ is None else environ
     own = own_prefixes() if own is None else own
+    repo = Path(os.path.abspath(repo))
     if python is not None:
         if not is_executable(python):
             raise InputError(f"--python {python}: not an executable file")
-        return Interpreter(python, "--python")
+        return Interpreter(Path(os.path.abspath(python)), "--python")
     venv = env.get("VIRTUAL_ENV")
     if venv:
-        found = _venv_python(Path(venv))
+        found = _venv_python(Path(os.path.abspath(venv)))
         if found is not None and not _is_own(found, own):
             return Interpreter(found, "VIRTUAL_ENV")
     for name in (".venv", "venv"):
@@ -229,7 +236,7 @@ def choose_interpreter(
         if not folder:
             continue
         for name in ("python3", "python"):
-            cand = Path(folder) / name
+            cand = Path(os.path.abspath(folder)) / name
             if is_executable(cand) and not _is_own(cand, own):
                 return Interpreter(cand, "PATH")
     raise InputError(
