@@ -13,12 +13,11 @@ from fixbugs.queued.pipeline import (
     inputs_from_spec,
     model_slots_for,
 )
-from fixbugs.queued.state import BugState, decode, encode, restore, snapshot
+from fixbugs.queued.state import decode, encode
 
 __all__ = [
     "AGENT_STAGES",
     "QUEUE_STAGES",
-    "BugState",
     "Publish",
     "StagedAgent",
     "StagedConfig",
@@ -26,6 +25,4 @@ __all__ = [
     "encode",
     "inputs_from_spec",
     "model_slots_for",
-    "restore",
-    "snapshot",
 ]

@@ -15,8 +15,8 @@ slots: a bug waiting on the model holds a model slot, never a core, and a
 bug whose tests are slow holds a sandbox slot, never the model. Sandbox
 stages share one gate sized to the cores, whichever of the two they are.
 
-Each stage's effect is the bug's :class:`~fixbugs.queued.state.BugState`
-after it, recorded exactly once by the queue backend; the next stage, in
+Each stage's effect is the bug's :class:`~fixbugs.run.record.BugRun`
+after it (as JSON), recorded exactly once by the queue backend; the next stage, in
 any worker process, starts from it. A worker killed mid-stage loses only
 that stage's work in progress: the message comes back after its lease and
 another worker redoes the stage from the state before it.
@@ -37,9 +37,10 @@ from agentrt.metrics import MetricsRecorder
 from agentrt.metrics import stage as metrics_stage
 from agentrt.pipeline import Pipeline, Stage, StageContext
 from fixbugs.inputs import BugInputs, load_inputs
-from fixbugs.queued.state import BugState, decode, encode, restore, snapshot
+from fixbugs.queued.state import decode, encode
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.progress import ProgressEvent
+from fixbugs.run.record import BugRun, record_of, restore_into
 from fixbugs.sandbox import Sandbox
 from fixbugs.stages.analysis import run_analysis
 from fixbugs.stages.driver import complete_report, start_run
@@ -175,7 +176,7 @@ class StagedAgent:
             yield
 
     # -- one stage of one bug ----------------------------------------------
-    async def _context(self, sctx: StageContext, state: BugState | None) -> RunContext:
+    async def _context(self, sctx: StageContext, state: BugRun | None) -> RunContext:
         inputs = await asyncio.to_thread(inputs_from_spec, sctx.input)
         options = await self.options()
         job = sctx.job
@@ -194,7 +195,7 @@ class StagedAgent:
         if state is None:
             start_run(ctx)
         else:
-            restore(state, ctx)
+            restore_into(state, ctx)
         if sctx.attempt > 1:
             ctx.emit("note", sctx.stage, f"{sctx.stage}: attempt {sctx.attempt}")
         return ctx
@@ -226,7 +227,7 @@ class StagedAgent:
             static = await run_analysis(ctx)
         async with self._agent_stage(ctx, "file_relevance", walls):
             relevance = await run_relevance(ctx, static)
-        return encode(snapshot(ctx, static=static, relevance=relevance, walls=walls))
+        return encode(record_of(ctx, static=static, relevance=relevance, walls=walls))
 
     async def _reproduction(self, sctx: StageContext) -> Mapping[str, Any]:
         state = decode(sctx.upstream["analysis"])
@@ -239,7 +240,13 @@ class StagedAgent:
         finally:
             await asyncio.to_thread(ctx.sandbox.close)
         return encode(
-            snapshot(ctx, static=state.static, relevance=state.relevance, sbfl=sbfl, walls=walls)
+            record_of(
+                ctx,
+                static=state.analysis.static,
+                relevance=state.analysis.relevance,
+                sbfl=sbfl,
+                walls=walls,
+            )
         )
 
     async def _root_cause(self, sctx: StageContext) -> Mapping[str, Any]:
@@ -247,14 +254,20 @@ class StagedAgent:
         ctx = await self._context(sctx, state)
         walls = dict(state.walls)
         async with self._agent_stage(ctx, "root_cause", walls):
-            await run_root_cause(ctx, [*state.static, *state.relevance, *state.sbfl])
+            await run_root_cause(
+                ctx, [*state.analysis.static, *state.analysis.relevance, *state.sbfl.evidence]
+            )
         # The fix proposal needs no sandbox, only the model (its rewrite and
         # naturalness scores): here, its waits hold a model slot, not a core.
         async with self._agent_stage(ctx, "fix", walls):
             await run_fix(ctx)
         return encode(
-            snapshot(
-                ctx, static=state.static, relevance=state.relevance, sbfl=state.sbfl, walls=walls
+            record_of(
+                ctx,
+                static=state.analysis.static,
+                relevance=state.analysis.relevance,
+                sbfl=state.sbfl.evidence,
+                walls=walls,
             )
         )
 
