@@ -49,6 +49,8 @@ SUBPROCESS_STARTS: dict[str, int] = {
     "sandbox/mounts.py": 2,
     "sandbox/runner.py": 2,
     "sandbox/snapshot.py": 1,
+    # the test workspace (plain subprocesses, for tests only): its command and its patch
+    "sandbox/testing.py": 2,
     # host tools on inputs FixBugs reads: git with none of the repository's
     # configuration, OCR of screenshots
     "inputs/hostgit.py": 4,
@@ -59,9 +61,8 @@ SUBPROCESS_STARTS: dict[str, int] = {
     "pyenv/testenv.py": 2,
     "pyenv/userenv.py": 1,
     # outside the sandbox today, to go with the executor (issue 22, item 3):
-    # the eval's `fixbugs run` as a user, and locate.localize's test runs
+    # the eval's `fixbugs run` as a user
     "eval/as_user.py": 2,
-    "localize/process.py": 1,
 }
 
 # What starts a process, by module; ``exec*``/``spawn*`` of os by prefix.

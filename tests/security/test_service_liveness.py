@@ -26,9 +26,9 @@ from hostile import NEEDS_NAMESPACES, PY, open_sandbox
 
 from agentrt import SystemClock
 from agentrt.queues import MemoryQueue
-from fixbugs.localize.process import CommandRun
 from fixbugs.localize.sbfl import run_sbfl
 from fixbugs.run.progress import EventSink
+from fixbugs.sandbox import CommandResult
 from fixbugs.service import ApiKeys, JobService, Workspace, create_app
 
 pytestmark = NEEDS_NAMESPACES
@@ -67,17 +67,33 @@ def fifo_investigator(sandboxes_at: Path, blocked: threading.Event):
         sb = await asyncio.to_thread(open_sandbox, Path(spec["repo"]), sandboxes_at)
         try:
 
-            async def runner(argv: Sequence[str], root: Path, *, timeout_s: float = 60) -> Any:
-                if "json" in argv:
-                    blocked.set()
-                    timeout_s = min(timeout_s, JSON_BLOCK_S)
-                r = await sb.run(list(argv), timeout_s=timeout_s)
-                return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
+            class Signalling:
+                root = sb.root
 
-            result = await run_sbfl(sb.root, Path(PY), ["test_attack.py"], runner=runner)
+                async def run(
+                    self, cmd: Sequence[str], *, timeout_s: float, env: Any = None
+                ) -> CommandResult:
+                    if "json" in cmd:
+                        blocked.set()
+                        timeout_s = min(timeout_s, JSON_BLOCK_S)
+                    return await sb.run(list(cmd), timeout_s=timeout_s, env=env)
+
+            result = await run_sbfl(Signalling(), Path(PY), ["test_attack.py"])
         finally:
             await asyncio.to_thread(sb.close)
-        return {"title": spec["title"], "notes": list(result.notes)}
+        return {  # a whole report: the report route answers with the published model
+            "title": spec["title"],
+            "ranked_files": [],
+            "root_cause": None,
+            "patch": None,
+            "validated": False,
+            "validation": {"summary": "not run", "tried": 0},
+            "reproduction": {"command": None, "origin": "none", "confirmed": False, "summary": "-"},
+            "first_hypothesis_s": None,
+            "total_s": 0.0,
+            "stages": {},
+            "notes": list(result.notes),
+        }
 
     return investigate
 

@@ -19,7 +19,6 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,6 @@ from hostile import NEEDS_NAMESPACES, PY, open_sandbox, write_repo
 from agentrt import SystemClock
 from agentrt.metrics import MetricsRecorder
 from fixbugs.inputs import load_inputs
-from fixbugs.localize.process import CommandRun
 from fixbugs.localize.sbfl import run_sbfl
 from fixbugs.run.agent import run_from_paths
 from fixbugs.run.context import AgentOptions, Reproduction, RunContext
@@ -191,14 +189,6 @@ def test_the_baseline_reader_reads_no_link(tmp_path: Path) -> None:
 # --- SBFL through a real sandbox ---------------------------------------------
 
 
-def sandbox_runner(sb: Sandbox):
-    async def runner(argv: Sequence[str], root: Path, *, timeout_s: float = 60) -> CommandRun:
-        r = await sb.run(list(argv), timeout_s=timeout_s)
-        return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
-
-    return runner
-
-
 @NEEDS_NAMESPACES
 async def test_a_shadowed_coverage_scores_only_repository_files(
     tmp_path: Path, sandboxes: list[Sandbox]
@@ -209,10 +199,9 @@ async def test_a_shadowed_coverage_scores_only_repository_files(
     sandboxes.append(sb)
     async with asyncio.timeout(120):  # liveness bound only
         result = await run_sbfl(
-            sb.root,
+            sb,
             Path(PY),
             ["test_attack.py"],
-            runner=sandbox_runner(sb),
             baseline=sb.baseline,
             listed=listing(repo),
         )

@@ -10,15 +10,14 @@ must come back with a note. ``asyncio.timeout`` is a liveness bound only.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 from hostile import NEEDS_NAMESPACES, PY, hostile, open_sandbox
 
-from fixbugs.localize.process import CommandRun
 from fixbugs.localize.sbfl import run_sbfl
-from fixbugs.sandbox import Sandbox
+from fixbugs.sandbox import CommandResult, Sandbox
 
 pytestmark = NEEDS_NAMESPACES
 
@@ -52,15 +51,17 @@ AT_IMPORT = "plant()"
 AT_EXIT = "def pytest_unconfigure(config):\n    plant()"
 
 
-def runner_for(sb: Sandbox, json_cap_s: float):
+class JsonCapped:
     """Runs in ``sb``; ``coverage json`` (which a FIFO blocks) gets ``json_cap_s``."""
 
-    async def runner(argv: Sequence[str], root: Path, *, timeout_s: float = 60) -> CommandRun:
-        cap = json_cap_s if "json" in argv else timeout_s
-        r = await sb.run(list(argv), timeout_s=min(timeout_s, cap))
-        return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
+    def __init__(self, sb: Sandbox, json_cap_s: float) -> None:
+        self.sb, self.root, self.json_cap_s = sb, sb.root, json_cap_s
 
-    return runner
+    async def run(
+        self, cmd: Sequence[str], *, timeout_s: float, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
+        cap = self.json_cap_s if "json" in cmd else timeout_s
+        return await self.sb.run(list(cmd), timeout_s=min(timeout_s, cap), env=env)
 
 
 @pytest.mark.parametrize(
@@ -80,9 +81,7 @@ async def test_a_planted_coverage_report_is_refused_not_read(
     sb = open_sandbox(repo, tmp_path)
     sandboxes.append(sb)
     async with asyncio.timeout(120):  # liveness bound: a hang fails here, not forever
-        result = await run_sbfl(
-            sb.root, Path(PY), ["test_attack.py"], runner=runner_for(sb, json_cap_s=10)
-        )
+        result = await run_sbfl(JsonCapped(sb, json_cap_s=10), Path(PY), ["test_attack.py"])
     assert result.file_scores == {}
     assert len(result.notes) == 1 and refused in result.notes[0], result.notes
     assert "root:" not in result.notes[0]  # nothing of /etc/shadow
@@ -94,5 +93,5 @@ async def test_a_control_repository_gets_its_spectrum(
     """Positive control: without the plant, the same run scores pkg/calc.py."""
     sb = open_sandbox(hostile(tmp_path, TESTS), tmp_path)
     sandboxes.append(sb)
-    result = await run_sbfl(sb.root, Path(PY), ["test_attack.py"], runner=runner_for(sb, 60))
+    result = await run_sbfl(JsonCapped(sb, 60), Path(PY), ["test_attack.py"])
     assert "pkg/calc.py" in result.file_scores, result.notes

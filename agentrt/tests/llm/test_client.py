@@ -6,6 +6,7 @@ import pytest
 
 from agentrt._clock import FakeClock
 from agentrt._errors import ProviderError, StructuredOutputError
+from agentrt.flow import ResilientModel
 from agentrt.llm import ChatRequest, Completed, FakeModel, TextDelta, provider_error
 from agentrt.llm._client import check_structured
 from agentrt.metrics import MetricsRecorder, stage
@@ -54,18 +55,27 @@ async def test_stream_yields_deltas_then_the_result():
     assert rec.records[0].stage == "judge" and rec.records[0].streamed
 
 
-async def test_concurrency_permit_makes_calls_queue_and_reports_the_wait():
+async def test_the_declared_limit_is_held_once_by_the_flow_layer_and_reported_as_wait():
+    # one concurrency layer: the bare client does not limit, the ResilientModel
+    # over it holds the endpoint's declared max_concurrency
     clock = FakeClock()
-    rec = MetricsRecorder(clock)
-    model = FakeModel(latency=LAT, clock=clock, recorder=rec, max_concurrency=1)
+    bare = FakeModel(latency=LAT, clock=clock, max_concurrency=1)
     async with clock.autojumping():
-        a, b = await asyncio.gather(model.complete(_req()), model.complete(_req()))
-    assert model.max_in_flight == 1
-    first, second = sorted([a, b], key=lambda r: r.timing.queue_wait_s)
-    assert first.timing.queue_wait_s == 0
+        await asyncio.gather(bare.complete(_req()), bare.complete(_req()))
+    assert bare.max_in_flight == 2
+
+    rec = MetricsRecorder(clock)
+    inner = FakeModel(latency=LAT, clock=clock, max_concurrency=1)
+    model = ResilientModel(inner, clock=clock, recorder=rec)
+    assert model.limiter is not None and model.limiter.algorithm.limit == 1
+    async with clock.autojumping():
+        await asyncio.gather(model.complete(_req()), model.complete(_req()))
+    assert inner.max_in_flight == 1
+    first, second = sorted(rec.records, key=lambda r: r.queue_wait_s)
+    assert first.queue_wait_s == 0
     # the second call waited exactly as long as the first one ran
-    assert second.timing.queue_wait_s == pytest.approx(first.timing.wall_s)
-    assert second.timing.wall_s == pytest.approx(2 * first.timing.wall_s)
+    assert second.queue_wait_s == pytest.approx(first.wall_s)
+    assert second.wall_s == pytest.approx(2 * first.wall_s)
 
 
 async def test_failures_are_recorded_and_raised_without_retrying():

@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("llama_cpp")
 
 from agentrt._errors import UnknownModel, UserError
+from agentrt.flow import ResilientModel
 from agentrt.llm import _llama_backend as llama_backend
 from agentrt.llm._client import RawResult
 from agentrt.llm._llama_backend import LlamaModel, default_model_path
@@ -187,8 +188,8 @@ async def test_max_concurrency_one_runs_one_call_at_a_time(
     stats.peak_active = 0
     before = stats.generations
 
-    # count calls inside the backend primitive: the client's permit must
-    # keep it at one
+    # count calls inside the backend primitive: the flow layer over the
+    # client holds its declared limit (the client itself does not limit)
     inside = 0
     peak_inside = 0
     original = model._complete
@@ -204,7 +205,8 @@ async def test_max_concurrency_one_runs_one_call_at_a_time(
 
     monkeypatch.setattr(model, "_complete", counting)
     requests = [ChatRequest.of(f"Count to {n}.", max_tokens=6) for n in (3, 4)]
-    results = await asyncio.gather(*(model.complete(r) for r in requests))
+    limited = ResilientModel(model)
+    results = await asyncio.gather(*(limited.complete(r) for r in requests))
 
     assert all(r.text for r in results)
     assert peak_inside == 1

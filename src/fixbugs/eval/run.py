@@ -10,13 +10,15 @@ from the same inputs in the same run, so the comparison is side by side.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import shlex
 import statistics
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,11 +29,12 @@ from fixbugs.errors import InputError
 from fixbugs.eval.case import AgentOutput, AgentRunner, Case
 from fixbugs.inputs.inert import terminal
 from fixbugs.inputs.walk import walk_text_files
-from fixbugs.localize import bm25_baseline, localize, run_command, traceback_baseline
+from fixbugs.localize import bm25_baseline, localize, traceback_baseline
 from fixbugs.localize.regions import sbfl_ranges, suspicious_regions
 from fixbugs.pyenv.testenv import ensure_python_env
 from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.pyenv.testverdict import classify_run
+from fixbugs.sandbox import Sandbox, Workspace, WorkspaceFactory, interpreter_paths
 
 __all__ = [
     "CaseResult",
@@ -119,34 +122,38 @@ def _python_argv(command: str, python_bin: Path) -> list[str]:
 
 
 async def localization_agent(
-    case: Case, tree: Path, python_bin: Path, *, model: Any = None
+    case: Case,
+    tree: Path,
+    python_bin: Path,
+    *,
+    model: Any = None,
+    workspace: WorkspaceFactory = Sandbox.create,
 ) -> AgentOutput:
     """The agent's localization half: reproduce with the test command, then localize.
 
     Without a test command (``--no-test``) nothing runs: static signals (and
     the model, if given) only. The root cause is the top suspicious region.
+    The tests run in ``workspace``'s copy of ``tree`` (the sandbox), never in
+    ``tree`` itself, so the files ranked are the case's own.
     """
     stage_s: dict[str, float] = {}
     confirmed: bool | None = None
-    if case.test_command:
-        t0 = time.monotonic()
-        argv = _python_argv(case.test_command, python_bin)
-        repro = await run_command(argv, tree, timeout_s=300)
-        runner = parse_test_command(case.test_command).runner
-        confirmed = classify_run(
-            runner, repro.returncode, repro.output, timed_out=repro.timed_out
-        ).reproduced
-        stage_s["reproduction"] = time.monotonic() - t0
     files = read_tree(tree)
     test_ids = [t for t in shlex.split(case.test_command) if "::" in t or t.endswith(".py")]
-    loc = await localize(
-        files,
-        case.report,
-        test_ids=test_ids,
-        tree=tree if case.test_command else None,
-        python=python_bin / "python",
-        model=model,
-    )
+    python = python_bin / "python"
+    async with _workspace_for(case, tree, python, workspace) as ws:
+        if ws is not None:
+            t0 = time.monotonic()
+            argv = _python_argv(case.test_command, python_bin)
+            repro = await ws.run(argv, timeout_s=300, env=_EVAL_ENV)
+            runner = parse_test_command(case.test_command).runner
+            confirmed = classify_run(
+                runner, repro.returncode, repro.stdout + repro.stderr, timed_out=repro.timed_out
+            ).reproduced
+            stage_s["reproduction"] = time.monotonic() - t0
+        loc = await localize(
+            files, case.report, test_ids=test_ids, executor=ws, python=python, model=model
+        )
     stage_s.update(loc.stage_s)
     regions = suspicious_regions(
         files,
@@ -157,6 +164,25 @@ async def localization_agent(
     )
     root = (regions[0].path, regions[0].start, regions[0].end) if regions else None
     return AgentOutput(loc.ranked, None, confirmed, stage_s, loc.notes, root)
+
+
+_EVAL_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
+
+
+@contextlib.asynccontextmanager
+async def _workspace_for(
+    case: Case, tree: Path, python: Path, workspace: WorkspaceFactory
+) -> AsyncIterator[Workspace | None]:
+    """A workspace over ``tree`` showing ``python``, or ``None`` when nothing is to run."""
+    if not case.test_command:
+        yield None
+        return
+    readonly = interpreter_paths(python)
+    ws = await asyncio.to_thread(lambda: workspace(tree, readonly_paths=readonly))
+    try:
+        yield ws
+    finally:
+        await asyncio.to_thread(ws.close)
 
 
 async def run_eval(

@@ -11,6 +11,7 @@ both checks ran and held.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shlex
@@ -20,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixbugs.localize.process import run_command
+from fixbugs.inputs.hostgit import apply_diff
+from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths
 
 __all__ = [
     "Gold",
@@ -105,8 +107,14 @@ async def validate_patch(
     python_bin: Path,
     *,
     timeout_s: float = 300.0,
+    workspace: WorkspaceFactory = Sandbox.create,
 ) -> ValidationScore:
-    """Redo validation from scratch in a fresh extraction (README, Scoring)."""
+    """Redo validation from scratch in a fresh extraction (README, Scoring).
+
+    The patch is applied on the host as :func:`fixbugs.inputs.hostgit.apply_diff`
+    applies one (none of the tree's git configuration runs); the tests run
+    in ``workspace``'s copy of the tree (the sandbox), never on the host.
+    """
     if not patch or not patch.strip():
         return ValidationScore(False, False, False, False, "no patch")
     case = json.loads((case_dir / "case.json").read_text())
@@ -114,56 +122,46 @@ async def validate_patch(
         root = Path(tmp) / "repo"
         root.mkdir()
         _extract(case_dir / "repo.tar.gz", root)
-        (Path(tmp) / "fix.patch").write_text(patch)
-        applied = await run_command(
-            ["git", "apply", "--whitespace=nowarn", str(Path(tmp) / "fix.patch")],
-            root,
-            timeout_s=60,
-        )
-        if applied.returncode != 0:
-            applied = await run_command(
-                ["patch", "-p1", "--batch", "--forward", "-i", str(Path(tmp) / "fix.patch")],
-                root,
-                timeout_s=60,
-            )
-        if applied.returncode != 0:
+        applied = await asyncio.to_thread(apply_diff, patch, root)
+        if not applied.applied:
             return ValidationScore(False, False, False, False, "patch does not apply")
         _extract(case_dir / "repo.tar.gz", root, only=case.get("test_files", []))
+        python = python_bin / "python"
         env = {"PATH": f"{python_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
         argv = shlex.split(case["test_command"])
         if argv and argv[0] in ("python", "python3"):
-            argv[0] = str(python_bin / "python")
-        f2p = await run_command(argv, root, timeout_s=timeout_s, env=env)
-        f2p_ok = (
-            f2p.returncode == 0
-            and " failed" not in _last_line(f2p.output)
-            and (" error" not in _last_line(f2p.output))
+            argv[0] = str(python)
+        verbose = [str(python), "-m", "pytest", "-v", "-p", "no:cacheprovider"]
+        verbose += case.get("test_files", [])
+        readonly = interpreter_paths(python)
+        ws = await asyncio.to_thread(lambda: workspace(root, readonly_paths=readonly))
+        try:
+            f2p = await ws.run(argv, timeout_s=timeout_s, env=env)
+            p2p = await ws.run(verbose, timeout_s=timeout_s, env=env)
+        finally:
+            await asyncio.to_thread(ws.close)
+    f2p_out = f2p.stdout + f2p.stderr
+    f2p_ok = (
+        f2p.returncode == 0
+        and not f2p.timed_out
+        and " failed" not in _last_line(f2p_out)
+        and (" error" not in _last_line(f2p_out))
+    )
+    passed = {
+        ln.rsplit(" PASSED", 1)[0].strip()
+        for ln in (p2p.stdout + p2p.stderr).splitlines()
+        if " PASSED" in ln
+    }
+    missing = [t for t in case.get("pass_to_pass", []) if t not in passed]
+    p2p_ok = not missing
+    detail = (
+        "validated"
+        if f2p_ok and p2p_ok
+        else (
+            "fail-to-pass still fails" if not f2p_ok else f"{len(missing)} pass-to-pass tests broke"
         )
-        verbose = [
-            str(python_bin / "python"),
-            "-m",
-            "pytest",
-            "-v",
-            "-p",
-            "no:cacheprovider",
-            *case.get("test_files", []),
-        ]
-        p2p = await run_command(verbose, root, timeout_s=timeout_s, env=env)
-        passed = {
-            ln.rsplit(" PASSED", 1)[0].strip() for ln in p2p.output.splitlines() if " PASSED" in ln
-        }
-        missing = [t for t in case.get("pass_to_pass", []) if t not in passed]
-        p2p_ok = not missing
-        detail = (
-            "validated"
-            if f2p_ok and p2p_ok
-            else (
-                "fail-to-pass still fails"
-                if not f2p_ok
-                else f"{len(missing)} pass-to-pass tests broke"
-            )
-        )
-        return ValidationScore(f2p_ok and p2p_ok, True, f2p_ok, p2p_ok, detail)
+    )
+    return ValidationScore(f2p_ok and p2p_ok, True, f2p_ok, p2p_ok, detail)
 
 
 def _last_line(output: str) -> str:

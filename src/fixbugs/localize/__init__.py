@@ -9,7 +9,6 @@ from fixbugs.localize.locate import (
     static_evidence,
     traceback_baseline,
 )
-from fixbugs.localize.process import CommandRun, run_command
 from fixbugs.localize.rank import DEFAULT_WEIGHTS, RankedFile, rank_files
 from fixbugs.localize.relevance import RELEVANCE_SCHEMA, RelevanceResult, model_relevance
 from fixbugs.localize.sbfl import SbflResult, Spectrum, ochiai, run_sbfl, sbfl_evidence
@@ -26,7 +25,6 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "KINDS",
     "RELEVANCE_SCHEMA",
-    "CommandRun",
     "Evidence",
     "Frame",
     "Localization",
@@ -46,7 +44,6 @@ __all__ = [
     "ochiai",
     "parse_failure",
     "rank_files",
-    "run_command",
     "run_sbfl",
     "sbfl_evidence",
     "static_evidence",

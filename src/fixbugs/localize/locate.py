@@ -36,6 +36,7 @@ from fixbugs.localize.signals import (
     traceback_evidence,
 )
 from fixbugs.localize.traceback import ParsedFailure, failing_test_files, parse_failure
+from fixbugs.sandbox.executor import Executor
 
 __all__ = [
     "RELEVANCE",
@@ -145,7 +146,7 @@ async def localize(
     report: str,
     *,
     test_ids: Sequence[str] = (),
-    tree: Path | None = None,
+    executor: Executor | None = None,
     python: Path | None = None,
     model: ChatModel | None = None,
     relevance: RelevanceSettings = RELEVANCE,
@@ -153,7 +154,7 @@ async def localize(
 ) -> Localization:
     """Rank ``files`` (repository path → text) for the bug in ``report``.
 
-    SBFL runs only when ``tree`` (a throwaway copy to run tests in) and
+    SBFL runs only when ``executor`` (over a throwaway copy, a sandbox) and
     ``python`` (the test interpreter, with coverage installed) are given;
     model relevance only when ``model`` is.
     """
@@ -166,9 +167,9 @@ async def localize(
     times["static_signals"] = clock.now() - t0
     sbfl: SbflResult | None = None
     tests = [t for t in failing_test_files([*test_ids, *failure.failing_tests]) if t in files]
-    if tree is not None and python is not None:
+    if executor is not None and python is not None:
         t0 = clock.now()
-        sbfl = await run_sbfl(tree, python, tests, listed=files.keys())
+        sbfl = await run_sbfl(executor, python, tests, listed=files.keys())
         evidence += sbfl_evidence(sbfl)
         notes += sbfl.notes
         times["sbfl"] = clock.now() - t0

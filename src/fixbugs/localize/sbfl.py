@@ -6,7 +6,8 @@ passing tests covering ``l`` and ``F`` all failing tests. A file scores its
 best line. The core (:func:`ochiai`, :func:`suspicious_ranges`,
 :func:`spectrum_from_coverage`) is pure; :func:`run_sbfl` is the thin driver
 that runs the test files once under ``coverage`` with per-test dynamic
-contexts (one run, not one per test) and reads the outcomes from pytest -v.
+contexts (one run, not one per test), through an executor (a sandbox fork,
+:class:`fixbugs.sandbox.Executor`), and reads the outcomes from pytest -v.
 The coverage report is the tests' to write (a package of the repository may
 shadow ``coverage``): its paths are data, and only those naming a file of the
 pristine baseline (:class:`fixbugs.sandbox.reported.CopyPaths`) are scored.
@@ -18,13 +19,13 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from fixbugs.localize.evidence import Evidence
-from fixbugs.localize.process import CommandRun, run_command
 from fixbugs.localize.traceback import is_test_path
+from fixbugs.sandbox.executor import Executor
 from fixbugs.sandbox.reported import CopyPaths
 from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted
 
@@ -41,7 +42,6 @@ __all__ = [
     "suspicious_ranges",
 ]
 
-Runner = Callable[..., Awaitable[CommandRun]]
 _MAX_COVERAGE_BYTES = 64 << 20
 _COVERAGE_RC = "[run]\ndynamic_context = test_function\nrelative_files = true\n"
 
@@ -161,25 +161,27 @@ def sbfl_evidence(result: SbflResult, *, top: int = 15) -> list[Evidence]:
 
 
 async def run_sbfl(
-    root: Path,
+    executor: Executor,
     python: Path,
     test_files: Sequence[str],
     *,
     timeout_s: float = 180.0,
-    runner: Runner = run_command,
+    env: Mapping[str, str] | None = None,
     baseline: Path | None = None,
     listed: Collection[str] | None = None,
 ) -> SbflResult:
-    """Run ``test_files`` once under coverage in ``root`` (a throwaway copy) and score lines.
+    """Run ``test_files`` once under coverage through ``executor`` and score lines.
 
-    Only files of ``baseline`` (the pristine tree ``root`` was copied from;
-    without one, ``root`` itself) get scores, and of ``listed`` (the
-    repository's file listing) when given; see :class:`CopyPaths`.
+    The executor's tree (:attr:`Executor.root`) is a throwaway copy. Only
+    files of ``baseline`` (the pristine tree it was copied from; without one,
+    the tree itself) get scores, and of ``listed`` (the repository's file
+    listing) when given; see :class:`CopyPaths`.
     """
     from fixbugs.pyenv.testrun import parse_outcomes
 
     if not test_files:
         return SbflResult(notes=("no test files to run; SBFL skipped",))
+    root = executor.root
     # Scratch space inside the tree: the tree is a throwaway copy, and a
     # sandboxed runner can write nowhere else. World-writable because the
     # contained command runs under another uid.
@@ -191,7 +193,7 @@ async def run_sbfl(
         rc, data, out_json = Path(tmp) / "coveragerc", Path(tmp) / "data", Path(tmp) / "cov.json"
         rc.write_text(_COVERAGE_RC)
         cov = [str(python), "-m", "coverage"]
-        run = await runner(
+        run = await executor.run(
             [
                 *cov,
                 "run",
@@ -204,20 +206,21 @@ async def run_sbfl(
                 "no:cacheprovider",
                 *test_files,
             ],
-            root,
             timeout_s=timeout_s,
+            env=env,
         )
         if run.timed_out:
             return SbflResult(
                 notes=(f"tests under coverage ran past {timeout_s:.0f}s; SBFL skipped",)
             )
-        outcomes = parse_outcomes(run.output)
+        output = run.stdout + run.stderr
+        outcomes = parse_outcomes(output)
         if not outcomes:
-            tail = run.output.strip().splitlines()[-1:] or ["no output"]
+            tail = output.strip().splitlines()[-1:] or ["no output"]
             return SbflResult(
                 notes=(f"no test outcomes under coverage ({tail[0][:120]}); SBFL skipped",)
             )
-        report = await runner(
+        report = await executor.run(
             [
                 *cov,
                 "json",
@@ -228,8 +231,8 @@ async def run_sbfl(
                 str(out_json),
                 "-q",
             ],
-            root,
             timeout_s=60,
+            env=env,
         )
         # cov.json was written where the tests ran: it may be a FIFO, a link to
         # /dev/zero or huge. Read it without following links, capped, off the loop.
@@ -239,7 +242,8 @@ async def run_sbfl(
             )
             spectrum = spectrum_from_coverage(json.loads(raw), outcomes)
         except UntrustedFile as exc:
-            msg = f"coverage json failed ({exc}): {report.output.strip()[:160]}"
+            said = (report.stdout + report.stderr).strip()[:160]
+            msg = f"coverage json failed ({exc}): {said}"
             return SbflResult(notes=(msg,))
         except (ValueError, TypeError, AttributeError, AssertionError):
             return SbflResult(notes=("coverage json is not a coverage report; SBFL skipped",))

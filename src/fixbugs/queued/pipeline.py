@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrt import Clock
+from agentrt.llm import max_concurrency
 from agentrt.metrics import MetricsRecorder
 from agentrt.metrics import stage as metrics_stage
 from agentrt.pipeline import Pipeline, Stage, StageContext
@@ -97,11 +98,9 @@ def model_slots_for(models: Models | None) -> int:
     """
     limits = []
     for client in (models.map, models.judge) if models is not None else ():
-        # a ResilientModel wraps the backend client that holds the limit
-        for c in (client, getattr(client, "inner", None)):
-            limit = getattr(c, "max_concurrency", None)
-            if isinstance(limit, int) and limit > 0:
-                limits.append(limit)
+        limit = max_concurrency(client)  # the backend's, under any wrapper
+        if limit is not None and limit > 0:
+            limits.append(limit)
     return max(2, max(limits)) if limits else DEFAULT_MODEL_SLOTS
 
 

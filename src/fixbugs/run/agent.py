@@ -32,7 +32,7 @@ from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.preflight import preflight
 from fixbugs.run.progress import EventSink
 from fixbugs.run.report import RunReport
-from fixbugs.sandbox import Sandbox
+from fixbugs.sandbox import Sandbox, WorkspaceFactory
 from fixbugs.stages.analysis import run_analysis
 from fixbugs.stages.driver import complete_report, start_run
 from fixbugs.stages.file_relevance import run_relevance
@@ -61,8 +61,14 @@ async def run_bug(
     options: AgentOptions | None = None,
     clock: Clock | None = None,
     sink: EventSink | None = None,
+    workspace: WorkspaceFactory = Sandbox.create,
 ) -> RunReport:
-    """Investigate one bug end to end; the report says plainly whether a fix validated."""
+    """Investigate one bug end to end; the report says plainly whether a fix validated.
+
+    Every command of the repository runs in ``workspace``'s copies of it
+    (the contained :class:`~fixbugs.sandbox.Sandbox`; a test may pass a
+    plain-subprocess one, see :mod:`fixbugs.sandbox.executor`).
+    """
     clock = clock or SystemClock()
     recorder = MetricsRecorder(clock)
     ctx = RunContext(
@@ -112,7 +118,7 @@ async def run_bug(
 
     readonly = ctx.options.python.readonly_paths() if ctx.options.python else ()
     ctx.sandbox = await asyncio.to_thread(
-        lambda: Sandbox.create(inputs.repo.root, readonly_paths=readonly)
+        lambda: workspace(inputs.repo.root, readonly_paths=readonly)
     )
     try:
         result = await g.run(clock=clock, recorder=recorder, on_event=on_event)
@@ -227,17 +233,18 @@ async def _close(models: Models | None) -> None:
             await models.judge.aclose()
 
 
-def apply_to_repo(report: RunReport, repo: Path) -> str:
-    """Apply a validated patch to the user's work tree (only when asked).
+def apply_to_repo(patch: str | None, repo: Path) -> str:
+    """Apply a report's validated patch to the user's work tree (only when asked).
 
+    ``patch`` is the report's ``patch``, which only a validated fix sets.
     Through :func:`fixbugs.inputs.hostgit.apply_diff`: git runs with none of the
     repository's configuration, so its filters and hooks do not run.
     """
-    if not report.validated or not report.data.get("patch"):
+    if not patch:
         return "no validated patch: the repository was not changed"
     from fixbugs.inputs.hostgit import apply_diff
 
-    outcome = apply_diff(report.data["patch"], repo)
+    outcome = apply_diff(patch, repo)
     if not outcome.applied:
         return f"the validated patch did not apply to {repo}: {outcome.message[:200]}"
     return f"validated patch applied to {repo}"

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from fixbugs.localize.regions import Region
     from fixbugs.localize.traceback import ParsedFailure
     from fixbugs.pyenv.userenv import TestEnv
-    from fixbugs.sandbox import Sandbox
+    from fixbugs.sandbox.executor import Executor, Workspace
     from fixbugs.sandbox.limits import CommandResult
 
 __all__ = [
@@ -173,7 +173,7 @@ class RunContext:
         self.validation: Validation | None = None
         self.repair_candidates: list[Any] = []  # fixbugs.repair.RepairCandidate, ranked
         self.repair_run: Any = None  # fixbugs.repair.candidate_runs.ValidationRun
-        self.sandbox: Sandbox = None  # type: ignore[assignment]  # set by the driver
+        self.sandbox: Workspace = None  # type: ignore[assignment]  # set by the driver
         self.suite_baseline: dict[str, str] | None = None  # filled on first use
         self.notes: list[str] = []
         self._files: dict[str, str] | None = None
@@ -193,10 +193,10 @@ class RunContext:
         self.events.append(ev)
         self._sink(ev)
 
-    async def run_in(self, sandbox: Sandbox, cmd: str, what: str) -> CommandResult:
-        """Run a test command in ``sandbox`` as a recorded tool call of the current stage."""
+    async def run_in(self, executor: Executor, cmd: str, what: str) -> CommandResult:
+        """Run a test command through ``executor`` as a recorded tool call of the current stage."""
         with self.recorder.tool_call(what):
-            result = await sandbox.run(
+            result = await executor.run(
                 cmd, timeout_s=self.options.test_timeout_s, env=self.options.test_env
             )
         # a sandbox limit is said in the run's notes (and so its JSON), once per command kind

@@ -1,6 +1,7 @@
 """Contained execution in a disposable copy of the user's repository.
 
-Every command the agent runs goes through :class:`Sandbox`: a temporary
+Every command of the repository runs through an :class:`Executor`;
+:class:`Sandbox` is the product's: a temporary
 copy of the repository on a size-limited filesystem, a subprocess that sees
 only its copy, the system directories and the directories its interpreter
 needs, as a capability-less uid, in a cgroup bounding the whole command's
@@ -11,6 +12,7 @@ command could have written are read back only with :func:`read_untrusted`.
 
 from fixbugs.sandbox.cgroups import CgroupSupport, detect_cgroups
 from fixbugs.sandbox.containment import Mechanisms, View, probe
+from fixbugs.sandbox.executor import Executor, Workspace, WorkspaceFactory
 from fixbugs.sandbox.interpreters import interpreter_paths
 from fixbugs.sandbox.limits import CommandResult, LimitHit, Limits, classify_limit, limit_note
 from fixbugs.sandbox.output import CappedOutput
@@ -22,6 +24,7 @@ __all__ = [
     "CappedOutput",
     "CgroupSupport",
     "CommandResult",
+    "Executor",
     "LimitHit",
     "Limits",
     "Mechanisms",
@@ -29,6 +32,8 @@ __all__ = [
     "Sandbox",
     "UntrustedFile",
     "View",
+    "Workspace",
+    "WorkspaceFactory",
     "classify_limit",
     "detect_cgroups",
     "interpreter_paths",

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from agentrt import Clock, SystemClock
 from fixbugs.errors import InputError
@@ -33,7 +34,7 @@ from fixbugs.sandbox.snapshot import TreeStore
 from fixbugs.sandbox.trees import chown_tree, ignore_noise, kill_uid, tree_bytes
 from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
 
-__all__ = ["DEFAULT_DISK_MB", "PatchResult", "Sandbox"]
+__all__ = ["DEFAULT_DISK_MB", "PatchResult", "Sandbox", "diff_files"]
 
 # Sandbox uids come from a range no distribution assigns to real users.
 _UID_LOW, _UID_SPAN = 1_500_000_000, 100_000_000
@@ -291,7 +292,7 @@ class Sandbox:
         symlinks, and is atomic. ``patch -p1`` is the fallback, checked with
         ``--dry-run`` first.
         """
-        files = tuple(dict.fromkeys(f for f in _DIFF_FILE.findall(diff) if f != "/dev/null"))
+        files = diff_files(diff)
         if not diff.strip() or not files:
             return PatchResult(False, "none", (), "the patch is empty or has no file headers")
         data = diff.encode() if diff.endswith("\n") else (diff + "\n").encode()
@@ -395,5 +396,19 @@ class Sandbox:
         )
 
 
+def diff_files(diff: str) -> tuple[str, ...]:
+    """The paths a unified diff's ``---``/``+++`` headers name, in order, once each."""
+    return tuple(dict.fromkeys(f for f in _DIFF_FILE.findall(diff) if f != "/dev/null"))
+
+
 def _text(done: subprocess.CompletedProcess[bytes]) -> str:
     return (done.stderr + done.stdout).decode("utf-8", errors="replace").strip()
+
+
+if TYPE_CHECKING:
+    from fixbugs.sandbox.executor import WorkspaceFactory
+    from fixbugs.sandbox.testing import PlainWorkspace
+
+    # mypy holds both workspaces to the executor protocols: a drift fails the type check
+    _SANDBOX_IS_A_WORKSPACE_FACTORY: WorkspaceFactory = Sandbox.create
+    _PLAIN_IS_A_WORKSPACE_FACTORY: WorkspaceFactory = PlainWorkspace.create

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 from fixbugs.localize.evidence import Evidence as FileEvidence
-from fixbugs.localize.process import CommandRun
 from fixbugs.localize.sbfl import run_sbfl, sbfl_evidence, suspicious_ranges
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, unittest_module
 from fixbugs.pyenv.testverdict import classify_run, tail
@@ -186,23 +184,16 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
     python = env.python if env is not None else Path("python")
     fork = await asyncio.to_thread(ctx.sandbox.fork)
     try:
-
-        async def runner(
-            argv: Sequence[str], root: Path, *, timeout_s: float = 180.0
-        ) -> CommandRun:
-            with ctx.recorder.tool_call("tests under coverage"):
-                r = await fork.run(list(argv), timeout_s=timeout_s, env=ctx.options.test_env)
-            return CommandRun(tuple(argv), r.returncode, r.stdout + r.stderr, r.timed_out)
-
-        result = await run_sbfl(
-            fork.root,
-            python,
-            test_files,
-            runner=runner,
-            timeout_s=ctx.options.test_timeout_s,
-            baseline=fork.baseline,
-            listed=ctx.files().keys(),
-        )
+        with ctx.recorder.tool_call("tests under coverage"):
+            result = await run_sbfl(
+                fork,
+                python,
+                test_files,
+                timeout_s=ctx.options.test_timeout_s,
+                env=ctx.options.test_env,
+                baseline=fork.baseline,
+                listed=ctx.files().keys(),
+            )
     finally:
         await asyncio.to_thread(fork.close)
     for n in result.notes:

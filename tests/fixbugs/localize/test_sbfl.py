@@ -3,8 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from fixbugs.localize import CommandRun, Spectrum, ochiai, run_sbfl, sbfl_evidence
+from fixbugs.localize import Spectrum, ochiai, run_sbfl, sbfl_evidence
 from fixbugs.localize.sbfl import context_key, node_key, spectrum_from_coverage, suspicious_ranges
+from fixbugs.sandbox import CommandResult
 
 
 def test_ochiai_scores_lines_run_by_failing_tests_and_few_passing_ones():
@@ -72,27 +73,34 @@ def test_spectrum_from_coverage_json_and_outcomes():
     assert ev[0].lines == ((2, 2),)
 
 
+class Replay:
+    """An executor that runs nothing and answers every command with one canned result."""
+
+    def __init__(self, root: Path, returncode: int, output: str, *, timed_out: bool = False):
+        self.root = root
+        self.answer = (returncode, output, timed_out)
+        self.calls: list[tuple[str, ...]] = []
+
+    async def run(self, cmd, *, timeout_s, env=None) -> CommandResult:
+        self.calls.append(tuple(cmd))
+        rc, out, timed_out = self.answer
+        return CommandResult(tuple(cmd), rc, out, "", timed_out, None, 0.0, False)
+
+
 async def test_driver_reports_a_timeout_as_a_note_not_a_crash(tmp_path: Path):
-    calls: list[tuple[str, ...]] = []
-
-    async def runner(argv, cwd, **kw):
-        calls.append(tuple(argv))
-        return CommandRun(tuple(argv), None, "", True)
-
-    res = await run_sbfl(tmp_path, Path("/bin/python"), ["tests/test_a.py"], runner=runner)
+    executor = Replay(tmp_path, -9, "", timed_out=True)
+    res = await run_sbfl(executor, Path("/bin/python"), ["tests/test_a.py"])
+    calls = executor.calls
     assert res.file_scores == {} and "ran past" in res.notes[0]
     assert calls[0][1:4] == ("-m", "coverage", "run")
 
 
 async def test_driver_without_test_files_skips():
-    res = await run_sbfl(Path("."), Path("/bin/python"), [])
+    res = await run_sbfl(Replay(Path("."), 0, ""), Path("/bin/python"), [])
     assert res.notes == ("no test files to run; SBFL skipped",)
 
 
 @pytest.mark.parametrize("output", ["", "ImportError: no module named coverage"])
 async def test_driver_without_outcomes_says_why(tmp_path: Path, output: str):
-    async def runner(argv, cwd, **kw):
-        return CommandRun(tuple(argv), 1, output, False)
-
-    res = await run_sbfl(tmp_path, Path("/bin/python"), ["tests/test_a.py"], runner=runner)
+    res = await run_sbfl(Replay(tmp_path, 1, output), Path("/bin/python"), ["tests/test_a.py"])
     assert res.file_scores == {} and "no test outcomes" in res.notes[0]

@@ -34,8 +34,9 @@ from collections.abc import AsyncIterator
 from types import TracebackType
 
 from agentrt._checkpoint import cancel_requests, checkpoint
-from agentrt._clock import Clock, SystemClock
+from agentrt._clock import Clock
 from agentrt._errors import ProviderError
+from agentrt.flow._adaptive import StaticLimit
 from agentrt.flow._attempt import (
     CallState,
     Ticket,
@@ -54,6 +55,7 @@ from agentrt.flow._retry import GiveUp, RetryPolicy, is_retryable, next_action
 from agentrt.flow._throttle import AdaptiveThrottle, Throttled
 from agentrt.llm._protocol import ChatModel
 from agentrt.llm._types import ChatRequest, ChatResult, Completed, StreamEvent
+from agentrt.llm._wrapper import WrapperModel, max_concurrency
 from agentrt.metrics._recorder import MetricsRecorder, current_recorder
 from agentrt.tokens._counting import EstimateCounter, TokenCounter
 
@@ -88,11 +90,13 @@ class _Admission:
         await self.model._release(self.ticket)
 
 
-class ResilientModel:
+class ResilientModel(WrapperModel):
     """A chat model with limits, retries, deadlines and a breaker around ``inner``.
 
     Every piece is optional except the retry policy and budget: ``limiter``
-    (a :class:`ConcurrencyLimiter`, static or adaptive), ``rate`` (a
+    (a :class:`ConcurrencyLimiter`, static or adaptive; without one, a
+    static limit at the backend's declared ``max_concurrency``, if any: the
+    backend client does not limit itself), ``rate`` (a
     :class:`~agentrt.flow._gate.RateGate`, local or Redis), ``throttle``,
     ``breaker``, ``attempt_timeout_s`` and ``deadline_s`` (the whole call,
     combined with any enclosing deadline scope). ``budget`` is the retry
@@ -120,11 +124,12 @@ class ResilientModel:
         clock: Clock | None = None,
         recorder: MetricsRecorder | None = None,
     ) -> None:
-        self.inner = inner
-        self.model: str = inner.model
-        self.name: str = name or inner.name
-        self.clock: Clock = clock or inner.clock or SystemClock()
+        super().__init__(inner, name=name, clock=clock)
         self._recorder = recorder
+        declared = max_concurrency(inner)
+        if limiter is None and declared:
+            # the one concurrency layer: the endpoint's declared limit, held here
+            limiter = ConcurrencyLimiter(StaticLimit(declared), clock=self.clock)
         self.limiter = limiter
         self.rate = rate
         self.budget: SharedBudget = budget if budget is not None else LocalRetryBudget()
@@ -138,9 +143,6 @@ class ResilientModel:
         self.rng = rng or random.Random()
         self.attempts_sent = 0  # requests sent by this client, all calls
         self.calls_in_flight = 0
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
     # -- public API -------------------------------------------------------
     async def complete(self, request: ChatRequest) -> ChatResult:

@@ -16,6 +16,7 @@ from agentrt.llm._types import (
     TextDelta,
     Usage,
 )
+from agentrt.llm._wrapper import WrapperModel, find_layer, layers, max_concurrency, unwrap
 
 __all__ = [
     "CallTiming",
@@ -31,9 +32,14 @@ __all__ = [
     "StreamEvent",
     "TextDelta",
     "Usage",
+    "WrapperModel",
     "check_structured",
     "default_model_path",
+    "find_layer",
+    "layers",
     "make_client",
+    "max_concurrency",
     "parse_retry_after",
     "provider_error",
+    "unwrap",
 ]

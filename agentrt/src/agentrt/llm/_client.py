@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -86,9 +85,10 @@ def check_structured(text: str, schema: dict[str, Any], model: str) -> Any:
 class ModelClient(abc.ABC):
     """Base of every backend.
 
-    ``max_concurrency`` bounds the calls this client has in flight; the time
-    a call waits for a permit is reported as its queue wait. ``name`` labels
-    the endpoint in metrics.
+    ``max_concurrency`` is how many calls the endpoint serves at once, as
+    configured; the client itself does not limit (one concurrency layer):
+    :class:`~agentrt.flow.ResilientModel` holds calls to it, and reports the
+    wait as their queue wait. ``name`` labels the endpoint in metrics.
     """
 
     def __init__(
@@ -104,7 +104,6 @@ class ModelClient(abc.ABC):
         self.name = name or model
         self.clock: Clock = clock or SystemClock()
         self._recorder = recorder
-        self._permits = asyncio.Semaphore(max_concurrency) if max_concurrency else None
         self.max_concurrency = max_concurrency
 
     # -- backend primitives -------------------------------------------------
@@ -126,9 +125,7 @@ class ModelClient(abc.ABC):
         start = self.clock.now()
         sent = start
         try:
-            async with self._permit():
-                sent = self.clock.now()
-                raw = await self._complete(request, model)
+            raw = await self._complete(request, model)
             end = self.clock.now()
             ttft = raw.ttft_s
             result = self._finish(request, raw, start, sent, end, ttft)
@@ -146,23 +143,21 @@ class ModelClient(abc.ABC):
         first: float | None = None
         pieces: list[str] = []
         try:
-            async with self._permit():
-                sent = self.clock.now()
-                raw: RawResult | None = None
-                async for item in self._stream(request, model):
-                    if isinstance(item, RawResult):
-                        raw = item
-                        continue
-                    if not item:
-                        continue
-                    if first is None:
-                        first = self.clock.now()
-                    pieces.append(item)
-                    yield TextDelta(item)
-                if raw is None:
-                    raise ProviderError(
-                        f"stream from {self.name!r} ended without a final result", status=None
-                    )
+            raw: RawResult | None = None
+            async for item in self._stream(request, model):
+                if isinstance(item, RawResult):
+                    raw = item
+                    continue
+                if not item:
+                    continue
+                if first is None:
+                    first = self.clock.now()
+                pieces.append(item)
+                yield TextDelta(item)
+            if raw is None:
+                raise ProviderError(
+                    f"stream from {self.name!r} ended without a final result", status=None
+                )
             end = self.clock.now()
             if not raw.text:
                 raw = RawResult(
@@ -186,14 +181,6 @@ class ModelClient(abc.ABC):
         return result
 
     # -- internals ----------------------------------------------------------
-    @contextlib.asynccontextmanager
-    async def _permit(self) -> AsyncIterator[None]:
-        if self._permits is None:
-            yield
-            return
-        async with self._permits:
-            yield
-
     def _finish(
         self,
         request: ChatRequest,

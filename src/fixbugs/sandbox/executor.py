@@ -1,0 +1,82 @@
+"""The one seam through which a repository's code runs: :class:`Executor`.
+
+The agent (``fixbugs.run``, ``fixbugs.stages``, ``fixbugs.queued``), the
+eval and the scorer run the repository's tests only through an executor
+and never start a process of their own. :class:`~fixbugs.sandbox.Sandbox`
+is the product's executor (contained, see :mod:`fixbugs.sandbox.containment`);
+a test may hand the agent another one (``tests/fixbugs/kits/executor.py``
+runs commands as plain subprocesses, so the whole agent runs without root).
+
+* :class:`Executor`: runs a command in a tree (:attr:`Executor.root`).
+* :class:`Workspace`: an executor over a disposable copy of the repository
+  that also applies patches, reports its diff against the pristine original
+  (:attr:`Workspace.baseline`), forks fresh copies and is closed when done.
+* :class:`WorkspaceFactory`: how a run opens its first workspace from the
+  user's tree (``Sandbox.create``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from fixbugs.sandbox.limits import CommandResult
+    from fixbugs.sandbox.workspace import PatchResult
+
+__all__ = ["Executor", "Workspace", "WorkspaceFactory"]
+
+
+class Executor(Protocol):
+    """Runs commands of the repository in :attr:`root`."""
+
+    @property
+    def root(self) -> Path:
+        """The tree commands run in (their working directory)."""
+        ...
+
+    async def run(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult:
+        """Run ``cmd`` (a string runs through ``/bin/sh -c``); never raises for its exit status."""
+        ...
+
+
+class Workspace(Executor, Protocol):
+    """An executor over a disposable copy of a repository."""
+
+    @property
+    def baseline(self) -> Path:
+        """The pristine original the copy was made from: read it, never run in it."""
+        ...
+
+    def apply_patch(self, diff: str) -> PatchResult:
+        """Apply a unified diff to the copy, all of it or nothing."""
+        ...
+
+    def diff(self) -> str:
+        """The git-format unified diff of the copy against :attr:`baseline`."""
+        ...
+
+    def fork(self) -> Workspace:
+        """A fresh, independent copy of :attr:`baseline` (blocks: call it in a thread)."""
+        ...
+
+    def close(self) -> None:
+        """Delete the copy; nothing of it runs after this returns."""
+        ...
+
+
+class WorkspaceFactory(Protocol):
+    """Opens a workspace over a copy of ``repo_root`` (blocks: call it in a thread).
+
+    ``readonly_paths`` are the host folders the tests' interpreter needs
+    (:meth:`fixbugs.pyenv.userenv.TestEnv.readonly_paths`).
+    """
+
+    def __call__(self, repo_root: Path, *, readonly_paths: Sequence[Path] = ()) -> Workspace: ...

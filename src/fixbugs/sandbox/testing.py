@@ -1,0 +1,160 @@
+"""A workspace for tests: plain subprocesses in a copy, no containment, no root.
+
+pydantic-ai's ``TestModel`` stands in for a model so an agent's own logic is
+tested without one; :class:`PlainWorkspace` stands in for
+:class:`~fixbugs.sandbox.Sandbox` so the whole agent (``run_bug``, the
+staged pipeline) runs as any user::
+
+    report = await run_bug(inputs, models=..., workspace=PlainWorkspace.create)
+
+It copies the tree as the sandbox does (the same noise left out, a pristine
+baseline beside the copy, the diff taken by the sandbox's own
+:class:`~fixbugs.sandbox.snapshot.TreeStore`) and runs each command as a
+plain subprocess of the current user in the copy, in its own process group,
+killed as a group at its timeout. Nothing is contained: only trusted
+repositories (the bundled examples, a test's own) may run in it, and no
+product code path opens one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from fixbugs.sandbox.limits import CommandResult
+from fixbugs.sandbox.snapshot import TreeStore
+from fixbugs.sandbox.trees import ignore_noise
+from fixbugs.sandbox.workspace import PatchResult, diff_files
+
+__all__ = ["PlainWorkspace"]
+
+NOTE = "test workspace: a plain subprocess of the current user, not contained"
+
+
+class PlainWorkspace:
+    """A :class:`~fixbugs.sandbox.executor.Workspace` without containment (tests only)."""
+
+    def __init__(self, base: Path, *, baseline: Path, git_dir: Path | None) -> None:
+        self.base = base
+        self.root = base / "repo"
+        self.baseline = baseline
+        self._owns_baseline = git_dir is None
+        self._trees = TreeStore(base / "baseline.git", scratch=base)
+        shutil.copytree(baseline, self.root, symlinks=True, ignore=ignore_noise)
+        (base / "home").mkdir()
+        if git_dir is None:
+            self._trees.record_baseline(self.root)
+        else:
+            shutil.copytree(git_dir, self._trees.git_dir, symlinks=True)
+
+    @classmethod
+    def create(cls, repo_root: Path, *, readonly_paths: Sequence[Path] = ()) -> PlainWorkspace:
+        """Copy ``repo_root`` (its pristine baseline and the copy); ``readonly_paths`` are moot."""
+        base = Path(tempfile.mkdtemp(prefix="fixbugs-test-workspace-")).resolve()
+        try:
+            baseline = base / "pristine"
+            shutil.copytree(repo_root, baseline, symlinks=True, ignore=ignore_noise)
+            return cls(base, baseline=baseline, git_dir=None)
+        except BaseException:
+            shutil.rmtree(base, ignore_errors=True)
+            raise
+
+    def fork(self) -> PlainWorkspace:
+        """A fresh copy of the pristine baseline; close it before this one."""
+        base = Path(tempfile.mkdtemp(prefix="fixbugs-test-workspace-")).resolve()
+        try:
+            return type(self)(base, baseline=self.baseline, git_dir=self._trees.git_dir)
+        except BaseException:
+            shutil.rmtree(base, ignore_errors=True)
+            raise
+
+    def close(self) -> None:
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def __enter__(self) -> PlainWorkspace:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The caller's PATH and locale and a private HOME, as the sandbox gives."""
+        out = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TERM")}
+        out.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+        out["HOME"] = str(self.base / "home")
+        out.update(env or {})
+        return out
+
+    async def run(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout_s: float = 60,
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult:
+        """Run ``cmd`` in the copy (a string through ``/bin/sh -c``); killed at ``timeout_s``."""
+        argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        if not argv:
+            raise ValueError("empty command")
+        started = time.monotonic()
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=self.root,
+            env=self.environment(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own group: the kill reaches its children
+        )
+        timed_out = False
+        try:
+            stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout_s)
+        except TimeoutError:
+            timed_out = True
+            stdout, stderr = b"", b""
+        finally:
+            if proc.returncode is None or timed_out:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                await proc.wait()
+        return CommandResult(
+            argv=tuple(argv),
+            returncode=-signal.SIGKILL if timed_out else (proc.returncode or 0),
+            stdout=stdout.decode("utf-8", "replace"),
+            stderr=stderr.decode("utf-8", "replace"),
+            timed_out=timed_out,
+            limit_hit="time" if timed_out else None,
+            wall_s=time.monotonic() - started,
+            truncated=False,
+            notes=(NOTE,),
+        )
+
+    def apply_patch(self, diff: str) -> PatchResult:
+        """Apply ``diff`` to the copy with ``git apply`` (all hunks or none)."""
+        files = diff_files(diff)
+        if not diff.strip() or not files:
+            return PatchResult(False, "none", (), "the patch is empty or has no file headers")
+        data = diff.encode() if diff.endswith("\n") else (diff + "\n").encode()
+        env = {**self.environment(), "GIT_CEILING_DIRECTORIES": str(self.base)}
+        done = subprocess.run(
+            ["git", "apply", "-"], input=data, cwd=self.root, env=env, capture_output=True
+        )
+        said = (done.stderr + done.stdout).decode("utf-8", errors="replace").strip()
+        return PatchResult(done.returncode == 0, "git apply", files, said)
+
+    def diff(self) -> str:
+        return self._trees.diff(self.root)

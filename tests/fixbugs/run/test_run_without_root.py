@@ -1,0 +1,85 @@
+"""The whole agent, six stages, on the bundled example, without root.
+
+``run_bug`` takes its workspace as a seam (:mod:`fixbugs.sandbox.executor`);
+here it is :class:`~fixbugs.sandbox.testing.PlainWorkspace` (plain
+subprocesses in a copy), so this test needs no root, no namespaces and no
+sandbox uid, and runs in the normal suite for any user. What it checks is
+the agent's own logic end to end: localization, reproduction, SBFL, the
+root cause, the fix search and validation, and that every command of the
+repository went through the workspace it was given.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from agentrt.llm import FakeModel
+from fixbugs.examples import example_dir
+from fixbugs.inputs import load_inputs
+from fixbugs.pyenv.userenv import Interpreter
+from fixbugs.run.agent import STAGES, env_for_interpreter, run_bug
+from fixbugs.run.context import AgentOptions, Models
+from fixbugs.run.progress import collecting_sink
+from fixbugs.sandbox import CommandResult
+from fixbugs.sandbox.testing import PlainWorkspace
+
+# The example's tests need only the standard library (and coverage for SBFL):
+# FixBugs' own interpreter runs them, as in test_agent_e2e.
+PY = env_for_interpreter(Interpreter(Path(sys.executable), "--python"))
+
+
+class Counting(PlainWorkspace):
+    """A plain workspace that counts the commands run through it and its forks."""
+
+    commands: list[str] = []  # noqa: RUF012  (shared by a workspace and its forks, on purpose)
+
+    async def run(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout_s: float = 60,
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult:
+        type(self).commands.append(cmd if isinstance(cmd, str) else " ".join(cmd))
+        return await super().run(cmd, timeout_s=timeout_s, env=env)
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    dst = tmp_path / "invoice"
+    shutil.copytree(example_dir("invoice"), dst)
+    return dst
+
+
+async def test_the_bundled_example_runs_all_six_stages_without_root(example: Path) -> None:
+    Counting.commands = []
+    inputs = load_inputs(
+        example / "report.md",
+        example / "repo",
+        logs=sorted((example / "logs").iterdir()),
+        traces=sorted((example / "traces").iterdir()),
+    )
+    sink, events = collecting_sink()
+    report = await run_bug(
+        inputs,
+        models=Models(map=FakeModel(), judge=FakeModel()),
+        options=AgentOptions(test_env=PY.command_env(), python=PY),
+        sink=sink,
+        workspace=Counting.create,
+    )
+    d = report.data
+    assert set(d["stages"]) == set(STAGES)
+    assert {e.stage for e in events if e.kind == "stage_finished"} == set(STAGES)
+    assert d["ranked_files"][0]["path"] == "shop/pricing.py"
+    assert d["reproduction"]["confirmed"] and d["reproduction"]["origin"] == "report"
+    assert d["root_cause"]["path"] == "shop/pricing.py"
+    assert d["validated"] is True
+    assert d["patch"].startswith("--- a/shop/pricing.py")
+    # the tests ran, under coverage too, and only through the workspace given
+    assert any("pytest" in c for c in Counting.commands)
+    assert any("coverage" in c for c in Counting.commands)
