@@ -292,3 +292,60 @@ async def test_release_models_frees_and_the_next_call_reloads(model: LlamaModel)
     result = await model.complete(ChatRequest.of("Say hi.", max_tokens=4))
     assert result.text
     assert _shared(model) is not old
+
+
+@needs_model
+async def test_the_embedded_model_scores_tokens_through_its_wrappers(model: LlamaModel) -> None:
+    # a typed TokenScorer found under the flow layer, never the raw llama.cpp object
+    from agentrt.llm import token_scorer
+
+    scorer = token_scorer(ResilientModel(model))
+    assert scorer is model
+    prefix = "def add(a, b):\n"
+    natural = await scorer.score(prefix, "    return a + b\n")
+    odd = await scorer.score(prefix, "    return a +* b )) (\n")
+    assert natural < 0 and odd < 0
+    assert natural > odd
+    assert await scorer.score(prefix, "") == 0.0
+    # it held the model's lock like a generation: a call after it still answers
+    done = await model.complete(ChatRequest.of("Say yes.", max_tokens=4))
+    assert done.text
+
+
+class _FakeLlama:
+    """Tokens are bytes mod 4; after any token, token 0 is far likelier than the rest."""
+
+    def __init__(self) -> None:
+        import ctypes
+
+        self.evaluated = 0
+        buf = (ctypes.c_float * 4)(5.0, 0.0, 0.0, 0.0)
+
+        class Ctx:
+            def get_logits(self) -> Any:
+                return buf
+
+        self._ctx = Ctx()
+
+    def tokenize(self, data: bytes, add_bos: bool = True) -> list[int]:
+        return [b % 4 for b in data]
+
+    def n_vocab(self) -> int:
+        return 4
+
+    def reset(self) -> None:
+        self.evaluated = 0
+
+    def eval(self, toks: list[int]) -> None:
+        self.evaluated += len(toks)
+
+
+def test_mean_logprob_prefers_likely_tokens_and_caps_the_count() -> None:
+    pytest.importorskip("numpy")
+    llama: Any = _FakeLlama()
+    likely = llama_backend.mean_logprob(llama, "x", "\x00\x04\x08", max_tokens=32)
+    unlikely = llama_backend.mean_logprob(llama, "x", "\x01\x05\x09", max_tokens=32)
+    assert likely > unlikely
+    assert llama_backend.mean_logprob(llama, "x", "", max_tokens=32) == 0.0
+    llama_backend.mean_logprob(llama, "x", "\x00" * 50, max_tokens=3)
+    assert llama.evaluated == 1 + 3  # the prefix, then only the first three tokens

@@ -14,50 +14,13 @@ import difflib
 import math
 import time
 from collections.abc import Sequence
-from typing import Any
 
+from agentrt.llm import ChatModel, token_scorer
 from fixbugs.repair.ranking import RepairCandidate
 
-__all__ = ["mean_logprob", "naturalness_factors", "scorer_of"]
+__all__ = ["naturalness_factors"]
 
-_MAX_TOKENS = 32
 _CONTEXT_LINES = 3
-
-
-def _last_logits(llama: Any) -> Any:
-    """The logits llama.cpp computed for the last evaluated token (a numpy view)."""
-    import numpy as np
-
-    return np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),))
-
-
-def mean_logprob(llama: Any, prefix: str, text: str) -> float:
-    """Mean log-probability of ``text``'s tokens after ``prefix`` (llama.cpp, one at a time)."""
-    import numpy as np
-
-    head = llama.tokenize(prefix.encode("utf-8"), add_bos=True)
-    toks = llama.tokenize(text.encode("utf-8"), add_bos=False)[:_MAX_TOKENS]
-    if not toks:
-        return 0.0
-    llama.reset()
-    llama.eval(head)
-    total = 0.0
-    for t in toks:
-        logits = _last_logits(llama).astype(np.float64)
-        top = float(logits.max())
-        lse = top + float(np.log(np.exp(logits - top).sum()))
-        total += float(logits[t]) - lse
-        llama.eval([t])
-    return total / len(toks)
-
-
-def scorer_of(client: Any) -> Any:
-    """The client's ``exclusive`` (a local llama.cpp model), through one wrapper if any."""
-    for c in (client, getattr(client, "inner", None)):
-        fn = getattr(c, "exclusive", None)
-        if callable(fn):
-            return fn
-    return None
 
 
 def _regions(old: str, new: str) -> tuple[str, str, str] | None:
@@ -75,16 +38,20 @@ def _regions(old: str, new: str) -> tuple[str, str, str] | None:
 
 
 async def naturalness_factors(
-    client: Any,
+    client: ChatModel,
     cands: Sequence[RepairCandidate],
     texts: dict[str, str],
     *,
     top: int = 8,
     budget_s: float = 15.0,
 ) -> dict[int, float]:
-    """``candidate id -> factor`` for the ``top`` candidates (empty without a local model)."""
-    exclusive = scorer_of(client)
-    if exclusive is None:
+    """``candidate id -> factor`` for the ``top`` candidates (empty without a local model).
+
+    The model is the client's :class:`~agentrt.llm.TokenScorer`, found under
+    its wrappers; a hosted endpoint has none.
+    """
+    scorer = token_scorer(client)
+    if scorer is None:
         return {}
     jobs = []
     for c in cands[:top]:
@@ -92,20 +59,14 @@ async def naturalness_factors(
         if r is not None and r[1].strip() and r[2].strip():
             jobs.append((c.id, r))
 
-    def work(llama: Any) -> dict[int, float]:
-        out: dict[int, float] = {}
-        cache: dict[tuple[str, str], float] = {}
-        stop_at = time.monotonic() + budget_s  # cheap or nothing: never the run's bottleneck
-        for cid, (prefix, before, after) in jobs:
-            if time.monotonic() > stop_at:
-                break
-            if (prefix, before) not in cache:
-                cache[(prefix, before)] = mean_logprob(llama, prefix, before)
-            delta = mean_logprob(llama, prefix, after) - cache[(prefix, before)]
-            out[cid] = max(0.5, min(1.5, math.exp(delta / 2)))
-        return out
-
-    if not jobs:
-        return {}
-    result: dict[int, float] = await exclusive(work)
-    return result
+    out: dict[int, float] = {}
+    cache: dict[tuple[str, str], float] = {}
+    stop_at = time.monotonic() + budget_s  # cheap or nothing: never the run's bottleneck
+    for cid, (prefix, before, after) in jobs:
+        if time.monotonic() > stop_at:
+            break
+        if (prefix, before) not in cache:
+            cache[(prefix, before)] = await scorer.score(prefix, before)
+        delta = await scorer.score(prefix, after) - cache[(prefix, before)]
+        out[cid] = max(0.5, min(1.5, math.exp(delta / 2)))
+    return out

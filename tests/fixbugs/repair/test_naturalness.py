@@ -1,57 +1,55 @@
-"""Naturalness: a fake llama.cpp model that prefers one token decides the ranking factor."""
+"""Naturalness scores candidates with the model's TokenScorer, found under its wrappers."""
 
 from __future__ import annotations
 
-import ctypes
+from agentrt import FakeClock, ResilientModel
+from agentrt.llm import FakeModel
+from fixbugs.repair.naturalness import naturalness_factors
+from fixbugs.repair.ranking import RepairCandidate
 
-from fixbugs.repair.generate import Region, generate_candidates
-from fixbugs.repair.hints import FailureHints
-from fixbugs.repair.naturalness import mean_logprob, naturalness_factors
-
-VOCAB = 4
+OLD = "def f(a, b):\n    x = 1\n    return a - b\n"
 
 
-class FakeLlama:
-    """Tokens are characters mod 4; after any token, token 0 is far likelier than the rest."""
+class ScoringFake(FakeModel):
+    """A fake with logits: ``+`` is likelier than ``-``, and ``*`` less likely."""
 
     def __init__(self) -> None:
-        self.n_tokens = 0
-        self._buf = (ctypes.c_float * VOCAB)(5.0, 0.0, 0.0, 0.0)
+        super().__init__(clock=FakeClock())
+        self.scored: list[tuple[str, str]] = []
 
-        class Ctx:
-            def get_logits(_self):
-                return self._buf
-
-        self._ctx = Ctx()
-
-    def tokenize(self, data: bytes, add_bos: bool = True) -> list[int]:
-        return [b % VOCAB for b in data]
-
-    def n_vocab(self) -> int:
-        return VOCAB
-
-    def reset(self) -> None:
-        self.n_tokens = 0
-
-    def eval(self, toks: list[int]) -> None:
-        self.n_tokens += len(toks)
+    async def score(self, prefix: str, continuation: str) -> float:
+        self.scored.append((prefix, continuation))
+        return -0.5 if "+" in continuation else -4.5 if "*" in continuation else -2.5
 
 
-def test_mean_logprob_prefers_likely_tokens():
-    llama = FakeLlama()
-    likely = mean_logprob(llama, "x", "\x00\x04\x08")  # all token 0
-    unlikely = mean_logprob(llama, "x", "\x01\x05\x09")  # all token 1
-    assert likely > unlikely
+def _cand(cid: int, new_line: str) -> RepairCandidate:
+    return RepairCandidate(
+        id=cid,
+        path="m.py",
+        diff="",
+        new_text=OLD.replace("    return a - b\n", new_line),
+        template="t",
+        why="",
+        start=3,
+        end=3,
+        suspiciousness=1.0,
+        prior=1.0,
+        naturalness=1.0,
+        size=2,
+        overfit_risk="low",
+    )
 
 
-async def test_factors_rank_the_more_natural_patch_higher():
-    class Client:
-        async def exclusive(self, fn):
-            return fn(FakeLlama())
+async def test_factors_come_from_the_scorer_under_the_flow_layer() -> None:
+    backend = ScoringFake()
+    cands = [_cand(1, "    return a + b\n"), _cand(2, "    return a * b\n")]
+    factors = await naturalness_factors(ResilientModel(backend), cands, {"m.py": OLD})
+    assert factors == {1: 1.5, 2: 0.5}  # exp(±1), clamped to [0.5, 1.5]
+    # the original lines are scored once for both candidates, after the same context
+    assert [c for _p, c in backend.scored].count("    return a - b\n") == 1
+    assert all(p == "def f(a, b):\n    x = 1\n" for p, _c in backend.scored)
 
-    old = "def f(a, b):\n    return a < b\n"
-    cands = generate_candidates([Region("m.py", 2, 2, 1.0)], {"m.py": old}, FailureHints())
-    factors = await naturalness_factors(Client(), cands, {"m.py": old}, top=len(cands))
-    assert factors and all(0.5 <= f <= 1.5 for f in factors.values())
-    assert len(set(factors.values())) > 1
-    assert await naturalness_factors(object(), cands, {"m.py": old}) == {}
+
+async def test_a_model_without_a_scorer_gives_no_factors() -> None:
+    cands = [_cand(1, "    return a + b\n")]
+    assert await naturalness_factors(ResilientModel(FakeModel()), cands, {"m.py": OLD}) == {}

@@ -5,7 +5,7 @@ from agentrt.llm._factory import make_client
 from agentrt.llm._fake import FakeModel, provider_error
 from agentrt.llm._llama_loader import default_model_path
 from agentrt.llm._openai_backend import OpenAIModel, parse_retry_after
-from agentrt.llm._protocol import ChatModel
+from agentrt.llm._protocol import ChatModel, TokenScorer
 from agentrt.llm._types import (
     CallTiming,
     ChatRequest,
@@ -16,7 +16,14 @@ from agentrt.llm._types import (
     TextDelta,
     Usage,
 )
-from agentrt.llm._wrapper import WrapperModel, find_layer, layers, max_concurrency, unwrap
+from agentrt.llm._wrapper import (
+    WrapperModel,
+    find_layer,
+    layers,
+    max_concurrency,
+    token_scorer,
+    unwrap,
+)
 
 __all__ = [
     "CallTiming",
@@ -31,6 +38,7 @@ __all__ = [
     "RawResult",
     "StreamEvent",
     "TextDelta",
+    "TokenScorer",
     "Usage",
     "WrapperModel",
     "check_structured",
@@ -41,5 +49,6 @@ __all__ = [
     "max_concurrency",
     "parse_retry_after",
     "provider_error",
+    "token_scorer",
     "unwrap",
 ]

@@ -57,6 +57,30 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
+
+def mean_logprob(llama: Llama, prefix: str, text: str, *, max_tokens: int) -> float:
+    """Mean log-probability of ``text``'s tokens after ``prefix``, evaluated one at a time."""
+    import numpy as np  # llama.cpp's own dependency: the llama extra
+
+    head = llama.tokenize(prefix.encode("utf-8"), add_bos=True)
+    toks = llama.tokenize(text.encode("utf-8"), add_bos=False)[:max_tokens]
+    if not toks:
+        return 0.0
+    untyped: Any = llama  # reset() and the context's logits carry no annotations
+    untyped.reset()
+    llama.eval(head)
+    total = 0.0
+    for t in toks:
+        # the logits llama.cpp computed for the last evaluated token (a numpy view)
+        raw = untyped._ctx.get_logits()
+        logits = np.ctypeslib.as_array(raw, shape=(llama.n_vocab(),)).astype(np.float64)
+        top = float(logits.max())
+        lse = top + float(np.log(np.exp(logits - top).sum()))
+        total += float(logits[t]) - lse
+        llama.eval([t])
+    return total / len(toks)
+
+
 _SCHEMA_HINT = "Reply with only a JSON object that matches this JSON Schema: "
 
 __all__ = [
@@ -184,6 +208,18 @@ class LlamaModel(ModelClient):
                 return fn(shared.llama)
 
         return await asyncio.get_running_loop().run_in_executor(shared.executor, work)
+
+    async def score(self, prefix: str, continuation: str, *, max_tokens: int = 32) -> float:
+        """Mean log-probability of ``continuation``'s first ``max_tokens`` tokens after ``prefix``.
+
+        The :class:`~agentrt.llm.TokenScorer` of the embedded model: cheap
+        (one forward pass per token, no sampling), and under the model's lock
+        like a generation, which it never interleaves with. 0.0 for an empty
+        continuation.
+        """
+        return await self.exclusive(
+            lambda llama: mean_logprob(llama, prefix, continuation, max_tokens=max_tokens)
+        )
 
     # -- backend primitives -------------------------------------------------
     async def _complete(self, request: ChatRequest, model: str) -> RawResult:

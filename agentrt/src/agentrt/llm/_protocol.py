@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 from agentrt._clock import Clock
 from agentrt.llm._types import ChatRequest, ChatResult, StreamEvent
 
-__all__ = ["ChatModel"]
+__all__ = ["ChatModel", "TokenScorer"]
 
 
 @runtime_checkable
@@ -37,4 +37,17 @@ class ChatModel(Protocol):
 
     async def aclose(self) -> None:
         """Release connections or model memory."""
+        ...
+
+
+@runtime_checkable
+class TokenScorer(Protocol):
+    """A model that scores text instead of writing it (a local model with logits).
+
+    Find it under any wrappers with :func:`~agentrt.llm.token_scorer`;
+    hosted endpoints do not implement it.
+    """
+
+    async def score(self, prefix: str, continuation: str) -> float:
+        """Mean log-probability of ``continuation``'s tokens after ``prefix``."""
         ...

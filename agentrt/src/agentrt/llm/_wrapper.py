@@ -4,7 +4,7 @@ As in pydantic-ai, a wrapper (flow control, routing of one model, a test
 double that counts calls) is a :class:`~agentrt.llm.ChatModel` that holds
 ``inner`` and delegates; wrappers stack. What only the backend can do (say
 how many calls it serves at once, score tokens) is found through
-:meth:`WrapperModel.unwrap` or :func:`find_layer`, never by digging
+:meth:`WrapperModel.unwrap`, :func:`find_layer` or :func:`token_scorer`, never by digging
 ``inner`` out by hand.
 """
 
@@ -15,10 +15,17 @@ from typing import TypeVar
 
 from agentrt._clock import Clock, SystemClock
 from agentrt.llm._client import ModelClient
-from agentrt.llm._protocol import ChatModel
+from agentrt.llm._protocol import ChatModel, TokenScorer
 from agentrt.llm._types import ChatRequest, ChatResult, StreamEvent
 
-__all__ = ["WrapperModel", "find_layer", "layers", "max_concurrency", "unwrap"]
+__all__ = [
+    "WrapperModel",
+    "find_layer",
+    "layers",
+    "max_concurrency",
+    "token_scorer",
+    "unwrap",
+]
 
 _L = TypeVar("_L")
 
@@ -81,4 +88,12 @@ def max_concurrency(model: ChatModel) -> int | None:
     backend = unwrap(model)
     if isinstance(backend, ModelClient):
         return backend.max_concurrency
+    return None
+
+
+def token_scorer(model: ChatModel) -> TokenScorer | None:
+    """The outermost layer of ``model``'s stack that scores tokens (a local model), or ``None``."""
+    for layer in layers(model):
+        if isinstance(layer, TokenScorer):
+            return layer
     return None
