@@ -44,24 +44,14 @@ SUBPACKAGES = frozenset(
 # one or add a module. Issue 22's executor work reduces it to the executor
 # and the sandbox.
 SUBPROCESS_STARTS: dict[str, int] = {
-    # the sandbox: its probe, its mounts, the contained command itself, git for its baseline
-    "sandbox/containment.py": 4,
-    "sandbox/mounts.py": 2,
+    # the contained command itself (async, and sync for patches)
     "sandbox/runner.py": 2,
-    "sandbox/snapshot.py": 1,
-    # the test workspace (plain subprocesses, for tests only): its command and its patch
-    "sandbox/testing.py": 2,
-    # host tools on inputs FixBugs reads: git with none of the repository's
-    # configuration, OCR of screenshots
-    "inputs/hostgit.py": 4,
-    "inputs/screenshots.py": 1,
-    # interpreters and venvs: probes of the user's interpreter, venv and pip set-up,
-    # never a repository's own (that one is probed in the sandbox)
-    "pyenv/overlay.py": 1,
-    "pyenv/testenv.py": 2,
-    "pyenv/userenv.py": 1,
+    # FixBugs' own host tools (git, mount, OCR, interpreter probes, pip): one runner
+    "sandbox/hosttools.py": 2,
+    # the test workspace (plain subprocesses, for tests only): its command
+    "sandbox/testing.py": 1,
     # outside the sandbox today, to go with the executor (issue 22, item 3):
-    # the eval's `fixbugs run` as a user
+    # the eval's `fixbugs run` as a user and its check of the failing tests
     "eval/as_user.py": 2,
 }
 

@@ -20,17 +20,19 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from fixbugs.errors import InputError
+from fixbugs.sandbox.hosttools import ToolRun, host_env, run_tool, stream_tool
 
 __all__ = ["MAX_EXPORT_BYTES", "PatchOutcome", "apply_diff", "export_head", "is_git_dir"]
 
 MAX_EXPORT_BYTES = 1 << 30  # what HEAD may unpack to: a small pack can expand without end
+# git on a large repository (ls-tree, apply) is slow, never this slow
+GIT_TIMEOUT_S = 600.0
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _FILE_MODES = {"100644": 0o644, "100664": 0o644, "100755": 0o755}
 _LINK_MODE = "120000"
@@ -54,8 +56,8 @@ def is_git_dir(p: Path) -> bool:
 
 
 def git_env() -> dict[str, str]:
-    """The caller's environment without ``GIT_*``, and no system or global git config."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    """The host tools' small environment (no ``GIT_*``), and no system or global git config."""
+    env = host_env()
     env.update(
         GIT_CONFIG_NOSYSTEM="1",
         GIT_CONFIG_GLOBAL=os.devnull,
@@ -129,13 +131,9 @@ def _copy_file(src: Path, dst: Path) -> None:
                 shutil.copyfileobj(f, out, 1 << 20)
 
 
-def _git(git_dir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["git", f"--git-dir={git_dir}", *args],
-        cwd=git_dir,
-        env=git_env(),
-        capture_output=True,
-        check=False,
+def _git(git_dir: Path, *args: str) -> ToolRun:
+    return run_tool(
+        ["git", f"--git-dir={git_dir}", *args], timeout_s=GIT_TIMEOUT_S, cwd=git_dir, env=git_env()
     )
 
 
@@ -198,21 +196,16 @@ def export_head(git_dir: Path, dest: Path, *, max_bytes: int = MAX_EXPORT_BYTES)
         ids.write_text("".join(e.oid + "\n" for e in entries))
         dest.mkdir()
         root = dest.resolve()
-        with ids.open("rb") as stdin:
-            proc = subprocess.Popen(
+        with (
+            ids.open("rb") as stdin,
+            stream_tool(
                 ["git", f"--git-dir={private}", "cat-file", "--batch"],
                 stdin=stdin,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
                 cwd=private,
                 env=git_env(),
-            )
-            try:
-                assert proc.stdout is not None
-                links = _write_blobs(root, entries, proc.stdout, max_bytes)
-            finally:
-                proc.kill()
-                proc.wait()
+            ) as blobs,
+        ):
+            links = _write_blobs(root, entries, blobs, max_bytes)
     # links last: no file is written through one
     for entry, target in links:
         _write_link(root, entry, target)
@@ -306,28 +299,24 @@ def apply_diff(diff: str, work_tree: Path) -> PatchOutcome:
         return PatchOutcome(False, f"{work_tree} is a git repository without a work tree")
     data = (diff if diff.endswith("\n") else diff + "\n").encode()
     tree = work_tree.resolve()
-    done: subprocess.CompletedProcess[bytes] | None = None
+    done: ToolRun | None = None
     if shutil.which("git") is not None:
         with tempfile.TemporaryDirectory(prefix="fixbugs-git-") as tmp:
             private = Path(tmp) / "git"
             _private_git_dir(private, None)
             env = {**git_env(), "GIT_DIR": str(private), "GIT_WORK_TREE": str(tree)}
-            done = subprocess.run(
-                ["git", "apply", "-"], input=data, cwd=tree, env=env, capture_output=True
+            done = run_tool(
+                ["git", "apply", "-"], stdin=data, cwd=tree, env=env, timeout_s=GIT_TIMEOUT_S
             )
     if done is None or done.returncode != 0:
         if shutil.which("patch") is None:
-            said = "git and patch(1) are missing" if done is None else _said(done)
+            said = "git and patch(1) are missing" if done is None else done.said()
             return PatchOutcome(False, said)
-        done = subprocess.run(
+        done = run_tool(
             ["patch", "-p1", "--batch", "--forward"],
-            input=data,
+            stdin=data,
             cwd=tree,
             env=git_env(),
-            capture_output=True,
+            timeout_s=GIT_TIMEOUT_S,
         )
-    return PatchOutcome(done.returncode == 0, _said(done))
-
-
-def _said(done: subprocess.CompletedProcess[bytes]) -> str:
-    return (done.stderr + done.stdout).decode("utf-8", "replace").strip()
+    return PatchOutcome(done.ok, done.said())

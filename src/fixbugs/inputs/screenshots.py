@@ -9,13 +9,13 @@ mistakes "no text" for "nothing in the picture".
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from fixbugs.errors import InputError
 from fixbugs.inputs.textfile import require_file
+from fixbugs.sandbox.hosttools import run_tool
 
 __all__ = ["ImageKind", "Screenshot", "image_kind", "load_screenshot"]
 
@@ -66,17 +66,10 @@ def _ocr(p: Path) -> tuple[str | None, str | None]:
     exe = shutil.which("tesseract")
     if exe is None:
         return None, f"screenshot {p.name}: text not extracted (tesseract is not installed)"
-    try:
-        done = subprocess.run(
-            [exe, str(p), "stdout"],
-            capture_output=True,
-            text=True,
-            timeout=OCR_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+    done = run_tool([exe, str(p), "stdout"], timeout_s=OCR_TIMEOUT_S)
+    if done.timed_out:
         return None, f"screenshot {p.name}: OCR gave up after {OCR_TIMEOUT_S} s"
     if done.returncode != 0:
-        reason = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        reason = (done.stderr_text.strip().splitlines() or ["failed"])[-1]
         return None, f"screenshot {p.name}: OCR failed ({reason})"
-    return done.stdout.strip(), None
+    return done.stdout_text.strip(), None

@@ -25,7 +25,6 @@ import hashlib
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ from pathlib import Path
 
 from fixbugs.pyenv.testenv import default_cache_dir, make_readable
 from fixbugs.pyenv.userenv import TestEnv
+from fixbugs.sandbox.hosttools import run_tool
 
 __all__ = ["coverage_overlay", "needs_shim", "prepare_env", "shim_dir", "wheel_dirs"]
 
@@ -94,11 +94,8 @@ def _pip_target(minor: str, dest: Path, find_links: Sequence[Path], *, index: bo
     for d in find_links:
         argv += ["--find-links", str(d)]
     argv.append("coverage")
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and (dest / "coverage" / "__init__.py").exists()
+    out = run_tool(argv, timeout_s=300)
+    return out.ok and (dest / "coverage" / "__init__.py").exists()
 
 
 def _version_in(folder: Path) -> str:

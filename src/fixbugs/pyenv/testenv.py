@@ -17,11 +17,11 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from fixbugs.errors import InputError
+from fixbugs.sandbox.hosttools import run_tool
 
 __all__ = [
     "cached_env",
@@ -50,16 +50,8 @@ def env_key(version: str, requirements: Sequence[str], extra: Sequence[str]) -> 
 
 def _probe(exe: str) -> str | None:
     """The ``major.minor`` of a working interpreter, or None if it does not run."""
-    try:
-        out = subprocess.run(
-            [exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
+    out = run_tool([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], timeout_s=30)
+    return out.stdout_text.strip() if out.ok else None
 
 
 def resolve_interpreter(python: str) -> tuple[str, str]:
@@ -170,16 +162,15 @@ def ensure_python_env(
 
 
 def _run(argv: list[str], what: str, timeout_s: float, cleanup: Path | None = None) -> None:
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
+    out = run_tool(argv, timeout_s=timeout_s)
+    if out.timed_out:
         if cleanup:
             shutil.rmtree(cleanup, ignore_errors=True)
-        raise InputError(f"test environment: could not {what} within {timeout_s:.0f}s") from None
+        raise InputError(f"test environment: could not {what} within {timeout_s:.0f}s")
     if out.returncode != 0:
         if cleanup:
             shutil.rmtree(cleanup, ignore_errors=True)
-        last = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["no output"]
+        last = (out.stderr_text or out.stdout_text).strip().splitlines()[-1:] or ["no output"]
         raise InputError(f"test environment: could not {what}: {last[0]}")
 
 

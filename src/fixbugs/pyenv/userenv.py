@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from typing import Literal
 
 from fixbugs.errors import InputError
 from fixbugs.pyenv.repovenv import printable, repo_venv, run_in_sandbox
+from fixbugs.sandbox.hosttools import NOT_STARTED, host_env, run_tool
 
 __all__ = [
     "EnvSource",
@@ -47,6 +47,10 @@ __all__ = [
 ]
 
 EnvSource = Literal["--python", "VIRTUAL_ENV", "repository venv", "PATH", "case env"]
+
+# What the user's interpreter may need of the caller's shell (a pyenv shim, a conda
+# or virtualenv activation, the user's PYTHONPATH): passed to its probe.
+INTERPRETER_ENV = ("PYENV", "VIRTUAL_ENV", "CONDA", "PYTHON")
 
 # Runs under any Python >= 3.6: what the environment has (data only, no path).
 _DATA_PROBE = r"""
@@ -256,21 +260,19 @@ def probe_env(
     """
     if interp.source == "repository venv":
         return _probe_repository_venv(interp, timeout_s, [] if notes is None else notes)
+    out = run_tool(
+        [str(interp.path), "-c", _PROBE],
+        timeout_s=timeout_s,
+        cwd="/",
+        env=host_env(keep=INTERPRETER_ENV),
+    )
+    if out.returncode == NOT_STARTED or out.timed_out:
+        why = out.said().splitlines()[-1:] or ["no output"]
+        raise InputError(f"Python interpreter {interp.path} does not run: {why[0][:200]}")
     try:
-        out = subprocess.run(
-            [str(interp.path), "-c", _PROBE],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            cwd="/",
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InputError(f"Python interpreter {interp.path} does not run: {exc}") from None
-    try:
-        info = json.loads(out.stdout.strip().splitlines()[-1])
+        info = json.loads(out.stdout_text.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
-        last = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["no output"]
+        last = (out.stderr_text or out.stdout_text).strip().splitlines()[-1:] or ["no output"]
         raise InputError(
             f"Python interpreter {interp.path} ({interp.source}) does not run: {last[0][:200]}"
         ) from None

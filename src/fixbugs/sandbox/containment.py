@@ -34,13 +34,13 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fixbugs.sandbox.cgroups import CgroupSupport, detect_cgroups
+from fixbugs.sandbox.hosttools import run_tool
 from fixbugs.sandbox.interpreters import SYSTEM_DIRS
 from fixbugs.sandbox.limits import Limits
 
@@ -218,18 +218,12 @@ def _mount_tmpfs_works(root: bool) -> bool:
     if not root or shutil.which("mount") is None or shutil.which("umount") is None:
         return False
     with tempfile.TemporaryDirectory(prefix="fixbugs-probe-") as tmp:
-        try:
-            done = subprocess.run(
-                ["mount", "-t", "tmpfs", "-o", "size=1m", "fixbugs-probe", tmp],
-                capture_output=True,
-                timeout=30,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
+        done = run_tool(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "fixbugs-probe", tmp], timeout_s=30
+        )
+        if not done.ok:
             return False
-        if done.returncode != 0:
-            return False
-        subprocess.run(["umount", "-l", tmp], capture_output=True, timeout=30, check=False)
+        run_tool(["umount", "-l", tmp], timeout_s=30)
         return True
 
 
@@ -252,11 +246,7 @@ def probe() -> Mechanisms:
                 base=base,
                 workdir=base,
             )
-            try:
-                done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
-                namespaces = done.returncode == 0
-            except (OSError, subprocess.TimeoutExpired):
-                namespaces = False
+            namespaces = run_tool(argv, timeout_s=30).ok
         userns = has_setpriv and _userns_works()
     return Mechanisms(
         root=root,
@@ -281,8 +271,4 @@ def _userns_works() -> bool:
         base=Path("/"),
         workdir=Path("/"),
     )
-    try:
-        done = subprocess.run(argv, capture_output=True, timeout=30, check=False, cwd="/")
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+    return run_tool(argv, timeout_s=30, cwd="/").ok

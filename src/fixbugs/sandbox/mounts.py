@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import subprocess
 import threading
 from pathlib import Path
 
+from fixbugs.sandbox.hosttools import run_tool
 from fixbugs.sandbox.owners import owner_alive, owner_mark
 
 __all__ = ["SOURCE", "mark_owner", "mount_tmpfs", "sweep_stale", "unmount"]
 
 SOURCE = "fixbugs-copy"  # the tmpfs "device" name that marks our mounts
 _OWNER = "owner"
+_MOUNT_S = 60.0  # mount(8) and umount(8) of a tmpfs answer at once, or hang
 _swept: set[Path] = set()
 _lock = threading.Lock()
 
@@ -40,16 +41,13 @@ def _owner_alive(base: Path) -> bool:
 def mount_tmpfs(where: Path, size: int) -> None:
     """A tmpfs of ``size`` bytes at ``where``: the copy cannot grow past it."""
     opts = f"size={size},mode=0755,nosuid,nodev"
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", opts, SOURCE, str(where)], capture_output=True, check=False
-    )
-    if done.returncode != 0:
-        err = done.stderr.decode(errors="replace").strip()
-        raise RuntimeError(f"could not mount the copy's tmpfs at {where}: {err}")
+    done = run_tool(["mount", "-t", "tmpfs", "-o", opts, SOURCE, str(where)], timeout_s=_MOUNT_S)
+    if not done.ok:
+        raise RuntimeError(f"could not mount the copy's tmpfs at {where}: {done.said()}")
 
 
 def unmount(where: Path) -> None:
-    subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
+    run_tool(["umount", "-l", str(where)], timeout_s=_MOUNT_S)
 
 
 def _our_mounts() -> list[Path]:

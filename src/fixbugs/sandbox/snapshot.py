@@ -29,13 +29,13 @@ import hashlib
 import os
 import shlex
 import stat
-import subprocess
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixbugs.sandbox.hosttools import ToolRun, run_tool
 from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
 
 __all__ = ["TreeStore"]
@@ -47,6 +47,7 @@ _CONFIG = (
     f"\thooksPath = {os.devnull}\n\tfsmonitor = false\n"
 )
 _BASELINE_REF = "refs/fixbugs/baseline"
+_GIT_S = 600.0  # one snapshot or diff of a large copy, never this slow
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 _MAX_GITIGNORE_BYTES = 1 << 20
@@ -255,7 +256,7 @@ class TreeStore:
 
     def _git(
         self, *args: str, stdin: bytes = b"", cwd: Path | None = None, ok: tuple[int, ...] = (0,)
-    ) -> subprocess.CompletedProcess[bytes]:
+    ) -> ToolRun:
         argv = ["git", f"--git-dir={self.git_dir}", "-c", "safe.directory=*", *args]
         env = {
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
@@ -268,12 +269,9 @@ class TreeStore:
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_OPTIONAL_LOCKS": "0",
         }
-        done = subprocess.run(
-            argv, input=stdin, cwd=cwd or self.git_dir, env=env, capture_output=True, check=False
-        )
-        if done.returncode not in ok:
-            said = (done.stderr + done.stdout).decode("utf-8", errors="replace").strip()
-            raise RuntimeError(f"git {shlex.join(args)} failed in sandbox: {said}")
+        done = run_tool(argv, stdin=stdin, cwd=cwd or self.git_dir, env=env, timeout_s=_GIT_S)
+        if done.timed_out or done.returncode not in ok:
+            raise RuntimeError(f"git {shlex.join(args)} failed in sandbox: {done.said()}")
         return done
 
 

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
+from fixbugs.sandbox.hosttools import run_tool
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.sandbox.snapshot import TreeStore
 from fixbugs.sandbox.trees import ignore_noise
@@ -150,11 +151,8 @@ class PlainWorkspace:
             return PatchResult(False, "none", (), "the patch is empty or has no file headers")
         data = diff.encode() if diff.endswith("\n") else (diff + "\n").encode()
         env = {**self.environment(), "GIT_CEILING_DIRECTORIES": str(self.base)}
-        done = subprocess.run(
-            ["git", "apply", "-"], input=data, cwd=self.root, env=env, capture_output=True
-        )
-        said = (done.stderr + done.stdout).decode("utf-8", errors="replace").strip()
-        return PatchResult(done.returncode == 0, "git apply", files, said)
+        done = run_tool(["git", "apply", "-"], stdin=data, cwd=self.root, env=env, timeout_s=60)
+        return PatchResult(done.ok, "git apply", files, done.said())
 
     def diff(self) -> str:
         return self._trees.diff(self.root)
