@@ -161,11 +161,11 @@ def run(
 
         if example:
             raise InputError("--apply does not modify the bundled example; copy it first")
-        console.print(terminal(apply_to_repo(result, repo)), highlight=False)
-    if result.data.get("degraded"):
-        calls = result.data["model_calls"]
+        console.print(terminal(apply_to_repo(result.model.patch, repo)), highlight=False)
+    calls = result.model.model_calls
+    if result.model.degraded and calls is not None:
         err_console.print(
-            f"model unavailable: {calls['failed']} of {calls['total']} calls failed; "
+            f"model unavailable: {calls.failed} of {calls.total} calls failed; "
             "the result stands on static evidence (exit 3)",
             highlight=False,
         )

@@ -38,7 +38,6 @@ from fixbugs.errors import InputError
 from fixbugs.inputs import load_inputs, open_repo
 from fixbugs.run.agent import apply_to_repo
 from fixbugs.run.progress import EventSink
-from fixbugs.run.report import RunReport
 from fixbugs.sandbox import Sandbox
 from fixbugs.service import ApiKeys, JobService, Workspace, create_app
 
@@ -325,7 +324,7 @@ def test_apply_changes_the_file_and_runs_no_filter_or_hook(
 ) -> None:
     tree = hostile_work_tree(tmp_path, markers)
     monkeypatch.chdir(tmp_path)  # --repo as a user types it
-    message = apply_to_repo(RunReport({"validated": True, "patch": PATCH}), Path("work"))
+    message = apply_to_repo(PATCH, Path("work"))
     assert message == "validated patch applied to work"
     assert (tree / "pkg" / "calc.py").read_text() == FIXED
     assert markers.seen() == []
@@ -336,7 +335,7 @@ def test_apply_refuses_a_patch_that_does_not_apply_and_keeps_the_file(
 ) -> None:
     tree = hostile_work_tree(tmp_path, markers)
     (tree / "pkg" / "calc.py").write_text("def add(a, b):\n    return a * b\n")
-    message = apply_to_repo(RunReport({"validated": True, "patch": PATCH}), tree)
+    message = apply_to_repo(PATCH, tree)
     assert message.startswith(f"the validated patch did not apply to {tree}: ")
     assert (tree / "pkg" / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"
     assert markers.seen() == []
@@ -351,7 +350,7 @@ def test_apply_writes_nothing_through_a_link_of_the_work_tree(
     outside.write_text(BUGGY)
     os.symlink(outside, tree / "out.py")
     patch = PATCH.replace("pkg/calc.py", "out.py")
-    message = apply_to_repo(RunReport({"validated": True, "patch": patch}), tree)
+    message = apply_to_repo(patch, tree)
     assert "did not apply" in message
     assert outside.read_text() == BUGGY
     assert markers.seen() == []
@@ -360,7 +359,7 @@ def test_apply_writes_nothing_through_a_link_of_the_work_tree(
 def test_apply_refuses_a_git_directory_without_work_tree(tmp_path: Path) -> None:
     git_dir = bare_clone(committed_tree(tmp_path / "tree"), tmp_path / "repo.git")
     before = sorted(p.name for p in git_dir.iterdir())
-    message = apply_to_repo(RunReport({"validated": True, "patch": PATCH}), git_dir)
+    message = apply_to_repo(PATCH, git_dir)
     assert message.endswith("is a git repository without a work tree")
     assert sorted(p.name for p in git_dir.iterdir()) == before
 

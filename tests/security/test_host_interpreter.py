@@ -188,10 +188,10 @@ async def test_the_probe_cannot_choose_what_the_sandbox_mounts(tmp_path: Path):
         test="python -m pytest tests/test_ops.py::test_add",
         use_model=False,
     )
-    data = json.dumps(report.data)
+    data = json.dumps(report.to_dict())
     assert "secret.txt" in data  # the test did try to read it, and failed
     _no_secret(data, report.markdown())
-    assert any("does not take from it" in n and "prefix" in n for n in report.data["notes"])
+    assert any("does not take from it" in n and "prefix" in n for n in report.to_dict()["notes"])
 
 
 def test_a_venv_linked_out_of_the_repository_is_not_used(tmp_path: Path):
@@ -253,7 +253,7 @@ async def test_a_committed_venv_still_runs_the_tests_in_the_sandbox(
         test="python -m pytest tests/test_ops.py::test_add",
         use_model=False,
     )
-    d = report.data
+    d = report.to_dict()
     env = d["environment"]
     assert env["python"] == str(venv / "bin" / "python") and env["source"] == "repository venv"
     assert env["pytest"] == version and env["prefix"] == str(venv)

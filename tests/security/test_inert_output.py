@@ -143,9 +143,9 @@ def _fences(markdown: str) -> list[str]:
 
 
 def test_a_hostile_report_has_the_structure_of_a_clean_one() -> None:
-    clean = RunReport(_report(evil=False))
-    evil = RunReport(_report(evil=True))
-    evil.model()  # the hostile report is a valid report: this is the real renderer's input
+    clean = RunReport.from_dict(_report(evil=False))
+    evil = RunReport.from_dict(_report(evil=True))
+    # from_dict validated it: the hostile report is a valid report, the real renderer's input
     md = evil.markdown()
     assert not CONTROLS.search(md), repr(CONTROLS.findall(md))
     # the same headings, lists, tables, cells, fences, links and code spans as the clean report
@@ -164,14 +164,14 @@ def test_a_hostile_report_has_the_structure_of_a_clean_one() -> None:
 
 
 def test_a_validated_report_says_its_oracle_is_the_repositorys_own_tests() -> None:
-    report = RunReport(_report(evil=False))
+    report = RunReport.from_dict(_report(evil=False))
     verdict = report.markdown().split("## Verdict", 1)[1].split("\n## ", 1)[0]
     assert "the repository's own tests passed" in verdict
     assert "hostile test suite can pass a wrong patch" in verdict
     assert json.loads(report.to_json())["validation"]["oracle"] == "repository_tests"
     schema = report_json_schema()["$defs"]["ValidationItem"]["properties"]["oracle"]
     assert "own tests" in schema["description"]
-    unvalidated = RunReport({**_report(evil=False), "validated": False, "patch": None})
+    unvalidated = RunReport.from_dict({**_report(evil=False), "validated": False, "patch": None})
     assert "can pass a wrong patch" not in unvalidated.markdown()
 
 

@@ -50,5 +50,5 @@ async def test_a_disk_limit_hit_is_in_the_json_report(
     ctx.sandbox = sb
     result = await ctx.run_in(sb, f"{PY} -m pytest -q -p no:cacheprovider", "reproduce")
     assert result.limit_hit == "disk", result.stdout + result.stderr
-    data = json.loads(json.dumps(build_report(ctx, {}).data))
+    data = json.loads(json.dumps(build_report(ctx, {}).to_dict()))
     assert any("limit hit: disk" in n for n in data["notes"]), data["notes"]

@@ -74,7 +74,7 @@ async def _run_suite(
     sandboxes.append(sb)
     ctx.sandbox = sb
     result = await ctx.run_in(sb, f"{PY} -m pytest -q -s -p no:cacheprovider", "reproduce")
-    data = json.loads(json.dumps(build_report(ctx, {}).data))
+    data = json.loads(json.dumps(build_report(ctx, {}).to_dict()))
     return result, data["notes"]
 
 

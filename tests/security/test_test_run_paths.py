@@ -281,7 +281,7 @@ async def test_a_discovered_test_is_one_of_the_repository(tmp_path: Path) -> Non
     report = await run_from_paths(
         report=tmp_path / "bug.md", repo=repo, use_model=False, python=Path(PY)
     )
-    rep = report.data["reproduction"]
+    rep = report.to_dict()["reproduction"]
     assert str(host.py) not in (rep["command"] or ""), rep
     assert rep["origin"] != "discovered" and not rep["confirmed"]
     assert not host.leaked(report.to_json() + report.markdown())

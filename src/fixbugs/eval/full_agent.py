@@ -17,33 +17,28 @@ from fixbugs.localize import RankedFile
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
+from fixbugs.run.report_schema import ReportModel
 
 __all__ = ["full_agent", "output_from_report"]
 
 
-def output_from_report(d: dict) -> AgentOutput:  # type: ignore[type-arg]
-    """What the scorer needs from a run's JSON report."""
+def output_from_report(report: ReportModel) -> AgentOutput:
+    """What the scorer needs from a run's report (its published model)."""
     ranked = tuple(
-        RankedFile(
-            f["path"],
-            f["score"],
-            tuple(f["reasons"]),
-            tuple((a, b) for a, b in f.get("lines", [])),
-        )
-        for f in d["ranked_files"]
+        RankedFile(f.path, f.score, tuple(f.reasons), tuple(f.lines)) for f in report.ranked_files
     )
-    stage_s = {k: v["wall_s"] for k, v in d["stages"].items()}
-    notes = (*d["notes"], d["validation"]["summary"])
-    rc = d.get("root_cause")
-    root = (rc["path"], int(rc["lines"][0]), int(rc["lines"][1])) if rc else None
+    stage_s = {k: v.wall_s for k, v in report.stages.items()}
+    notes = (*report.notes, report.validation.summary)
+    rc = report.root_cause
+    root = (rc.path, rc.lines[0], rc.lines[1]) if rc else None
     return AgentOutput(
         ranked,
-        d["patch"],
-        d["reproduction"]["confirmed"],
+        report.patch,
+        report.reproduction.confirmed,
         stage_s,
         notes,
         root,
-        bool(d.get("degraded")),
+        report.degraded,
     )
 
 
@@ -61,6 +56,6 @@ def full_agent(models: Models | None) -> AgentRunner:
             test_timeout_s=300,
         )
         report = await run_bug(inputs, models=models, options=options)
-        return output_from_report(report.data)
+        return output_from_report(report.model)
 
     return run

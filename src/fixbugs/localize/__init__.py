@@ -10,7 +10,7 @@ from fixbugs.localize.locate import (
     traceback_baseline,
 )
 from fixbugs.localize.rank import DEFAULT_WEIGHTS, RankedFile, rank_files
-from fixbugs.localize.relevance import RELEVANCE_SCHEMA, RelevanceResult, model_relevance
+from fixbugs.localize.relevance import RelevanceAnswer, RelevanceResult, model_relevance
 from fixbugs.localize.sbfl import SbflResult, Spectrum, ochiai, run_sbfl, sbfl_evidence
 from fixbugs.localize.signals import (
     bm25_evidence,
@@ -24,12 +24,12 @@ from fixbugs.localize.traceback import Frame, ParsedFailure, is_test_path, parse
 __all__ = [
     "DEFAULT_WEIGHTS",
     "KINDS",
-    "RELEVANCE_SCHEMA",
     "Evidence",
     "Frame",
     "Localization",
     "ParsedFailure",
     "RankedFile",
+    "RelevanceAnswer",
     "RelevanceResult",
     "SbflResult",
     "Spectrum",

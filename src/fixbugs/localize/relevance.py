@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from pydantic import BaseModel
 
 from agentrt import Clock, SystemClock
 from agentrt.chunking import CodeChunk, chunk_code
@@ -22,26 +23,30 @@ from agentrt.graph import DeadlineExceeded, Outcome, scatter, with_deadline
 from agentrt.llm import ChatModel
 from fixbugs.localize.evidence import Evidence
 
-__all__ = ["RELEVANCE_SCHEMA", "RelevanceResult", "chunk_question", "layout_for", "model_relevance"]
+__all__ = [
+    "FileVerdict",
+    "RelevanceAnswer",
+    "RelevanceResult",
+    "chunk_question",
+    "layout_for",
+    "model_relevance",
+]
 
-RELEVANCE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "files": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "relevant": {"type": "boolean"},
-                    "reason": {"type": "string"},
-                },
-                "required": ["path", "relevant", "reason"],
-            },
-        }
-    },
-    "required": ["files"],
-}
+
+class FileVerdict(BaseModel):
+    """The model's opinion of one file of a chunk."""
+
+    path: str
+    relevant: bool
+    reason: str
+
+
+class RelevanceAnswer(BaseModel):
+    """The structured answer about one chunk (its JSON schema constrains the model)."""
+
+    files: list[FileVerdict]
+
+
 _SYSTEM = (
     "You are a debugging assistant. Given a bug report and some source files, "
     "say for each file whether the bug is likely in it. Answer in JSON."
@@ -73,23 +78,19 @@ def chunk_question(chunk: CodeChunk) -> str:
     )
 
 
-def _answers(parsed: Any, paths: Sequence[str]) -> list[Evidence]:
+def _answers(answer: RelevanceAnswer, paths: Sequence[str]) -> list[Evidence]:
     """Only answers about files that were in the chunk count (a model may invent paths).
 
     A chunk of one file answered with one item is about that file, whatever
     path the model wrote (small models garble paths).
     """
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("files"), list):
-        return []
     allowed = set(paths)
     out: list[Evidence] = []
-    single = len(paths) == 1 and len(parsed["files"]) == 1
-    for item in parsed["files"]:
-        if not isinstance(item, dict):
-            continue
-        path = paths[0] if single else str(item.get("path", "")).strip().removeprefix("./")
-        if path in allowed and item.get("relevant") is True:
-            reason = " ".join(str(item.get("reason", "")).split())[:160]
+    single = len(paths) == 1 and len(answer.files) == 1
+    for item in answer.files:
+        path = paths[0] if single else item.path.strip().removeprefix("./")
+        if path in allowed and item.relevant:
+            reason = " ".join(item.reason.split())[:160]
             out.append(Evidence(path, "model", 1.0, f"model: {reason or 'judged relevant'}"))
             allowed.discard(path)  # invariant: one opinion per file per chunk
     return out
@@ -126,11 +127,11 @@ async def model_relevance(
         req = layout.request(
             chunk_question(chunk),
             max_tokens=max_tokens,
-            json_schema=RELEVANCE_SCHEMA,
+            output_type=RelevanceAnswer,
             stage=stage,
         )
         result = await client.complete(req)
-        return _answers(result.parsed, chunk.paths)
+        return _answers(result.output(RelevanceAnswer), chunk.paths)
 
     outcomes: list[Outcome[CodeChunk, list[Evidence]]] = []
 

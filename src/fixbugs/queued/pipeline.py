@@ -285,4 +285,4 @@ class StagedAgent:
             await asyncio.to_thread(ctx.sandbox.close)
         stage_walls = {s: walls.get(s, 0.0) for s in AGENT_STAGES}
         report = complete_report(ctx, stage_walls, AGENT_STAGES)
-        return {"report": report.data}
+        return {"report": report.to_dict()}

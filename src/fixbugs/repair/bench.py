@@ -48,12 +48,10 @@ async def bench_repair(
         repair_candidates=candidates,
         repair_bench=True,
     )
-    rep = result.data.get("repair") or {}
+    rep = result.model.repair or {}
     bench = dict(rep.get("bench") or {})
     if not bench:
-        raise InputError(
-            "no candidates were validated: " + str(result.data["validation"]["summary"])
-        )
+        raise InputError("no candidates were validated: " + result.model.validation.summary)
     bench["validated_fix"] = (rep.get("validated") or [{}])[0].get("why")
     bench["candidates"] = rep.get("candidates")
     return bench

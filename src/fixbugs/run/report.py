@@ -1,8 +1,9 @@
 """The run report, as JSON (for machines) and markdown (for people).
 
-The JSON's shape is :class:`fixbugs.run.report_schema.ReportModel` (its JSON
-Schema is what ``fixbugs schema`` prints); :meth:`RunReport.write_json`
-writes through it. Every figure comes from the run's own records: stage
+The report *is* :class:`fixbugs.run.report_schema.ReportModel`, built once
+by :func:`build_report` at the end of a run: ``fixbugs run --json`` writes
+it, ``fixbugs schema`` prints its JSON Schema, the service answers with it
+and the eval reads it back. Every figure comes from the run's own records: stage
 walls from the driver, model figures from the metrics recorder.
 ``validated`` is true only when validation passed; a run without one says
 "no validated fix".
@@ -10,6 +11,7 @@ walls from the driver, model figures from the metrics recorder.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,19 @@ from agentrt.metrics import CallRecord
 from fixbugs.inputs.inert import md_code, md_fence, md_text, quote_name, strip_controls
 from fixbugs.repair.render import repair_markdown
 from fixbugs.run.context import RunContext
-from fixbugs.run.report_schema import ReportModel
+from fixbugs.run.preflight import model_failures
+from fixbugs.run.report_schema import (
+    EventItem,
+    EvidenceItem,
+    ModelCalls,
+    RankedFileItem,
+    RegionItem,
+    ReportModel,
+    ReproductionItem,
+    RootCauseItem,
+    StageFigures,
+    ValidationItem,
+)
 
 __all__ = ["ORACLE", "ORACLE_LINE", "RunReport", "build_report"]
 
@@ -34,19 +48,26 @@ ORACLE_LINE = (
 
 @dataclass(frozen=True, slots=True)
 class RunReport:
-    data: dict[str, Any]
+    """A finished run's report: its published model, and the markdown a person reads."""
+
+    model: ReportModel
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunReport:
+        """A report read back from its JSON; raises if it strays from the schema."""
+        return cls(ReportModel.model_validate(data))
 
     @property
     def validated(self) -> bool:
-        return bool(self.data["validated"])
+        return self.model.validated
 
-    def model(self) -> ReportModel:
-        """The report as its published model (``fixbugs schema``); raises if it strays."""
-        return ReportModel.model_validate(self.data)
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document as a JSON-able dict (the queue's and the service's edge)."""
+        return self.model.model_dump(mode="json")
 
     def to_json(self) -> str:
-        """The JSON document, checked against the published schema on the way out."""
-        return self.model().model_dump_json(indent=2) + "\n"
+        """The JSON document ``fixbugs run --json`` writes; its schema is ``fixbugs schema``."""
+        return self.model.model_dump_json(indent=2) + "\n"
 
     def write_json(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json())
@@ -60,7 +81,7 @@ class RunReport:
         quoted when they hold a newline. The document holds no control
         character but newline and tab.
         """
-        d = self.data
+        d = self.to_dict()
         out = [f"# FixBugs report: {md_text(d['title'])}", ""]
         out.append(
             f"Total {d['total_s']:.1f} s; first hypothesis after "
@@ -151,63 +172,76 @@ def _reasons(reasons: list[str]) -> str:
     return "; ".join(md_text(r) for r in reasons)
 
 
-def _stage_figures(name: str, wall: float, records: list[CallRecord]) -> dict[str, Any]:
+def _stage_figures(name: str, wall: float, records: Sequence[CallRecord]) -> StageFigures:
     mine = [r for r in records if r.stage == name]
     model = [r for r in mine if r.kind == "model"]
     ttfts = [r.ttft_s for r in model if r.ttft_s is not None]
-    return {
-        "wall_s": round(wall, 3),
-        "ttft_s": round(min(ttfts), 3) if ttfts else None,
-        "output_tokens": sum(r.output_tokens for r in model),
-        "model_calls": len(model),
-        "tool_calls": len(mine) - len(model),
+    return StageFigures(
+        wall_s=round(wall, 3),
+        ttft_s=round(min(ttfts), 3) if ttfts else None,
+        output_tokens=sum(r.output_tokens for r in model),
+        model_calls=len(model),
+        tool_calls=len(mine) - len(model),
         # requests sent by the model calls (retries in); tool calls send none
-        "model_attempts": sum(r.attempts for r in model),
-        "failures": sum(1 for r in mine if r.outcome == "error"),
-    }
+        attempts=None,  # older reports; a run counts its model calls' attempts below
+        model_attempts=sum(r.attempts for r in model),
+        failures=sum(1 for r in mine if r.outcome == "error"),
+    )
 
 
-def build_report(ctx: RunContext, stage_walls: dict[str, float]) -> RunReport:
+def build_report(
+    ctx: RunContext, stage_walls: Mapping[str, float], critical_path: Sequence[str] = ()
+) -> RunReport:
+    """The whole report of ``ctx``, built once: nothing is added to it afterwards."""
     v = ctx.validation
     rep = ctx.reproduction
     records = ctx.recorder.records
-    data: dict[str, Any] = {
-        "title": ctx.inputs.report.title,
-        "ranked_files": [
-            {
-                "path": f.path,
-                "score": round(f.score, 4),
-                "reasons": list(f.reasons),
-                "lines": [list(r) for r in f.lines],
-            }
+    failures = model_failures(records)
+    rc = ctx.root_cause
+    model = ReportModel(
+        title=ctx.inputs.report.title,
+        ranked_files=[
+            RankedFileItem(
+                path=f.path,
+                score=round(f.score, 4),
+                reasons=list(f.reasons),
+                lines=[(a, b) for a, b in f.lines],
+            )
             for f in ctx.ranked
         ],
-        "root_cause": ctx.root_cause.to_dict() if ctx.root_cause else None,
-        "suspicious_regions": [r.to_dict() for r in ctx.regions],
-        "patch": v.candidate.diff if v and v.validated and v.candidate else None,
-        "validated": bool(v and v.validated),
-        "validation": {
-            "summary": v.summary if v else "not run",
-            "tried": v.tried if v else 0,
-            "rejected": list(v.rejected[:20]) if v else [],
-            "oracle": ORACLE,
-        },
-        "reproduction": {
-            "command": rep.command if rep else None,
-            "origin": rep.origin if rep else "none",
-            "confirmed": bool(rep and rep.confirmed),
-            "summary": rep.summary if rep else "not run",
-        },
-        "first_hypothesis_s": ctx.first_hypothesis_s,
-        "total_s": round(ctx.elapsed(), 3),
-        "stages": {n: _stage_figures(n, w, records) for n, w in stage_walls.items()},
-        "evidence": [
-            {"source": e.source, "text": e.text, "path": e.path, "line": e.line, "at": e.at}
+        root_cause=RootCauseItem.model_validate(rc.to_dict()) if rc else None,
+        suspicious_regions=[RegionItem.model_validate(r.to_dict()) for r in ctx.regions],
+        patch=v.candidate.diff if v and v.validated and v.candidate else None,
+        validated=bool(v and v.validated),
+        validation=ValidationItem(
+            summary=v.summary if v else "not run",
+            tried=v.tried if v else 0,
+            rejected=list(v.rejected[:20]) if v else [],
+            oracle=ORACLE,
+        ),
+        reproduction=ReproductionItem(
+            command=rep.command if rep else None,
+            origin=rep.origin if rep else "none",
+            confirmed=bool(rep and rep.confirmed),
+            summary=rep.summary if rep else "not run",
+            status=rep.status if rep else "none",
+            output_tail=rep.output_tail if rep else "",
+        ),
+        first_hypothesis_s=ctx.first_hypothesis_s,
+        total_s=round(ctx.elapsed(), 3),
+        stages={n: _stage_figures(n, w, records) for n, w in stage_walls.items()},
+        evidence=[
+            EvidenceItem(source=e.source, text=e.text, path=e.path, line=e.line, at=e.at)
             for e in ctx.evidence[:50]
         ],
-        "notes": list(ctx.notes),
-        "repair": ctx.repair_run,  # fixbugs.stages.validate.repair_summary
-        "events": [e.to_dict() for e in ctx.events],
-        "calls": [r.to_dict() for r in records],
-    }
-    return RunReport(data)
+        notes=list(ctx.notes),
+        repair=ctx.repair_run,  # fixbugs.stages.validate.repair_summary
+        events=[EventItem.model_validate(e.to_dict()) for e in ctx.events],
+        calls=[r.to_dict() for r in records],
+        critical_path=list(critical_path),
+        degraded=failures.degraded,
+        model_calls=ModelCalls(failed=failures.failed, total=failures.total),
+        verdict_head=failures.line() if failures.degraded else None,
+        environment=ctx.options.python.to_dict() if ctx.options.python else None,
+    )
+    return RunReport(model)

@@ -1,9 +1,11 @@
 """The JSON report's shape, as pydantic models: one published schema for every run.
 
-``fixbugs run --json`` writes a document that :class:`ReportModel` validates
-(:meth:`fixbugs.run.report.RunReport.write_json` dumps it through the model),
-and ``fixbugs schema`` prints :func:`report_json_schema`, so a consumer can
-check a report without reading our code. Models allow extra keys, so a new
+A run's report *is* a :class:`ReportModel` (built once, by
+:func:`fixbugs.run.report.build_report`): ``fixbugs run --json`` dumps it,
+the service's report route answers with it (its OpenAPI names it), the
+eval reads reports back through it, and ``fixbugs schema`` prints
+:func:`report_json_schema`, so a consumer can check a report without
+reading our code. Models allow extra keys, so a new
 field never breaks an old reader; the test suite checks that every key a
 run writes is described here.
 """
@@ -28,7 +30,8 @@ __all__ = [
 
 
 class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # frozen: a report is built once, at the end of its run (fixbugs.run.report.build_report)
+    model_config = ConfigDict(extra="allow", frozen=True)
 
 
 class RankedFileItem(_Open):

@@ -19,10 +19,11 @@ from importlib.resources import files
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, File, Form, Header, HTTPException, Request, UploadFile
-from fastapi.responses import FileResponse, Response, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from fixbugs.errors import InputError
+from fixbugs.run.report_schema import ReportModel
 from fixbugs.service.answers import install_answers
 from fixbugs.service.api_models import (
     ERRORS,
@@ -256,16 +257,18 @@ def create_app(
 
     @app.get(
         "/v1/bugs/{bug_id}/report",
+        response_model=ReportModel,
         responses={**JOB_ERRORS, 409: {"model": ErrorBody, "description": "Not finished yet"}},
         tags=["bugs"],
     )
-    async def bug_report(bug_id: str, tenant: Tenant) -> dict[str, Any]:
-        """The JSON report of a finished investigation."""
+    async def bug_report(bug_id: str, tenant: Tenant) -> JSONResponse:
+        """The JSON report of a finished investigation (the schema ``fixbugs schema`` prints)."""
         st = await _job_or_404(bug_id, tenant)
         report = await service.report(bug_id, tenant)
         if report is None:
             raise HTTPException(409, f"bug {bug_id!r} is {st.state}; no report yet")
-        return report
+        # the run built it as a ReportModel (fixbugs.run.report.build_report): sent as stored
+        return JSONResponse(report)
 
     @app.get(
         "/v1/bugs/{bug_id}/events",

@@ -76,6 +76,6 @@ def agent_investigator(
         env = await test_env()
         options = AgentOptions(test_env=env.command_env(), python=env, use_model=models is not None)
         report = await run_bug(inputs, models=models, options=options, clock=clock, sink=sink)
-        return report.data
+        return report.to_dict()
 
     return investigate

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fixbugs.run.context import RunContext
-from fixbugs.run.preflight import model_failures
 from fixbugs.run.report import RunReport, build_report
 
 __all__ = ["complete_report", "start_run"]
@@ -40,16 +39,6 @@ def complete_report(
     ctx: RunContext, walls: dict[str, float], critical_path: Sequence[str]
 ) -> RunReport:
     """The run's report from its context, its stages' wall times and critical path."""
-    report = build_report(ctx, walls)
-    report.data["critical_path"] = list(critical_path)
-    failures = model_failures(ctx.recorder.records)
-    report.data["degraded"] = failures.degraded
-    report.data["model_calls"] = {"failed": failures.failed, "total": failures.total}
-    if failures.degraded:
-        report.data["verdict_head"] = failures.line()
-    report.data["environment"] = ctx.options.python.to_dict() if ctx.options.python else None
-    rep = ctx.reproduction
-    report.data["reproduction"]["status"] = rep.status if rep else "none"
-    report.data["reproduction"]["output_tail"] = rep.output_tail if rep else ""
+    report = build_report(ctx, walls, critical_path)
     ctx.emit("run_finished", "run", "done", validated=report.validated)
     return report

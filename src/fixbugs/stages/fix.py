@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from agentrt import ProviderError
 from agentrt.llm import ChatRequest
 from fixbugs.localize.traceback import is_test_path
@@ -33,15 +35,15 @@ from fixbugs.sandbox.reported import read_baseline_text
 
 __all__ = ["fix_regions", "propose_fixes", "repair_regions", "run_fix"]
 
-FIX_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "start_line": {"type": "integer"},
-        "end_line": {"type": "integer"},
-        "replacement": {"type": "string"},
-    },
-    "required": ["start_line", "end_line", "replacement"],
-}
+
+class FixAnswer(BaseModel):
+    """The model's rewrite: which lines to replace, and with what."""
+
+    start_line: int
+    end_line: int
+    replacement: str
+
+
 FIX_SYSTEM = (
     "You fix bugs with the smallest possible change. You answer with JSON: the first and "
     "last line numbers to replace and the replacement code for exactly those lines."
@@ -125,18 +127,18 @@ async def _model_edit(ctx: RunContext) -> Edit | None:
         "Give the corrected code for the faulty lines."
     )
     req = ChatRequest.of(
-        prompt, system=FIX_SYSTEM, max_tokens=200, json_schema=FIX_SCHEMA, stage="fix"
+        prompt, system=FIX_SYSTEM, max_tokens=200, output_type=FixAnswer, stage="fix"
     )
     try:
         res = await ctx.models.judge.complete(req)
     except ProviderError as exc:
         ctx.note("fix", f"model fix proposal failed: {exc}")
         return None
-    ans = res.parsed or {}
+    ans = res.output(FixAnswer)
+    start, end = ans.start_line, ans.end_line
     try:
-        start, end = int(ans["start_line"]), int(ans["end_line"])
-        new_text = replace_lines(text, start, end, str(ans["replacement"]))
-    except (KeyError, TypeError, ValueError) as exc:
+        new_text = replace_lines(text, start, end, ans.replacement)
+    except ValueError as exc:
         ctx.note("fix", f"model fix proposal unusable: {exc}")
         return None
     if new_text == text:

@@ -43,7 +43,7 @@ async def test_active_venv_runs_the_tests_and_sbfl(user_venv, wheels_env, tmp_pa
     monkeypatch.setenv("VIRTUAL_ENV", str(user_venv.parent.parent))
     repo = _repo(tmp_path / "proj")
     report = await _run(repo, "python -m pytest tests/test_ops.py::test_add")
-    d = report.data
+    d = report.to_dict()
     env = d["environment"]
     assert env["python"] == str(user_venv) and env["source"] == "VIRTUAL_ENV"
     assert env["version"].startswith("3.10.") and env["pytest"] == "7.4.4"
@@ -61,14 +61,14 @@ async def test_module_that_fails_to_import_is_could_not_run(user_venv, wheels_en
     broken = TEST.replace("from calc.ops import add, mul", "from calc.missing import add, mul")
     repo = _repo(tmp_path / "proj", broken)
     report = await _run(repo, "python -m pytest tests/test_ops.py::test_add", python=user_venv)
-    rep = report.data["reproduction"]
+    rep = report.to_dict()["reproduction"]
     assert rep["status"] == "could_not_run" and rep["confirmed"] is False
     assert rep["summary"].startswith("could not run:") and "fails to import" in rep["summary"]
     assert "calc.missing" in rep["output_tail"]
     md = report.markdown()
     assert "The bug was not reproduced." in md and "Could not run" in md
-    assert not any("Ochiai" in r for f in report.data["ranked_files"] for r in f["reasons"])
-    assert report.data["validated"] is False
+    assert not any("Ochiai" in r for f in report.to_dict()["ranked_files"] for r in f["reasons"])
+    assert report.to_dict()["validated"] is False
 
 
 async def test_collection_error_and_missing_test_are_never_confirmed(
@@ -76,10 +76,10 @@ async def test_collection_error_and_missing_test_are_never_confirmed(
 ):
     repo = _repo(tmp_path / "proj", TEST + "\ndef broken(:\n")
     report = await _run(repo, "python -m pytest tests/test_ops.py::test_add", python=user_venv)
-    assert report.data["reproduction"]["status"] == "could_not_run"
+    assert report.to_dict()["reproduction"]["status"] == "could_not_run"
     repo2 = _repo(tmp_path / "proj2")
     report = await _run(repo2, "python -m pytest tests/test_ops.py::test_nope", python=user_venv)
-    rep = report.data["reproduction"]
+    rep = report.to_dict()["reproduction"]
     assert rep["status"] == "could_not_run" and "usage error" in rep["summary"]
 
 
@@ -88,7 +88,7 @@ async def test_env_without_pytest_says_so_in_one_line(tmp_path, make_venv, monke
     repo = _repo(tmp_path / "proj")
     bare = make_venv(repo / ".venv")  # the repository's own venv, without pytest
     report = await _run(repo, "python -m pytest tests/test_ops.py::test_add")
-    d = report.data
+    d = report.to_dict()
     assert d["environment"]["python"] == str(bare) and d["environment"]["pytest"] is None
     assert d["reproduction"]["status"] == "could_not_run"
     assert "pytest is not installed" in d["reproduction"]["summary"]

@@ -61,7 +61,7 @@ async def test_bundled_example_is_localized_reproduced_and_fixed(example: Path):
     report = await run_bug(
         _inputs(example), models=models, options=AgentOptions(test_env=ENV, python=PY), sink=sink
     )
-    d = report.data
+    d = report.to_dict()
     assert d["ranked_files"][0]["path"] == "shop/pricing.py"
     assert d["reproduction"]["confirmed"] and d["reproduction"]["origin"] == "report"
     assert d["validated"] is True
@@ -149,7 +149,7 @@ async def test_no_reproduction_means_no_validated_fix(example: Path):
     report = await run_bug(
         _inputs(example, passing), models=models, options=AgentOptions(test_env=ENV, python=PY)
     )
-    d = report.data
+    d = report.to_dict()
     assert d["reproduction"]["confirmed"] is False
     assert d["validated"] is False and d["patch"] is None
     assert "no validated fix" in d["validation"]["summary"]

@@ -95,7 +95,7 @@ async def test_no_test_command_runs_existing_tests_and_keeps_the_matching_failur
     report = await run_from_paths(
         report=repo / "report.md", repo=repo, use_model=False, python=Path(sys.executable)
     )
-    rep = report.data["reproduction"]
+    rep = report.to_dict()["reproduction"]
     assert rep["origin"] == "discovered" and rep["status"] == "confirmed"
     assert rep["command"].endswith("tests/test_ops.py::test_ratio")
 
@@ -109,6 +109,6 @@ async def test_nothing_found_says_static_evidence_only(tmp_path: Path):
     report = await run_from_paths(
         report=repo / "report.md", repo=repo, use_model=False, python=Path(sys.executable)
     )
-    rep = report.data["reproduction"]
+    rep = report.to_dict()["reproduction"]
     assert rep["status"] == "none" and not rep["confirmed"]
     assert "not reproduced" in rep["summary"] and "static evidence" in rep["summary"]

@@ -185,8 +185,8 @@ async def test_root_cause_ttft_is_measured_on_an_openai_compatible_endpoint(
             rc = await root_cause(ctx)
     assert rc is not None and rc.origin == "model"
     figures = _stage_figures("root_cause", 1.0, ctx.recorder.records)
-    assert figures["model_calls"] == 1 and figures["ttft_s"] is not None
-    assert figures["ttft_s"] > 0
+    assert figures.model_calls == 1 and figures.ttft_s is not None
+    assert figures.ttft_s > 0
     assert any(e.kind == "judgment" for e in ctx.events)
 
 
