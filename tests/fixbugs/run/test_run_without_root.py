@@ -72,7 +72,7 @@ async def test_the_bundled_example_runs_all_six_stages_without_root(example: Pat
         sink=sink,
         workspace=Counting.create,
     )
-    d = report.data
+    d = report.to_dict()
     assert set(d["stages"]) == set(STAGES)
     assert {e.stage for e in events if e.kind == "stage_finished"} == set(STAGES)
     assert d["ranked_files"][0]["path"] == "shop/pricing.py"
