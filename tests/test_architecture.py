@@ -5,8 +5,9 @@
   (issue 22, item 2: folders that show the stages).
 * Every place in ``src/fixbugs`` that starts a subprocess is listed in
   :data:`SUBPROCESS_STARTS`. A new one fails this test: a repository's code
-  runs only through :mod:`fixbugs.sandbox`. The list only shrinks (issue 22,
-  item 3: one executor; it ends with the executor and the sandbox alone).
+  runs only through an executor (:mod:`fixbugs.sandbox.executor`), FixBugs'
+  own tools only through :mod:`fixbugs.sandbox.hosttools`, so the list names
+  modules of :mod:`fixbugs.sandbox` alone, and only shrinks (issue 22, item 3).
 
 Both checks read the source with :mod:`ast` and import nothing, like
 ``tests/test_import_hygiene.py``; each is also run on a synthetic tree, so
@@ -41,8 +42,9 @@ SUBPACKAGES = frozenset(
 
 # Module (path under src/fixbugs) -> how many places in it start a process.
 # This list must only shrink: lower a count when a start goes, never raise
-# one or add a module. Issue 22's executor work reduces it to the executor
-# and the sandbox.
+# one or add a module. Only fixbugs.sandbox starts processes: a repository's
+# code through an executor (fixbugs.sandbox.executor), FixBugs' own tools
+# through fixbugs.sandbox.hosttools.
 SUBPROCESS_STARTS: dict[str, int] = {
     # the contained command itself (async, and sync for patches)
     "sandbox/runner.py": 2,
@@ -50,9 +52,6 @@ SUBPROCESS_STARTS: dict[str, int] = {
     "sandbox/hosttools.py": 2,
     # the test workspace (plain subprocesses, for tests only): its command
     "sandbox/testing.py": 1,
-    # outside the sandbox today, to go with the executor (issue 22, item 3):
-    # the eval's `fixbugs run` as a user and its check of the failing tests
-    "eval/as_user.py": 2,
 }
 
 # What starts a process, by module; ``exec*``/``spawn*`` of os by prefix.
@@ -167,6 +166,10 @@ def test_no_new_place_starts_a_subprocess():
     assert fewer == {}, "fewer starts than listed: lower SUBPROCESS_STARTS to " + repr(
         {m: found.get(m, 0) for m in fewer}
     )
+
+
+def test_only_the_sandbox_package_starts_processes():
+    assert [m for m in SUBPROCESS_STARTS if not m.startswith("sandbox/")] == []
 
 
 def test_the_layout_check_sees_a_root_module_and_an_unnamed_folder(tmp_path: Path):

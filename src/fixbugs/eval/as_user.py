@@ -9,8 +9,8 @@ the user's interpreter by itself.
 
 "Named failing test truly confirmed" is stricter than the run's own claim:
 the run must say *confirmed*, must have used the case's interpreter, and an
-independent ``pytest -v`` of the case's failing tests under that interpreter
-must show each of them failing or erroring.
+independent ``pytest -v`` of the case's failing tests under that interpreter,
+in a sandbox of the case's tree, must show each of them failing or erroring.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -28,7 +27,8 @@ from pathlib import Path
 from fixbugs.eval.case import AgentOutput, AgentRunner, Case
 from fixbugs.eval.full_agent import output_from_report
 from fixbugs.pyenv.testrun import parse_outcomes
-from fixbugs.run.report_schema import ReportModel
+from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths
+from fixbugs.sandbox.hosttools import run_tool
 
 __all__ = ["as_user_agent", "user_shell_env"]
 
@@ -54,21 +54,34 @@ def _failing_tests(case: Case) -> list[str]:
     return list(meta.get("failing_tests", []))
 
 
-def _independent_check(tree: Path, python: Path, tests: list[str], env: dict[str, str]) -> bool:
-    """Each named failing test shows FAILED or ERROR under the case's interpreter."""
+async def _independent_check(
+    tree: Path,
+    python: Path,
+    tests: list[str],
+    env: Mapping[str, str],
+    workspace: WorkspaceFactory,
+) -> bool:
+    """Each named failing test shows FAILED or ERROR under the case's interpreter.
+
+    The tests run in ``workspace``'s copy of ``tree`` (the sandbox), with the
+    activated venv's ``PATH`` and ``VIRTUAL_ENV``; never on the host.
+    """
     if not tests:
         return False
-    with tempfile.TemporaryDirectory(prefix="fixbugs-check-") as tmp:
-        proc = subprocess.run(
+    readonly = interpreter_paths(python)
+    ws = await asyncio.to_thread(lambda: workspace(tree, readonly_paths=readonly))
+    try:
+        run = await ws.run(
             [str(python), "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests],
-            cwd=tree,
-            env={**env, "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": tmp},
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
+            timeout_s=600,
+            env={
+                **{k: v for k, v in env.items() if k in ("PATH", "VIRTUAL_ENV")},
+                "PYTHONDONTWRITEBYTECODE": "1",
+            },
         )
-    outcomes = parse_outcomes(proc.stdout + proc.stderr)
+    finally:
+        await asyncio.to_thread(ws.close)
+    outcomes = parse_outcomes(run.stdout + run.stderr)
     return all(_shows_failing(t, outcomes) for t in tests)
 
 
@@ -86,8 +99,14 @@ def as_user_agent(
     config: Path | None = None,
     repair_budget_s: float | None = None,
     timeout_s: float = 1800.0,
+    workspace: WorkspaceFactory = Sandbox.create,
 ) -> AgentRunner:
-    """A runner that runs ``fixbugs run`` as a subprocess with the case's venv activated."""
+    """A runner that runs ``fixbugs run`` as a subprocess with the case's venv activated.
+
+    ``fixbugs run`` is FixBugs itself, a host tool
+    (:func:`fixbugs.sandbox.hosttools.run_tool`); the check of the failing
+    tests runs the case's code, so in ``workspace`` (the sandbox).
+    """
     # the run's cwd is its own temp folder: every path it gets is absolute
     config_arg = ["--config", os.path.abspath(config)] if config is not None else []
 
@@ -117,34 +136,28 @@ def as_user_agent(
                 argv.append("--no-model")
             argv += config_arg
             proc = await asyncio.to_thread(
-                subprocess.run,
-                argv,
-                env=env,
-                cwd=tmp,
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-                check=False,
+                lambda: run_tool(argv, env=env, cwd=tmp, timeout_s=timeout_s)
             )
             if not out_json.exists():
-                last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+                printed = proc.stderr_text or proc.stdout_text
+                last = printed.strip().splitlines()[-1:] or ["no output"]
                 return AgentOutput((), notes=(f"fixbugs run exited {proc.returncode}: {last[0]}",))
-            report = ReportModel.model_validate_json(out_json.read_text())
-        out = output_from_report(report)
-        used = (report.environment or {}).get("python", "")
-        same_env = Path(str(used)).parent == python_bin
-        said = report.reproduction.status == "confirmed"
+            data = json.loads(out_json.read_text())
+        out = output_from_report(data)
+        used = (data.get("environment") or {}).get("python", "")
+        same_env = Path(used).parent == python_bin
+        said = data["reproduction"].get("status") == "confirmed"
         truly = (
             said
             and same_env
-            and await asyncio.to_thread(
-                _independent_check, tree, python_bin / "python", _failing_tests(case), env
+            and await _independent_check(
+                tree, python_bin / "python", _failing_tests(case), env, workspace
             )
         )
         note = (
             f"as user: exit {proc.returncode}; interpreter {used or '-'} "
             f"({'the case venv' if same_env else 'NOT the case venv'}); "
-            f"reproduction {report.reproduction.status}; truly confirmed {truly}"
+            f"reproduction {data['reproduction'].get('status')}; truly confirmed {truly}"
         )
         return replace(out, reproduction_confirmed=truly, notes=(*out.notes, note))
 
