@@ -6,6 +6,7 @@ from agentrt.llm._fake import FakeModel, provider_error
 from agentrt.llm._llama_loader import default_model_path
 from agentrt.llm._openai_backend import OpenAIModel, parse_retry_after
 from agentrt.llm._protocol import ChatModel, TokenScorer
+from agentrt.llm._structured import schema_of
 from agentrt.llm._types import (
     CallTiming,
     ChatRequest,
@@ -49,6 +50,7 @@ __all__ = [
     "max_concurrency",
     "parse_retry_after",
     "provider_error",
+    "schema_of",
     "token_scorer",
     "unwrap",
 ]

@@ -19,6 +19,7 @@ from typing import Any
 
 from agentrt._clock import Clock, SystemClock
 from agentrt._errors import ProviderError, StructuredOutputError
+from agentrt.llm._structured import parse_output
 from agentrt.llm._types import (
     CallTiming,
     ChatRequest,
@@ -197,8 +198,10 @@ class ModelClient(abc.ABC):
             # in-process generation): the first token at TTFT, the other out-1 decode
             tps = (out - 1) / (end - sent - ttft)
         output_tps = out / (end - sent) if end > sent and out else None
-        parsed = None
-        if request.json_schema is not None:
+        parsed: Any = None
+        if request.output_type is not None:
+            parsed = parse_output(raw.text, request.output_type, raw.model)
+        elif request.json_schema is not None:
             parsed = check_structured(raw.text, request.json_schema, raw.model)
         timing = CallTiming(
             queue_wait_s=sent - start,

@@ -7,7 +7,12 @@ result is a record that metrics and reports keep.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel
+
+from agentrt._errors import StructuredOutputError
+from agentrt.llm._structured import schema_of
 
 __all__ = [
     "CallTiming",
@@ -21,6 +26,7 @@ __all__ = [
 ]
 
 Role = Literal["system", "user", "assistant"]
+_Out = TypeVar("_Out", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,9 +39,12 @@ class Message:
 class ChatRequest:
     """One chat completion call.
 
-    ``json_schema`` asks for structured output: the backend constrains or
-    instructs the model, and the client checks that the answer parses as
-    JSON. ``stage`` names the pipeline stage the call belongs to, for metrics;
+    ``output_type`` (a pydantic model class) asks for structured output:
+    the backend constrains or instructs the model with its JSON schema
+    (``json_schema``, derived from it), and the client validates the answer
+    into an instance, read back with :meth:`ChatResult.output`. A bare
+    ``json_schema`` without a type is checked only as JSON of the schema's
+    top-level shape. ``stage`` names the pipeline stage the call belongs to, for metrics;
     when ``None`` the stage of the surrounding :func:`agentrt.metrics.stage`
     block is used.
     """
@@ -47,6 +56,12 @@ class ChatRequest:
     json_schema: dict[str, Any] | None = None
     stage: str | None = None
     seed: int | None = None
+    output_type: type[BaseModel] | None = None
+
+    def __post_init__(self) -> None:
+        if self.output_type is not None and self.json_schema is None:
+            # frozen: set once, here, from the type (the one source of the schema)
+            object.__setattr__(self, "json_schema", schema_of(self.output_type))
 
     @classmethod
     def of(cls, prompt: str, *, system: str | None = None, **kw: Any) -> ChatRequest:
@@ -95,8 +110,18 @@ class ChatResult:
     usage: Usage
     timing: CallTiming
     finish_reason: str | None = None
-    parsed: Any = None  # the decoded JSON when the request had a schema
+    # an instance of the request's output_type; the decoded JSON for a bare schema
+    parsed: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+
+    def output(self, kind: type[_Out]) -> _Out:
+        """The structured answer as the ``kind`` the request asked for."""
+        if not isinstance(self.parsed, kind):
+            raise StructuredOutputError(
+                f"model {self.model!r} gave no {kind.__name__} (the request asked for "
+                f"{type(self.parsed).__name__ if self.parsed is not None else 'no type'})"
+            )
+        return self.parsed
 
 
 @dataclass(frozen=True, slots=True)
