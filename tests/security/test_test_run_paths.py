@@ -243,7 +243,7 @@ async def test_the_fix_stage_reads_no_path_a_test_run_named(
         ctx.suspicious[name] = [(1, 3, 1.0)]
     # a test id from a hostile pytest -v output becomes the reproduction command
     cmd = f"python -m pytest -p no:cacheprovider {host.py}::test_x pkg/leak.py::test_y"
-    ctx.reproduction = Reproduction(cmd, "discovered", True, "fails", status="confirmed")
+    ctx.reproduction = Reproduction(cmd, "discovered", "confirmed", "fails")
     candidates = await propose_fixes(ctx)
     shown = [repr(c) for c in candidates] + [repr(c) for c in ctx.repair_candidates]
     shown += [repr(e) for e in ctx.events] + ctx.notes

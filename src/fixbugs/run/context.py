@@ -82,7 +82,7 @@ ReproStatus = Literal["confirmed", "passes", "could_not_run", "none"]
 
 @dataclass(frozen=True, slots=True)
 class Reproduction:
-    """Whether the bug was seen to fail.
+    """Whether the bug was seen to fail: one ``status``.
 
     ``confirmed`` only when the named tests were collected, ran, and failed
     or errored in the test itself (:func:`fixbugs.pyenv.testrun.classify_run`);
@@ -92,13 +92,17 @@ class Reproduction:
 
     command: str | None
     origin: Literal["given", "report", "written", "discovered", "none"]
-    confirmed: bool  # the named tests ran and failed on the current code
+    status: ReproStatus
     summary: str
     baseline: Mapping[str, str] = field(default_factory=dict)  # test id -> outcome
     verbose_command: str | None = None
     output_tail: str = ""
     suite_command: str | None = None  # the whole test folder, for the last gate
-    status: ReproStatus = "none"
+
+    @property
+    def confirmed(self) -> bool:
+        """The named tests ran and failed on the current code."""
+        return self.status == "confirmed"
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 # bumped whenever a field changes meaning; a worker refuses a record of another version
-RECORD_VERSION: Literal[2] = 2
+RECORD_VERSION: Literal[3] = 3
 
 
 class _Record(BaseModel):
@@ -78,7 +78,7 @@ class FixProposal(_Record):
 class BugRun(_Record):
     """Everything later stages read, after some stage of one bug."""
 
-    version: Literal[2] = RECORD_VERSION
+    version: Literal[3] = RECORD_VERSION
     started: float
     analysis: Analysis = Analysis()
     reproduction: Reproduction | None = None

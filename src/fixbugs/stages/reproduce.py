@@ -96,18 +96,14 @@ async def reproduce(ctx: RunContext) -> Reproduction:
         origin = "discovered"
         cmd = await _discover(ctx)
     if not cmd:
-        rep = Reproduction(None, "none", False, NO_REPRO, status="none")
+        rep = Reproduction(None, "none", "none", NO_REPRO)
         ctx.emit("reproduction", "reproduction", rep.summary)
         return rep
     parsed = parse_test_command(cmd)
     missing = _missing_pytest(ctx, parsed.runner)
     if missing:
         rep = Reproduction(
-            cmd,
-            origin,
-            False,
-            f"could not run: {missing}; the bug was not reproduced",
-            status="could_not_run",
+            cmd, origin, "could_not_run", f"could not run: {missing}; the bug was not reproduced"
         )
         ctx.emit("reproduction", "reproduction", rep.summary, command=cmd, origin=origin)
         return rep
@@ -130,17 +126,12 @@ async def reproduce(ctx: RunContext) -> Reproduction:
     rep = Reproduction(
         cmd,
         origin,
-        confirmed,
+        "confirmed" if confirmed else "passes" if verdict.status == "passed" else "could_not_run",
         summary,
         baseline,
         verbose,
         tail(output),
         parsed.suite(),
-        status="confirmed"
-        if confirmed
-        else "passes"
-        if verdict.status == "passed"
-        else "could_not_run",
     )
     passing = sum(1 for v in baseline.values() if v == "passed")
     ctx.emit(
