@@ -67,8 +67,16 @@ async def run_calibration(opts: dict[str, Any]) -> BenchResult:
             ]
             # warm-up: the first request pays connection set-up
             await client.stream_text(ChatRequest.of("warm up", max_tokens=2))
+            # at most `concurrency` in flight: the bare client declares its
+            # limit but does not hold it (the flow layer does, and is not here)
+            slots = asyncio.Semaphore(concurrency)
+
+            async def one(request: ChatRequest) -> None:
+                async with slots:
+                    await client.stream_text(request)
+
             with recorder.activate(), stage("calibration"):
-                await asyncio.gather(*(client.stream_text(r) for r in reqs))
+                await asyncio.gather(*(one(r) for r in reqs))
         finally:
             await client.aclose()
     records = [r for r in recorder.records if r.stage == "calibration"]

@@ -1,8 +1,10 @@
 """ResilientModel: flow control around any chat model.
 
-A wrapper over a :class:`~agentrt.llm.ChatModel` (OpenAI, Anthropic,
-llama.cpp, the fake, another wrapper), in the manner of pydantic-ai's
-wrapper models: it implements the same protocol and delegates. Every call
+A :class:`~agentrt.llm.WrapperModel` over a :class:`~agentrt.llm.ChatModel`
+(OpenAI, Anthropic, llama.cpp, the fake, another wrapper), in the manner of
+pydantic-ai's wrapper models: it implements the same protocol and delegates,
+and ``unwrap()`` reaches the backend. It is the one concurrency layer: the
+backend declares ``max_concurrency`` and this model holds it. Every call
 gets, in this order: the caller's deadline, the endpoint's circuit breaker,
 client-side adaptive throttling, RPM/TPM reservation, a concurrency permit,
 then the attempt itself (with an optional per-attempt timeout).
