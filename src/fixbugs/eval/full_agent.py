@@ -15,7 +15,7 @@ from fixbugs.eval.case import AgentOutput, AgentRunner, Case
 from fixbugs.inputs import load_inputs
 from fixbugs.localize import RankedFile
 from fixbugs.pyenv.userenv import Interpreter
-from fixbugs.run.agent import env_for_interpreter, run_bug
+from fixbugs.run.agent import StageName, env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.report_schema import ReportModel
 
@@ -42,8 +42,13 @@ def output_from_report(report: ReportModel) -> AgentOutput:
     )
 
 
-def full_agent(models: Models | None) -> AgentRunner:
-    """A runner that investigates each case end to end (localize, reproduce, fix, validate)."""
+def full_agent(models: Models | None, *, until: StageName = "validation") -> AgentRunner:
+    """A runner that investigates each case with the agent itself, ``run_bug``.
+
+    End to end by default (localize, reproduce, fix, validate);
+    ``until="root_cause"`` is ``fixbugs eval --localize-only``: the same
+    stages, with the same inputs and settings, stopped after the root cause.
+    """
 
     async def run(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
         report_file = case.report_file or case.dir / "report.md"
@@ -55,7 +60,7 @@ def full_agent(models: Models | None) -> AgentRunner:
             use_model=models is not None,
             test_timeout_s=300,
         )
-        report = await run_bug(inputs, models=models, options=options)
+        report = await run_bug(inputs, models=models, options=options, until=until)
         return output_from_report(report.model)
 
     return run

@@ -11,14 +11,12 @@ from the same inputs in the same run, so the comparison is side by side.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import shlex
 import statistics
 import tarfile
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,15 +24,12 @@ from typing import Annotated, Any
 import typer
 
 from fixbugs.errors import InputError
-from fixbugs.eval.case import AgentOutput, AgentRunner, Case
+from fixbugs.eval.case import AgentRunner, Case
 from fixbugs.inputs.inert import terminal
 from fixbugs.inputs.walk import walk_text_files
-from fixbugs.localize import bm25_baseline, localize, traceback_baseline
-from fixbugs.localize.regions import sbfl_ranges, suspicious_regions
+from fixbugs.localize import bm25_baseline, traceback_baseline
 from fixbugs.pyenv.testenv import ensure_python_env
-from fixbugs.pyenv.testrun import parse_test_command
-from fixbugs.pyenv.testverdict import classify_run
-from fixbugs.sandbox import Sandbox, Workspace, WorkspaceFactory, interpreter_paths
+from fixbugs.run.context import Models
 
 __all__ = [
     "CaseResult",
@@ -114,95 +109,24 @@ def read_tree(root: Path) -> dict[str, str]:
     return out
 
 
-def _python_argv(command: str, python_bin: Path) -> list[str]:
-    argv = shlex.split(command)
-    if argv and argv[0] in ("python", "python3"):
-        argv[0] = str(python_bin / "python")
-    return argv
-
-
-async def localization_agent(
-    case: Case,
-    tree: Path,
-    python_bin: Path,
-    *,
-    model: Any = None,
-    workspace: WorkspaceFactory = Sandbox.create,
-) -> AgentOutput:
-    """The agent's localization half: reproduce with the test command, then localize.
-
-    Without a test command (``--no-test``) nothing runs: static signals (and
-    the model, if given) only. The root cause is the top suspicious region.
-    The tests run in ``workspace``'s copy of ``tree`` (the sandbox), never in
-    ``tree`` itself, so the files ranked are the case's own.
-    """
-    stage_s: dict[str, float] = {}
-    confirmed: bool | None = None
-    files = read_tree(tree)
-    test_ids = [t for t in shlex.split(case.test_command) if "::" in t or t.endswith(".py")]
-    python = python_bin / "python"
-    async with _workspace_for(case, tree, python, workspace) as ws:
-        if ws is not None:
-            t0 = time.monotonic()
-            argv = _python_argv(case.test_command, python_bin)
-            repro = await ws.run(argv, timeout_s=300, env=_EVAL_ENV)
-            runner = parse_test_command(case.test_command).runner
-            confirmed = classify_run(
-                runner, repro.returncode, repro.stdout + repro.stderr, timed_out=repro.timed_out
-            ).reproduced
-            stage_s["reproduction"] = time.monotonic() - t0
-        loc = await localize(
-            files, case.report, test_ids=test_ids, executor=ws, python=python, model=model
-        )
-    stage_s.update(loc.stage_s)
-    regions = suspicious_regions(
-        files,
-        loc.ranked,
-        report=case.report,
-        suspicious=sbfl_ranges(loc.sbfl.line_scores if loc.sbfl is not None else {}),
-        test_ids=[*test_ids, *loc.failure.failing_tests],
-    )
-    root = (regions[0].path, regions[0].start, regions[0].end) if regions else None
-    return AgentOutput(loc.ranked, None, confirmed, stage_s, loc.notes, root)
-
-
-_EVAL_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
-
-
-@contextlib.asynccontextmanager
-async def _workspace_for(
-    case: Case, tree: Path, python: Path, workspace: WorkspaceFactory
-) -> AsyncIterator[Workspace | None]:
-    """A workspace over ``tree`` showing ``python``, or ``None`` when nothing is to run."""
-    if not case.test_command:
-        yield None
-        return
-    readonly = interpreter_paths(python)
-    ws = await asyncio.to_thread(lambda: workspace(tree, readonly_paths=readonly))
-    try:
-        yield ws
-    finally:
-        await asyncio.to_thread(ws.close)
-
-
 async def run_eval(
     cases: list[Case],
     *,
     agent: AgentRunner | None = None,
-    model: Any = None,
+    models: Models | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
     python_env: Callable[[str, Sequence[str]], Path] = ensure_python_env,
 ) -> list[CaseResult]:
     """Run every case in turn (the machine is small; cases run one at a time).
 
     ``python_env`` prepares a case's test interpreter and returns its bin dir.
+    Without ``agent``, the agent's own stages run up to the root cause
+    (``--localize-only``) with ``models``.
     """
+    from fixbugs.eval.full_agent import full_agent
     from fixbugs.eval.score import load_gold, region_hit, score_localization, validate_patch
 
-    async def default_agent(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
-        return await localization_agent(case, tree, python_bin, model=model)
-
-    run_agent = agent or default_agent
+    run_agent = agent or full_agent(models, until="root_cause")
     results: list[CaseResult] = []
     for case in cases:
         t0 = time.monotonic()
@@ -346,7 +270,6 @@ def eval_command(
     ] = None,
 ) -> None:
     """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
-    import asyncio
 
     from rich.console import Console
 
@@ -362,7 +285,7 @@ def eval_command(
 
         asyncio.run(preflight(load_settings(config)))
     models = None if no_model or as_user else models_from_config(config)
-    agent = None if localize_only else full_agent(models)
+    agent = full_agent(models, until="root_cause" if localize_only else "validation")
     if as_user:
         from fixbugs.eval.as_user import as_user_agent
 
@@ -379,8 +302,7 @@ def eval_command(
             highlight=False,
         )
 
-    model = models.map if models is not None else None
-    results = asyncio.run(run_eval(selected, agent=agent, model=model, on_case=show))
+    results = asyncio.run(run_eval(selected, agent=agent, on_case=show))
     summary = summarize(results)
     _print_summary(summary)
     if json_out:

@@ -2,10 +2,8 @@
 
 from fixbugs.localize.evidence import KINDS, Evidence
 from fixbugs.localize.locate import (
-    Localization,
     bm25_baseline,
     bug_summary,
-    localize,
     static_evidence,
     traceback_baseline,
 )
@@ -26,7 +24,6 @@ __all__ = [
     "KINDS",
     "Evidence",
     "Frame",
-    "Localization",
     "ParsedFailure",
     "RankedFile",
     "RelevanceAnswer",
@@ -38,7 +35,6 @@ __all__ = [
     "bug_summary",
     "import_evidence",
     "is_test_path",
-    "localize",
     "model_relevance",
     "naming_evidence",
     "ochiai",

@@ -1,23 +1,22 @@
-"""File localization end to end: static signals, SBFL, model relevance, one ranking.
+"""The localization pieces the agent's stages share: static signals, model relevance, baselines.
 
 The pieces are shared, not copied: the agent (:mod:`fixbugs.run.agent`) runs
 them as graph stages — analysis calls :func:`static_evidence`, file
 relevance calls :func:`relevance_evidence` with :data:`RELEVANCE`, the
 reproduction stage adds SBFL, and the root cause takes
 :func:`fixbugs.localize.regions.suspicious_regions` of the ranking.
-:func:`localize` chains the same calls with the same settings for
-``fixbugs eval --localize-only``, so the eval measures the agent's
-localizer. The two baselines the eval reports (traceback frames only, BM25
-only) are the same signals ranked alone.
+``fixbugs eval --localize-only`` runs those same stages (``run_bug`` up to
+the root cause), so the eval measures the agent's localizer. The two
+baselines the eval reports (traceback frames only, BM25 only) are the same
+signals ranked alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
-from agentrt import Clock, SystemClock
+from agentrt import Clock
 from agentrt.llm import ChatModel
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.rank import RankedFile, rank_files
@@ -27,7 +26,6 @@ from fixbugs.localize.report_signals import (
     literal_evidence,
     quoted_code_evidence,
 )
-from fixbugs.localize.sbfl import SbflResult, run_sbfl, sbfl_evidence
 from fixbugs.localize.signals import (
     bm25_evidence,
     import_evidence,
@@ -36,32 +34,15 @@ from fixbugs.localize.signals import (
     traceback_evidence,
 )
 from fixbugs.localize.traceback import ParsedFailure, failing_test_files, parse_failure
-from fixbugs.sandbox.executor import Executor
 
 __all__ = [
     "RELEVANCE",
-    "Localization",
     "RelevanceSettings",
     "bm25_baseline",
     "bug_summary",
-    "localize",
     "relevance_evidence",
     "traceback_baseline",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Localization:
-    ranked: tuple[RankedFile, ...]
-    evidence: tuple[Evidence, ...]
-    failure: ParsedFailure
-    sbfl: SbflResult | None = None
-    stage_s: dict[str, float] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-
-    @property
-    def paths(self) -> list[str]:
-        return [r.path for r in self.ranked]
 
 
 def static_evidence(
@@ -139,50 +120,6 @@ async def relevance_evidence(
         clock=clock,
         stage=stage,
     )
-
-
-async def localize(
-    files: Mapping[str, str],
-    report: str,
-    *,
-    test_ids: Sequence[str] = (),
-    executor: Executor | None = None,
-    python: Path | None = None,
-    model: ChatModel | None = None,
-    relevance: RelevanceSettings = RELEVANCE,
-    clock: Clock | None = None,
-) -> Localization:
-    """Rank ``files`` (repository path → text) for the bug in ``report``.
-
-    SBFL runs only when ``executor`` (over a throwaway copy, a sandbox) and
-    ``python`` (the test interpreter, with coverage installed) are given;
-    model relevance only when ``model`` is.
-    """
-    clock = clock or SystemClock()
-    times: dict[str, float] = {}
-    notes: list[str] = []
-    t0 = clock.now()
-    failure = parse_failure(report, files.keys())
-    evidence = static_evidence(files, report, failure, test_ids)
-    times["static_signals"] = clock.now() - t0
-    sbfl: SbflResult | None = None
-    tests = [t for t in failing_test_files([*test_ids, *failure.failing_tests]) if t in files]
-    if executor is not None and python is not None:
-        t0 = clock.now()
-        sbfl = await run_sbfl(executor, python, tests, listed=files.keys())
-        evidence += sbfl_evidence(sbfl)
-        notes += sbfl.notes
-        times["sbfl"] = clock.now() - t0
-    if model is not None:
-        t0 = clock.now()
-        rel = await relevance_evidence(
-            model, report, failure, evidence, files, settings=relevance, clock=clock
-        )
-        evidence += rel.evidence
-        notes += rel.notes
-        times["model_relevance"] = clock.now() - t0
-    ranked = tuple(rank_files(evidence))
-    return Localization(ranked, tuple(evidence), failure, sbfl, times, tuple(notes))
 
 
 def traceback_baseline(files: Mapping[str, str], report: str) -> list[RankedFile]:

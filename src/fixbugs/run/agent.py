@@ -15,9 +15,10 @@ stage's wall time, TTFT, output tokens, attempts and failures.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 from agentrt import Clock, SystemClock, load_settings
 from agentrt.flow import client_for_role, retry_budget
@@ -52,6 +53,7 @@ __all__ = [
 ]
 
 STAGES = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")
+StageName = Literal["analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation"]
 
 
 async def run_bug(
@@ -62,12 +64,16 @@ async def run_bug(
     clock: Clock | None = None,
     sink: EventSink | None = None,
     workspace: WorkspaceFactory = Sandbox.create,
+    until: StageName = "validation",
 ) -> RunReport:
     """Investigate one bug end to end; the report says plainly whether a fix validated.
 
     Every command of the repository runs in ``workspace``'s copies of it
     (the contained :class:`~fixbugs.sandbox.Sandbox`; a test may pass a
-    plain-subprocess one, see :mod:`fixbugs.sandbox.executor`).
+    plain-subprocess one, see :mod:`fixbugs.sandbox.executor`). ``until``
+    stops after that stage (``fixbugs eval --localize-only`` stops after
+    ``root_cause``): the stages before it run exactly as in a whole run, and
+    the ones after it are reported not run.
     """
     clock = clock or SystemClock()
     recorder = MetricsRecorder(clock)
@@ -102,13 +108,18 @@ async def run_bug(
     async def validation(_: NodeContext) -> None:
         await run_validation(ctx)
 
+    nodes: tuple[tuple[str, Callable[[NodeContext], Awaitable[object]], list[str]], ...] = (
+        ("analysis", analysis, []),
+        ("file_relevance", relevance, ["analysis"]),
+        ("reproduction", reproduction, ["analysis"]),
+        ("root_cause", judge, ["file_relevance", "reproduction"]),
+        ("fix", fix, ["root_cause"]),
+        ("validation", validation, ["fix"]),
+    )
     g = Graph()
-    g.add("analysis", analysis)
-    g.add("file_relevance", relevance, inputs=["analysis"])
-    g.add("reproduction", reproduction, inputs=["analysis"])
-    g.add("root_cause", judge, inputs=["file_relevance", "reproduction"])
-    g.add("fix", fix, inputs=["root_cause"])
-    g.add("validation", validation, inputs=["fix"])
+    # STAGES is in dependency order, so a prefix of it is a whole graph
+    for name, node, needs in nodes[: STAGES.index(until) + 1]:
+        g.add(name, node, inputs=needs)
 
     def on_event(ev: GraphEvent) -> None:
         if isinstance(ev, NodeStarted):

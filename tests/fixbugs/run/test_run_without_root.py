@@ -56,14 +56,18 @@ def example(tmp_path: Path) -> Path:
     return dst
 
 
-async def test_the_bundled_example_runs_all_six_stages_without_root(example: Path) -> None:
-    Counting.commands = []
-    inputs = load_inputs(
+def _inputs(example: Path):
+    return load_inputs(
         example / "report.md",
         example / "repo",
         logs=sorted((example / "logs").iterdir()),
         traces=sorted((example / "traces").iterdir()),
     )
+
+
+async def test_the_bundled_example_runs_all_six_stages_without_root(example: Path) -> None:
+    Counting.commands = []
+    inputs = _inputs(example)
     sink, events = collecting_sink()
     report = await run_bug(
         inputs,
@@ -83,3 +87,25 @@ async def test_the_bundled_example_runs_all_six_stages_without_root(example: Pat
     # the tests ran, under coverage too, and only through the workspace given
     assert any("pytest" in c for c in Counting.commands)
     assert any("coverage" in c for c in Counting.commands)
+
+
+async def test_localize_only_runs_the_same_stages_up_to_the_root_cause(example: Path) -> None:
+    """``fixbugs eval --localize-only`` is ``run_bug(until="root_cause")``: no fix is sought."""
+    Counting.commands = []
+    sink, events = collecting_sink()
+    report = await run_bug(
+        _inputs(example),
+        models=Models(map=FakeModel(), judge=FakeModel()),
+        options=AgentOptions(test_env=PY.command_env(), python=PY),
+        sink=sink,
+        workspace=Counting.create,
+        until="root_cause",
+    )
+    d = report.to_dict()
+    ran = {e.stage for e in events if e.kind == "stage_finished"}
+    assert ran == {"analysis", "file_relevance", "reproduction", "root_cause"}
+    assert d["stages"]["fix"]["wall_s"] == 0 and d["stages"]["validation"]["wall_s"] == 0
+    assert d["root_cause"]["path"] == "shop/pricing.py"
+    assert d["reproduction"]["confirmed"] and any("coverage" in c for c in Counting.commands)
+    assert d["validated"] is False and d["patch"] is None
+    assert d["validation"]["summary"] == "not run"
