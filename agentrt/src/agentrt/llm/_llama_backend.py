@@ -197,9 +197,12 @@ class LlamaModel(ModelClient):
     async def exclusive(self, fn: Callable[[Llama], _T]) -> _T:
         """Run ``fn`` on the loaded model in its worker thread, holding its lock.
 
-        For work on the model's state between generations — saving and
-        restoring a session's KV cache to park it (agentrt.context._park) —
-        which must never interleave with a generation.
+        For the runtime's own work on the model's state between generations
+        — saving and restoring a session's KV cache to park it
+        (:class:`~agentrt.context.SessionParker`), scoring tokens
+        (:meth:`score`) — which must never interleave with a generation.
+        Applications score through :class:`~agentrt.llm.TokenScorer` and
+        never receive the llama.cpp object.
         """
         shared = await self._ensure_loaded()
 
