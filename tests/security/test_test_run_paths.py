@@ -245,11 +245,11 @@ async def test_the_fix_stage_reads_no_path_a_test_run_named(
     cmd = f"python -m pytest -p no:cacheprovider {host.py}::test_x pkg/leak.py::test_y"
     ctx.reproduction = Reproduction(cmd, "discovered", "confirmed", "fails")
     candidates = await propose_fixes(ctx)
-    shown = [repr(c) for c in candidates] + [repr(c) for c in ctx.repair_candidates]
+    shown = [repr(c) for c in candidates]
     shown += [repr(e) for e in ctx.events] + ctx.notes
     assert not any(host.leaked(s) for s in shown)
     assert candidates, "the repository's own file still gets candidates"
-    assert {c.path for c in ctx.repair_candidates} == {"pkg/calc.py"}
+    assert {c.path for c in candidates} == {"pkg/calc.py"}
 
 
 # --- a test id in pytest's output names a listed file, or none -------------

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from fixbugs.repair.patch import make_diff
+from fixbugs.repair.patch import diff_hunks, make_diff
 from fixbugs.repair.source import Edit
 
 __all__ = ["PRIORS", "RepairCandidate", "overfit_risk", "rank", "to_candidate"]
@@ -46,7 +46,11 @@ PRIORS: dict[str, float] = {
 
 @dataclass(frozen=True, slots=True)
 class RepairCandidate:
-    """One ranked patch: where it came from, how likely, how risky."""
+    """One ranked patch: where it came from, how likely, how risky.
+
+    The one candidate type from the fix stage to the report: validation,
+    its outcomes and the validated fix all name a candidate by its ``id``.
+    """
 
     id: int
     path: str
@@ -61,10 +65,25 @@ class RepairCandidate:
     naturalness: float
     size: int  # changed lines (added + removed)
     overfit_risk: OverfitRisk
+    own: bool = True  # False: a diff this engine did not write (a caller's own)
+
+    @classmethod
+    def from_diff(cls, id: int, diff: str, origin: str, why: str) -> RepairCandidate:
+        """A candidate that did not come from the repair engine: a caller's own diff."""
+        hunks = diff_hunks(diff)
+        path = hunks[0].path if hunks else ""
+        lo = min((h.start for h in hunks), default=0)
+        hi = max((h.end for h in hunks), default=0)
+        return cls(id, path, diff, "", origin, why, lo, hi, 1.0, 0.5, 1.0, 0, "low", own=False)
 
     @property
     def score(self) -> float:
         return self.suspiciousness * self.prior * self.naturalness
+
+    @property
+    def label(self) -> str:
+        """How validation's summary names it: where the engine's edit is, a caller's words."""
+        return f"{self.path}:{self.start}: {self.why}" if self.own else self.why
 
     def to_dict(self) -> dict[str, object]:
         return {

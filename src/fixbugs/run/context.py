@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentrt import Clock
 from agentrt.llm import ChatModel
 from agentrt.metrics import MetricsRecorder
+from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.run.progress import EventKind, EventSink, ProgressEvent
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentOptions",
-    "Candidate",
     "Evidence",
     "Models",
     "Reproduction",
@@ -127,16 +127,9 @@ class RootCause:
 
 
 @dataclass(frozen=True, slots=True)
-class Candidate:
-    diff: str
-    origin: str  # "model" or "mutation"
-    why: str
-
-
-@dataclass(frozen=True, slots=True)
 class Validation:
     validated: bool
-    candidate: Candidate | None
+    candidate: RepairCandidate | None  # the validated fix
     tried: int
     summary: str
     rejected: tuple[str, ...] = ()
@@ -173,9 +166,8 @@ class RunContext:
         self.suspicious: dict[str, list[tuple[int, int, float]]] = {}  # path -> SBFL ranges
         self.root_cause: RootCause | None = None
         self.regions: list[Region] = []  # top suspicious regions (fixbugs.localize.regions)
-        self.candidates: list[Candidate] = []
+        self.candidates: list[RepairCandidate] = []  # the fix stage's, ranked best first
         self.validation: Validation | None = None
-        self.repair_candidates: list[Any] = []  # fixbugs.repair.RepairCandidate, ranked
         self.repair_run: Any = None  # fixbugs.repair.candidate_runs.ValidationRun
         self.sandbox: Workspace = None  # type: ignore[assignment]  # set by the driver
         self.suite_baseline: dict[str, str] | None = None  # filled on first use

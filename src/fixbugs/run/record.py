@@ -27,7 +27,7 @@ from fixbugs.localize.rank import RankedFile
 from fixbugs.localize.regions import Region
 from fixbugs.localize.traceback import ParsedFailure
 from fixbugs.repair.ranking import RepairCandidate
-from fixbugs.run.context import Candidate, Evidence, Reproduction, RootCause, RunContext, Validation
+from fixbugs.run.context import Evidence, Reproduction, RootCause, RunContext, Validation
 from fixbugs.run.progress import ProgressEvent
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 # bumped whenever a field changes meaning; a worker refuses a record of another version
-RECORD_VERSION: Literal[3] = 3
+RECORD_VERSION: Literal[4] = 4
 
 
 class _Record(BaseModel):
@@ -69,16 +69,15 @@ class Sbfl(_Record):
 
 
 class FixProposal(_Record):
-    """The fix stage: candidate diffs to validate, and the ranked repairs behind them."""
+    """The fix stage: the ranked candidates (best first) that validation runs, by id."""
 
-    candidates: tuple[Candidate, ...] = ()
-    repair_candidates: tuple[RepairCandidate, ...] = ()
+    candidates: tuple[RepairCandidate, ...] = ()
 
 
 class BugRun(_Record):
     """Everything later stages read, after some stage of one bug."""
 
-    version: Literal[3] = RECORD_VERSION
+    version: Literal[4] = RECORD_VERSION
     started: float
     analysis: Analysis = Analysis()
     reproduction: Reproduction | None = None
@@ -125,9 +124,7 @@ def record_of(
         ranked=tuple(ctx.ranked),
         root_cause=ctx.root_cause,
         regions=tuple(ctx.regions),
-        fix=FixProposal(
-            candidates=tuple(ctx.candidates), repair_candidates=tuple(ctx.repair_candidates)
-        ),
+        fix=FixProposal(candidates=tuple(ctx.candidates)),
         validation=ctx.validation,
         repair=ctx.repair_run,
         events=tuple(ctx.events),
@@ -156,7 +153,6 @@ def restore_into(run: BugRun, ctx: RunContext) -> None:
     ctx.root_cause = run.root_cause
     ctx.regions = list(run.regions)
     ctx.candidates = list(run.fix.candidates)
-    ctx.repair_candidates = list(run.fix.repair_candidates)
     ctx.validation = run.validation
     ctx.repair_run = run.repair
     ctx.recorder.origin = run.started

@@ -30,7 +30,7 @@ from fixbugs.repair import (
 )
 from fixbugs.repair.naturalness import naturalness_factors
 from fixbugs.repair.patch import diff_hunks, replace_lines
-from fixbugs.run.context import Candidate, RunContext
+from fixbugs.run.context import RunContext
 from fixbugs.sandbox.reported import read_baseline_text
 
 __all__ = ["fix_regions", "propose_fixes", "repair_regions", "run_fix"]
@@ -163,8 +163,8 @@ def _test_sources(ctx: RunContext) -> list[str]:
     return out
 
 
-async def propose_fixes(ctx: RunContext) -> list[Candidate]:
-    """Ranked candidates (best first); ``ctx.repair_candidates`` keeps their details.
+async def propose_fixes(ctx: RunContext) -> list[RepairCandidate]:
+    """Ranked candidates (best first), each with its id, as validation will run them.
 
     Sources come from the pristine baseline (see :func:`_pristine_text`).
     """
@@ -208,9 +208,7 @@ async def propose_fixes(ctx: RunContext) -> list[Candidate]:
     )
     cands = [c for c in cands if not any(is_test_path(h.path) for h in diff_hunks(c.diff))]
     cands = await _with_naturalness(ctx, cands, texts)
-    cands = cands[: ctx.options.max_candidates]
-    ctx.repair_candidates = cands
-    return [_as_candidate(c) for c in cands]
+    return cands[: ctx.options.max_candidates]
 
 
 async def _with_naturalness(
@@ -228,10 +226,6 @@ async def _with_naturalness(
         return cands
     ctx.note("fix", f"naturalness scored {len(factors)} top candidate(s) with the embedded model")
     return rank(cands, lambda c: factors.get(c.id))
-
-
-def _as_candidate(c: RepairCandidate) -> Candidate:
-    return Candidate(c.diff, c.template, f"{c.path}:{c.start}: {c.why}")
 
 
 async def run_fix(ctx: RunContext) -> None:

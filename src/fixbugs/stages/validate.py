@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from fixbugs.localize.traceback import is_test_path
@@ -26,7 +27,7 @@ from fixbugs.repair.candidate_runs import (
 )
 from fixbugs.repair.patch import Hunk, diff_hunks
 from fixbugs.repair.ranking import RepairCandidate
-from fixbugs.run.context import Candidate, RunContext, Validation
+from fixbugs.run.context import RunContext, Validation
 from fixbugs.stages.fix import fix_regions
 
 __all__ = [
@@ -98,8 +99,13 @@ def _stages(ctx: RunContext) -> Any:
     return for_candidate
 
 
-def repair_summary(run: ValidationRun, cands: list[RepairCandidate]) -> dict[str, Any]:
-    """Structured record for the report: validated fixes, per-stage rejections, timings."""
+def repair_summary(
+    run: ValidationRun, cands: list[RepairCandidate], *, bench: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Structured record for the report: validated fixes, per-stage rejections, timings.
+
+    With ``bench`` (``--repair-bench``), the sequential against parallel figures too.
+    """
     by_id = {c.id: c for c in cands}
     validated = []
     for c in run.validated:
@@ -111,7 +117,7 @@ def repair_summary(run: ValidationRun, cands: list[RepairCandidate]) -> dict[str
     counts: dict[str, int] = {}
     for o in run.outcomes.values():
         counts[o.status] = counts.get(o.status, 0) + 1
-    return {
+    summary: dict[str, Any] = {
         "candidates": len(cands),
         "validated": validated,
         "first_validated_s": run.first_validated_s,
@@ -124,17 +130,9 @@ def repair_summary(run: ValidationRun, cands: list[RepairCandidate]) -> dict[str
             for o in sorted(run.outcomes.values(), key=lambda o: o.finished_at)
         ][:400],
     }
-
-
-def _wrap(idx: int, cand: Candidate) -> RepairCandidate:
-    """A candidate that did not come from the repair engine (a caller's own diff)."""
-    hunks = diff_hunks(cand.diff)
-    path = hunks[0].path if hunks else ""
-    lo = min((h.start for h in hunks), default=0)
-    hi = max((h.end for h in hunks), default=0)
-    return RepairCandidate(
-        idx, path, cand.diff, "", cand.origin, cand.why, lo, hi, 1.0, 0.5, 1.0, 0, "low"
-    )
+    if bench is not None:
+        summary["bench"] = bench
+    return summary
 
 
 def _bench_figures(seq: ValidationRun, par: ValidationRun) -> dict[str, Any]:
@@ -160,29 +158,29 @@ def _ran(run: ValidationRun) -> int:
     return sum(1 for o in run.outcomes.values() if o.status != "skipped")
 
 
-async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> Validation:
+async def validate_candidates(ctx: RunContext, candidates: Sequence[RepairCandidate]) -> Validation:
+    """Validate ``candidates`` (ranked, best first; ids unique) in forks of ``ctx.sandbox``."""
+    if len({c.id for c in candidates}) != len(candidates):
+        raise ValueError("repair candidates must have distinct ids")
     repro = ctx.reproduction
     if repro is None or not repro.confirmed or repro.command is None:
         return Validation(False, None, 0, "no validated fix: the bug was not reproduced")
-    known = {c.diff: c for c in ctx.repair_candidates}
-    by_diff = {c.diff: c for c in candidates}
     regions = fix_regions(ctx)
     cands: list[RepairCandidate] = []
     refused: dict[int, str] = {}  # position in ``candidates`` -> why it is never run
     for i, cand in enumerate(candidates):
-        rc = known.get(cand.diff) or _wrap(len(known) + i, cand)
-        if rc.template == "model" or cand.diff not in known:
+        if cand.template == "model" or not cand.own:
             # text we did not write: its diff must stay inside the localized region
             bad = out_of_scope(diff_hunks(cand.diff), regions, ctx.options.slack_lines)
             if bad:
-                refused[i] = f"{cand.why}: rejected, {bad[0]}"
+                refused[i] = f"{cand.label}: rejected, {bad[0]}"
                 continue
-        cands.append(rc)
+        cands.append(cand)
     if not cands:
         return Validation(
             False, None, 0, "no validated fix: no candidate to validate", tuple(refused.values())
         )
-    position = {c.diff: i for i, c in enumerate(candidates)}
+    position = {c.id: i for i, c in enumerate(candidates)}
 
     def on_outcome(c: RepairCandidate, o: CandidateOutcome) -> None:
         if o.status == "validated":
@@ -221,17 +219,14 @@ async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> V
         bench = _bench_figures(seq, result)
     else:
         result = await validate(ctx.options.validation_slots or default_limit())
-    ctx.repair_run = repair_summary(result, cands)
-    if bench is not None:
-        ctx.repair_run["bench"] = bench
+    ctx.repair_run = repair_summary(result, cands, bench=bench)
     tried = sum(
         1
         for o in result.outcomes.values()
         if o.status in ("validated", "rejected", "did_not_apply")
     )
-    why_of = {c.id: by_diff[c.diff].why if c.diff in by_diff else c.why for c in cands}
     ordered: list[tuple[int, str]] = [
-        (position.get(c.diff, 0), f"{why_of[c.id]}: {o.detail}")
+        (position[c.id], f"{c.label}: {o.detail}")
         for c in cands
         if (o := result.outcomes.get(c.id)) is not None
         and o.status in ("rejected", "did_not_apply")
@@ -241,10 +236,9 @@ async def validate_candidates(ctx: RunContext, candidates: list[Candidate]) -> V
     stages_txt = ", ".join(f"{k}: {v}" for k, v in result.rejected_by_stage().items()) or "none"
     if result.validated:
         best = sorted(result.validated, key=lambda c: (c.overfit_risk == "high", -c.score))[0]
-        cand = by_diff.get(best.diff) or Candidate(best.diff, best.template, best.why)
         risk = "" if best.overfit_risk == "low" else f" [overfit risk: {best.overfit_risk}]"
         return Validation(
-            True, cand, tried,
+            True, best, tried,
             f"validated fix ({best.template}): {best.path}:{best.start}: {best.why}{risk}; "
             f"{tried} candidate(s) run, rejected by stage: {stages_txt}",
             rejected,

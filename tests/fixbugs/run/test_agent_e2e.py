@@ -81,7 +81,8 @@ async def test_validation_rejects_regressions_stray_edits_and_test_edits(example
     from agentrt import SystemClock
     from agentrt.metrics import MetricsRecorder
     from fixbugs.repair.patch import make_diff
-    from fixbugs.run.context import Candidate, RootCause, RunContext
+    from fixbugs.repair.ranking import RepairCandidate
+    from fixbugs.run.context import RootCause, RunContext
     from fixbugs.sandbox import Sandbox
     from fixbugs.stages.reproduce import reproduce
     from fixbugs.stages.validate import validate_candidates
@@ -106,8 +107,11 @@ async def test_validation_rejects_regressions_stray_edits_and_test_edits(example
         cur = (repo / "shop/currency.py").read_text()
         test = (repo / "tests/test_pricing.py").read_text()
 
-        def cand(path: str, old: str, new: str, text: str, why: str) -> Candidate:
-            return Candidate(make_diff(path, text, text.replace(old, new)), "test", why)
+        ids = iter(range(100))
+
+        def cand(path: str, old: str, new: str, text: str, why: str) -> RepairCandidate:
+            diff = make_diff(path, text, text.replace(old, new))
+            return RepairCandidate.from_diff(next(ids), diff, "test", why)
 
         candidates = [
             # fixes the reproduction, breaks the tests below and above the threshold
@@ -123,7 +127,8 @@ async def test_validation_rejects_regressions_stray_edits_and_test_edits(example
                 "test edit",
             ),
             # fixes the bug, keeps its test file green, breaks a test in another file
-            Candidate(
+            RepairCandidate.from_diff(
+                next(ids),
                 cand("shop/pricing.py", "if quantity > BULK", "if quantity >= BULK", src, "").diff
                 + cand("shop/tax.py", '"0.19"', '"0.18"', tax, "").diff,
                 "test",

@@ -81,7 +81,7 @@ def test_the_strategy_fills_every_field() -> None:
     def collect(run: BugRun) -> None:
         if run.analysis.failure is not None and run.analysis.failure.tracebacks:
             seen.add("frames")
-        if run.fix.repair_candidates:
+        if run.fix.candidates:
             seen.add("repairs")
         if run.validation is not None and run.validation.candidate is not None:
             seen.add("validated candidate")
