@@ -31,7 +31,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar
 
 from agentrt import Clock
 from agentrt.graph import first_error, scatter
@@ -39,6 +39,7 @@ from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, regression
 from fixbugs.pyenv.testverdict import classify_run
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.repair.slots import PrioritySlots
+from fixbugs.sandbox.executor import Workspace
 
 __all__ = [
     "CandidateOutcome",
@@ -52,12 +53,20 @@ T = TypeVar("T")
 Status = Literal["validated", "rejected", "did_not_apply", "skipped", "cancelled", "error"]
 
 
-class _Sandbox(Protocol):
-    def apply_patch(self, diff: str) -> Any: ...
-    def close(self) -> None: ...
+class Ran(Protocol):
+    """What a test command's run leaves: one command's result, or its shards' joined."""
+
+    @property
+    def returncode(self) -> int: ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
+    @property
+    def timed_out(self) -> bool: ...
 
 
-Runner = Callable[[Any, str, str, float], Awaitable[Any]]  # (sandbox, cmd, what, timeout) -> result
+Runner = Callable[[Workspace, str, str, float], Awaitable[Ran]]  # (fork, cmd, what, timeout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,28 +157,28 @@ async def _in_thread(fn: Callable[[], T], undo: Callable[[T], None] | None = Non
     return task.result()
 
 
-def _close_now(sb: _Sandbox) -> None:
+def _close_now(sb: Workspace) -> None:
     sb.close()
 
 
-async def _fork(make_fork: Callable[[], _Sandbox]) -> _Sandbox:
+async def _fork(make_fork: Callable[[], Workspace]) -> Workspace:
     """A new fork; if cancelled while copying, the finished copy is deleted."""
     return await _in_thread(make_fork, undo=_close_now)
 
 
-async def _close(sb: _Sandbox) -> None:
+async def _close(sb: Workspace) -> None:
     """Close (kill, unmount, delete), finishing even if cancelled meanwhile."""
     await _in_thread(sb.close)
 
 
-StageRunner = Callable[[Stage, Any, "str | None", float, str, float], Awaitable[Any]]
+StageRunner = Callable[[Stage, Workspace, "str | None", float, str, float], Awaitable[Ran]]
 
 
 class _Baselines:
     """Lazily computed baselines, one per stage, shared by every candidate."""
 
     def __init__(
-        self, make_fork: Callable[[], _Sandbox], run_stage: StageRunner, timeout_s: float
+        self, make_fork: Callable[[], Workspace], run_stage: StageRunner, timeout_s: float
     ) -> None:
         self._make_fork = make_fork
         self._run_stage = run_stage
@@ -203,7 +212,7 @@ class _Joint:
     timed_out: bool
 
 
-def _joint(results: Sequence[Any]) -> _Joint:
+def _joint(results: Sequence[Ran]) -> _Joint:
     return _Joint(
         next((r.returncode for r in results if r.returncode), 0),
         "\n".join(r.stdout for r in results),
@@ -212,7 +221,7 @@ def _joint(results: Sequence[Any]) -> _Joint:
     )
 
 
-async def _stage_verdict(stage: Stage, res: Any, baseline: Mapping[str, str] | None) -> str | None:
+async def _stage_verdict(stage: Stage, res: Ran, baseline: Mapping[str, str] | None) -> str | None:
     out = res.stdout + "\n" + res.stderr
     if baseline is None:
         runner = parse_test_command(stage.command).runner
@@ -234,7 +243,7 @@ async def _stage_verdict(stage: Stage, res: Any, baseline: Mapping[str, str] | N
 async def validate_parallel(
     candidates: Sequence[RepairCandidate],
     *,
-    make_fork: Callable[[], _Sandbox],
+    make_fork: Callable[[], Workspace],
     run: Runner,
     stages: Sequence[Stage] | Callable[[RepairCandidate], Sequence[Stage]],
     clock: Clock,
@@ -257,15 +266,15 @@ async def validate_parallel(
     slots = PrioritySlots(workers)
 
     async def run_stage(
-        stage: Stage, sb: Any, diff: str | None, priority: float, what: str, limit_s: float
-    ) -> Any:
+        stage: Stage, sb: Workspace, diff: str | None, priority: float, what: str, limit_s: float
+    ) -> Ran:
         """Run ``stage`` in ``sb`` (``diff`` applied there); shards in forks of their own."""
         cmds = stage.shards if workers > 1 and len(stage.shards) > 1 else (stage.command,)
         if len(cmds) == 1:
             async with slots.hold(priority):
                 return await run(sb, cmds[0], what, limit_s)
 
-        async def shard(i: int, cmd: str) -> Any:
+        async def shard(i: int, cmd: str) -> Ran:
             box = sb if i == 0 else await _fork(make_fork)
             try:
                 if i and diff is not None:

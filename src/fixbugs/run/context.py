@@ -168,7 +168,8 @@ class RunContext:
         self.regions: list[Region] = []  # top suspicious regions (fixbugs.localize.regions)
         self.candidates: list[RepairCandidate] = []  # the fix stage's, ranked best first
         self.validation: Validation | None = None
-        self.repair_run: Any = None  # fixbugs.repair.candidate_runs.ValidationRun
+        # JSON edge: fixbugs.stages.validate.repair_summary, as the report prints it
+        self.repair_run: dict[str, Any] | None = None
         self.sandbox: Workspace = None  # type: ignore[assignment]  # set by the driver
         self.suite_baseline: dict[str, str] | None = None  # filled on first use
         self.notes: list[str] = []

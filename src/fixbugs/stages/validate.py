@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fixbugs.localize.traceback import is_test_path
@@ -28,6 +28,8 @@ from fixbugs.repair.candidate_runs import (
 from fixbugs.repair.patch import Hunk, diff_hunks
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.run.context import RunContext, Validation
+from fixbugs.sandbox.executor import Workspace
+from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.fix import fix_regions
 
 __all__ = [
@@ -68,7 +70,7 @@ def module_test_files(path: str, files: dict[str, str]) -> list[str]:
     return sorted(out)[:8]
 
 
-def _stages(ctx: RunContext) -> Any:
+def _stages(ctx: RunContext) -> Callable[[RepairCandidate], list[Stage]]:
     repro = ctx.reproduction
     assert repro is not None and repro.command is not None
     parsed = parse_test_command(repro.command)
@@ -191,7 +193,7 @@ async def validate_candidates(ctx: RunContext, candidates: Sequence[RepairCandid
                 "candidate", "validation", f"rejected #{c.id} {c.why} at {o.stage}: {o.detail}"
             )
 
-    async def run(sb: Any, cmd: str, what: str, timeout_s: float) -> Any:
+    async def run(sb: Workspace, cmd: str, what: str, timeout_s: float) -> CommandResult:
         with ctx.recorder.tool_call(what):
             return await sb.run(cmd, timeout_s=timeout_s, env=ctx.options.test_env)
 
