@@ -36,7 +36,7 @@ from agentrt import Clock
 from agentrt.llm import max_concurrency
 from agentrt.metrics import MetricsRecorder
 from agentrt.metrics import stage as metrics_stage
-from agentrt.pipeline import Pipeline, Stage, StageContext
+from agentrt.pipeline import Pipeline, Stage, StageContext, StageFn
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.queued.state import decode, encode
 from fixbugs.run.context import AgentOptions, Models, RunContext
@@ -143,7 +143,7 @@ class StagedAgent:
         c = self.config
         model_slots = c.model_slots or model_slots_for(self.models)
 
-        def stage(name: str, fn: Any, after: tuple[str, ...]) -> Stage:
+        def stage(name: str, fn: StageFn, after: tuple[str, ...]) -> Stage:
             model = name in MODEL_STAGES
             return Stage(
                 name,

@@ -22,6 +22,7 @@ from fixbugs.repair.render import repair_markdown
 from fixbugs.run.context import RunContext
 from fixbugs.run.preflight import model_failures
 from fixbugs.run.report_schema import (
+    EnvironmentItem,
     EventItem,
     EvidenceItem,
     ModelCalls,
@@ -242,6 +243,10 @@ def build_report(
         degraded=failures.degraded,
         model_calls=ModelCalls(failed=failures.failed, total=failures.total),
         verdict_head=failures.line() if failures.degraded else None,
-        environment=ctx.options.python.to_dict() if ctx.options.python else None,
+        environment=(
+            EnvironmentItem.model_validate(ctx.options.python.to_dict())
+            if ctx.options.python
+            else None
+        ),
     )
     return RunReport(model)

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "EnvironmentItem",
     "EvidenceItem",
     "RankedFileItem",
     "RegionItem",
@@ -105,6 +106,19 @@ class EventItem(_Open):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
+class EnvironmentItem(_Open):
+    """The interpreter that ran the tests, as it reported itself (fixbugs.pyenv.userenv.TestEnv)."""
+
+    python: str
+    source: str
+    version: str
+    prefix: str = ""
+    pytest: str | None = None
+    coverage: str | None = None
+    coverage_overlay: str | None = None
+    overlay_coverage: str | None = None
+
+
 class ModelCalls(_Open):
     failed: int
     total: int
@@ -133,7 +147,7 @@ class ReportModel(_Open):
     degraded: bool = Field(False, description="the model failed during the run (exit 3)")
     model_calls: ModelCalls | None = None
     verdict_head: str | None = None
-    environment: dict[str, Any] | None = Field(
+    environment: EnvironmentItem | None = Field(
         None, description="the interpreter and pytest that ran the tests"
     )
 
