@@ -27,6 +27,7 @@ from pathlib import Path
 from fixbugs.eval.case import AgentOutput, AgentRunner, Case
 from fixbugs.eval.full_agent import output_from_report
 from fixbugs.pyenv.testrun import parse_outcomes
+from fixbugs.run.report_schema import ReportModel
 from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths
 from fixbugs.sandbox.hosttools import run_tool
 
@@ -142,11 +143,11 @@ def as_user_agent(
                 printed = proc.stderr_text or proc.stdout_text
                 last = printed.strip().splitlines()[-1:] or ["no output"]
                 return AgentOutput((), notes=(f"fixbugs run exited {proc.returncode}: {last[0]}",))
-            data = json.loads(out_json.read_text())
-        out = output_from_report(data)
-        used = (data.get("environment") or {}).get("python", "")
+            report = ReportModel.model_validate_json(out_json.read_text())
+        out = output_from_report(report)
+        used = report.environment.python if report.environment else ""
         same_env = Path(used).parent == python_bin
-        said = data["reproduction"].get("status") == "confirmed"
+        said = report.reproduction.status == "confirmed"
         truly = (
             said
             and same_env
@@ -157,7 +158,7 @@ def as_user_agent(
         note = (
             f"as user: exit {proc.returncode}; interpreter {used or '-'} "
             f"({'the case venv' if same_env else 'NOT the case venv'}); "
-            f"reproduction {data['reproduction'].get('status')}; truly confirmed {truly}"
+            f"reproduction {report.reproduction.status}; truly confirmed {truly}"
         )
         return replace(out, reproduction_confirmed=truly, notes=(*out.notes, note))
 
