@@ -42,7 +42,7 @@ from fixbugs.queued.state import decode, encode
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.progress import ProgressEvent
 from fixbugs.run.record import BugRun, record_of, restore_into
-from fixbugs.sandbox import Sandbox
+from fixbugs.sandbox import Sandbox, Workspace, WorkspaceFactory
 from fixbugs.stages.analysis import run_analysis
 from fixbugs.stages.driver import complete_report, start_run
 from fixbugs.stages.file_relevance import run_relevance
@@ -120,7 +120,8 @@ class StagedAgent:
 
     ``options`` is awaited once per stage run (a worker probes its test
     interpreter once and caches it); ``publish`` receives every progress
-    event of every bug this worker runs.
+    event of every bug this worker runs; ``workspace`` opens each sandbox
+    stage's copy of the repository (:mod:`fixbugs.sandbox.executor`).
     """
 
     def __init__(
@@ -131,8 +132,10 @@ class StagedAgent:
         clock: Clock,
         publish: Publish,
         config: StagedConfig | None = None,
+        workspace: WorkspaceFactory = Sandbox.create,
     ) -> None:
         self.models = models
+        self.workspace = workspace
         self.options = options
         self.clock = clock
         self.publish = publish
@@ -214,10 +217,10 @@ class StagedAgent:
             walls[name] = self.clock.now() - start
             ctx.emit("stage_finished", name, f"{name} finished ({status})")
 
-    async def _sandbox(self, ctx: RunContext) -> Sandbox:
+    async def _sandbox(self, ctx: RunContext) -> Workspace:
         readonly = ctx.options.python.readonly_paths() if ctx.options.python else ()
         root = ctx.inputs.repo.root
-        return await asyncio.to_thread(lambda: Sandbox.create(root, readonly_paths=readonly))
+        return await asyncio.to_thread(lambda: self.workspace(root, readonly_paths=readonly))
 
     async def _analysis(self, sctx: StageContext) -> Mapping[str, Any]:
         ctx = await self._context(sctx, None)

@@ -1,0 +1,69 @@
+"""The staged agent without root: the four queue stages through a plain workspace.
+
+:class:`~fixbugs.queued.StagedAgent` opens each sandbox stage's copy with
+the workspace it is given (:mod:`fixbugs.sandbox.executor`); with
+:class:`~fixbugs.sandbox.testing.PlainWorkspace` the whole staged pipeline
+runs as any user, in the normal suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from stagedkit import example_spec, options
+
+from agentrt.llm import FakeModel
+from agentrt.pipeline import PipelineRunner
+from agentrt.queues import EpochClock, StageState, open_queue
+from fixbugs.queued import AGENT_STAGES, QUEUE_STAGES, StagedAgent, StagedConfig
+from fixbugs.run.context import Models
+from fixbugs.sandbox import CommandResult
+from fixbugs.sandbox.testing import PlainWorkspace
+
+
+class Counting(PlainWorkspace):
+    """A plain workspace that counts the commands run through it and its forks."""
+
+    commands: list[str] = []  # noqa: RUF012  (shared by a workspace and its forks, on purpose)
+
+    async def run(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout_s: float = 60,
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult:
+        type(self).commands.append(cmd if isinstance(cmd, str) else " ".join(cmd))
+        return await super().run(cmd, timeout_s=timeout_s, env=env)
+
+
+async def test_a_bug_runs_through_the_four_stages_without_root(tmp_path: Path) -> None:
+    Counting.commands = []
+    q = open_queue(f"sqlite:///{tmp_path / 'q.db'}", clock=EpochClock())
+    events: list[tuple[str, dict[str, Any]]] = []
+    agent = StagedAgent(
+        Models(map=FakeModel(), judge=FakeModel()),
+        options,
+        clock=q.clock,
+        publish=lambda job, ev: events.append((job, ev)),
+        config=StagedConfig(sandbox_slots=1),
+        workspace=Counting.create,
+    )
+    runner = PipelineRunner(agent.pipeline(), q, poll_s=0.05)
+    try:
+        await runner.submit("bug", "bug", example_spec(tmp_path / "ex"))
+        await runner.run(until_idle=True)
+        recs = await q.records()
+        assert {r.stage for r in recs} == set(QUEUE_STAGES)
+        assert all(r.state is StageState.DONE for r in recs)
+        d = (await q.results("bug", list(QUEUE_STAGES)))["repair"]["report"]
+        assert d["validated"] is True and d["patch"].startswith("--- a/shop/pricing.py")
+        assert d["reproduction"]["confirmed"]
+        assert set(d["stages"]) == set(AGENT_STAGES)
+        # the tests ran (reproduction, SBFL, validation) only through the workspace given
+        assert any("coverage" in c for c in Counting.commands)
+        assert sum("pytest" in c for c in Counting.commands) >= 3
+    finally:
+        await q.aclose()
