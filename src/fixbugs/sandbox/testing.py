@@ -5,7 +5,11 @@ tested without one; :class:`PlainWorkspace` stands in for
 :class:`~fixbugs.sandbox.Sandbox` so the whole agent (``run_bug``, the
 staged pipeline) runs as any user::
 
-    report = await run_bug(inputs, models=..., workspace=PlainWorkspace.create)
+    ran: list[str] = []
+    report = await run_bug(
+        inputs, models=..., workspace=functools.partial(PlainWorkspace.create, commands=ran)
+    )
+    assert any("pytest" in c for c in ran)  # every command, of the copy and its forks
 
 It copies the tree as the sandbox does (the same noise left out, a pristine
 baseline beside the copy, the diff taken by the sandbox's own
@@ -21,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -44,8 +49,11 @@ NOTE = "test workspace: a plain subprocess of the current user, not contained"
 class PlainWorkspace:
     """A :class:`~fixbugs.sandbox.executor.Workspace` without containment (tests only)."""
 
-    def __init__(self, base: Path, *, baseline: Path, git_dir: Path | None) -> None:
+    def __init__(
+        self, base: Path, *, baseline: Path, git_dir: Path | None, commands: list[str]
+    ) -> None:
         self.base = base
+        self.commands = commands  # what ran here and in every fork, in order (shell form)
         self.root = base / "repo"
         self.baseline = baseline
         self._owns_baseline = git_dir is None
@@ -58,13 +66,24 @@ class PlainWorkspace:
             shutil.copytree(git_dir, self._trees.git_dir, symlinks=True)
 
     @classmethod
-    def create(cls, repo_root: Path, *, readonly_paths: Sequence[Path] = ()) -> PlainWorkspace:
-        """Copy ``repo_root`` (its pristine baseline and the copy); ``readonly_paths`` are moot."""
+    def create(
+        cls,
+        repo_root: Path,
+        *,
+        readonly_paths: Sequence[Path] = (),
+        commands: list[str] | None = None,
+    ) -> PlainWorkspace:
+        """Copy ``repo_root`` (its pristine baseline and the copy); ``readonly_paths`` are moot.
+
+        Each command run is appended to ``commands`` (a new list if none is given).
+        """
         base = Path(tempfile.mkdtemp(prefix="fixbugs-test-workspace-")).resolve()
         try:
             baseline = base / "pristine"
             shutil.copytree(repo_root, baseline, symlinks=True, ignore=ignore_noise)
-            return cls(base, baseline=baseline, git_dir=None)
+            return cls(
+                base, baseline=baseline, git_dir=None, commands=[] if commands is None else commands
+            )
         except BaseException:
             shutil.rmtree(base, ignore_errors=True)
             raise
@@ -73,7 +92,9 @@ class PlainWorkspace:
         """A fresh copy of the pristine baseline; close it before this one."""
         base = Path(tempfile.mkdtemp(prefix="fixbugs-test-workspace-")).resolve()
         try:
-            return type(self)(base, baseline=self.baseline, git_dir=self._trees.git_dir)
+            return type(self)(
+                base, baseline=self.baseline, git_dir=self._trees.git_dir, commands=self.commands
+            )
         except BaseException:
             shutil.rmtree(base, ignore_errors=True)
             raise
@@ -111,6 +132,7 @@ class PlainWorkspace:
         argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         if not argv:
             raise ValueError("empty command")
+        self.commands.append(cmd if isinstance(cmd, str) else shlex.join(cmd))
         started = time.monotonic()
         proc = await asyncio.create_subprocess_exec(
             *argv,

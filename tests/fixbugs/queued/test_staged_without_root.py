@@ -8,7 +8,7 @@ runs as any user, in the normal suite.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -19,28 +19,11 @@ from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, StageState, open_queue
 from fixbugs.queued import AGENT_STAGES, QUEUE_STAGES, StagedAgent, StagedConfig
 from fixbugs.run.context import Models
-from fixbugs.sandbox import CommandResult
 from fixbugs.sandbox.testing import PlainWorkspace
 
 
-class Counting(PlainWorkspace):
-    """A plain workspace that counts the commands run through it and its forks."""
-
-    commands: list[str] = []  # noqa: RUF012  (shared by a workspace and its forks, on purpose)
-
-    async def run(
-        self,
-        cmd: str | Sequence[str],
-        *,
-        timeout_s: float = 60,
-        env: Mapping[str, str] | None = None,
-    ) -> CommandResult:
-        type(self).commands.append(cmd if isinstance(cmd, str) else " ".join(cmd))
-        return await super().run(cmd, timeout_s=timeout_s, env=env)
-
-
 async def test_a_bug_runs_through_the_four_stages_without_root(tmp_path: Path) -> None:
-    Counting.commands = []
+    commands: list[str] = []
     q = open_queue(f"sqlite:///{tmp_path / 'q.db'}", clock=EpochClock())
     events: list[tuple[str, dict[str, Any]]] = []
     agent = StagedAgent(
@@ -49,7 +32,7 @@ async def test_a_bug_runs_through_the_four_stages_without_root(tmp_path: Path) -
         clock=q.clock,
         publish=lambda job, ev: events.append((job, ev)),
         config=StagedConfig(sandbox_slots=1),
-        workspace=Counting.create,
+        workspace=functools.partial(PlainWorkspace.create, commands=commands),
     )
     runner = PipelineRunner(agent.pipeline(), q, poll_s=0.05)
     try:
@@ -63,7 +46,7 @@ async def test_a_bug_runs_through_the_four_stages_without_root(tmp_path: Path) -
         assert d["reproduction"]["confirmed"]
         assert set(d["stages"]) == set(AGENT_STAGES)
         # the tests ran (reproduction, SBFL, validation) only through the workspace given
-        assert any("coverage" in c for c in Counting.commands)
-        assert sum("pytest" in c for c in Counting.commands) >= 3
+        assert any("coverage" in c for c in commands)
+        assert sum("pytest" in c for c in commands) >= 3
     finally:
         await q.aclose()

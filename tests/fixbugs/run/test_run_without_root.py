@@ -11,9 +11,9 @@ repository went through the workspace it was given.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -25,28 +25,11 @@ from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.run.agent import STAGES, env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.progress import collecting_sink
-from fixbugs.sandbox import CommandResult
 from fixbugs.sandbox.testing import PlainWorkspace
 
 # The example's tests need only the standard library (and coverage for SBFL):
 # FixBugs' own interpreter runs them, as in test_agent_e2e.
 PY = env_for_interpreter(Interpreter(Path(sys.executable), "--python"))
-
-
-class Counting(PlainWorkspace):
-    """A plain workspace that counts the commands run through it and its forks."""
-
-    commands: list[str] = []  # noqa: RUF012  (shared by a workspace and its forks, on purpose)
-
-    async def run(
-        self,
-        cmd: str | Sequence[str],
-        *,
-        timeout_s: float = 60,
-        env: Mapping[str, str] | None = None,
-    ) -> CommandResult:
-        type(self).commands.append(cmd if isinstance(cmd, str) else " ".join(cmd))
-        return await super().run(cmd, timeout_s=timeout_s, env=env)
 
 
 @pytest.fixture
@@ -66,7 +49,7 @@ def _inputs(example: Path):
 
 
 async def test_the_bundled_example_runs_all_six_stages_without_root(example: Path) -> None:
-    Counting.commands = []
+    commands: list[str] = []
     inputs = _inputs(example)
     sink, events = collecting_sink()
     report = await run_bug(
@@ -74,7 +57,7 @@ async def test_the_bundled_example_runs_all_six_stages_without_root(example: Pat
         models=Models(map=FakeModel(), judge=FakeModel()),
         options=AgentOptions(test_env=PY.command_env(), python=PY),
         sink=sink,
-        workspace=Counting.create,
+        workspace=functools.partial(PlainWorkspace.create, commands=commands),
     )
     d = report.to_dict()
     assert set(d["stages"]) == set(STAGES)
@@ -85,20 +68,20 @@ async def test_the_bundled_example_runs_all_six_stages_without_root(example: Pat
     assert d["validated"] is True
     assert d["patch"].startswith("--- a/shop/pricing.py")
     # the tests ran, under coverage too, and only through the workspace given
-    assert any("pytest" in c for c in Counting.commands)
-    assert any("coverage" in c for c in Counting.commands)
+    assert any("pytest" in c for c in commands)
+    assert any("coverage" in c for c in commands)
 
 
 async def test_localize_only_runs_the_same_stages_up_to_the_root_cause(example: Path) -> None:
     """``fixbugs eval --localize-only`` is ``run_bug(until="root_cause")``: no fix is sought."""
-    Counting.commands = []
+    commands: list[str] = []
     sink, events = collecting_sink()
     report = await run_bug(
         _inputs(example),
         models=Models(map=FakeModel(), judge=FakeModel()),
         options=AgentOptions(test_env=PY.command_env(), python=PY),
         sink=sink,
-        workspace=Counting.create,
+        workspace=functools.partial(PlainWorkspace.create, commands=commands),
         until="root_cause",
     )
     d = report.to_dict()
@@ -106,6 +89,6 @@ async def test_localize_only_runs_the_same_stages_up_to_the_root_cause(example: 
     assert ran == {"analysis", "file_relevance", "reproduction", "root_cause"}
     assert d["stages"]["fix"]["wall_s"] == 0 and d["stages"]["validation"]["wall_s"] == 0
     assert d["root_cause"]["path"] == "shop/pricing.py"
-    assert d["reproduction"]["confirmed"] and any("coverage" in c for c in Counting.commands)
+    assert d["reproduction"]["confirmed"] and any("coverage" in c for c in commands), commands
     assert d["validated"] is False and d["patch"] is None
     assert d["validation"]["summary"] == "not run"
