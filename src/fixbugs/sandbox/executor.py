@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from fixbugs.sandbox.limits import CommandResult
-    from fixbugs.sandbox.workspace import PatchResult
+    from fixbugs.sandbox.testing import PlainWorkspace
+    from fixbugs.sandbox.workspace import PatchResult, Sandbox
 
 __all__ = ["Executor", "Workspace", "WorkspaceFactory"]
 
@@ -80,3 +81,9 @@ class WorkspaceFactory(Protocol):
     """
 
     def __call__(self, repo_root: Path, *, readonly_paths: Sequence[Path] = ()) -> Workspace: ...
+
+
+if TYPE_CHECKING:
+    # mypy holds both workspaces to these protocols: a drift fails the type check
+    _SANDBOX_IS_A_WORKSPACE_FACTORY: WorkspaceFactory = Sandbox.create
+    _PLAIN_IS_A_WORKSPACE_FACTORY: WorkspaceFactory = PlainWorkspace.create

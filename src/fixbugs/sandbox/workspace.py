@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from agentrt import Clock, SystemClock
 from fixbugs.errors import InputError
@@ -403,12 +402,3 @@ def diff_files(diff: str) -> tuple[str, ...]:
 
 def _text(done: subprocess.CompletedProcess[bytes]) -> str:
     return (done.stderr + done.stdout).decode("utf-8", errors="replace").strip()
-
-
-if TYPE_CHECKING:
-    from fixbugs.sandbox.executor import WorkspaceFactory
-    from fixbugs.sandbox.testing import PlainWorkspace
-
-    # mypy holds both workspaces to the executor protocols: a drift fails the type check
-    _SANDBOX_IS_A_WORKSPACE_FACTORY: WorkspaceFactory = Sandbox.create
-    _PLAIN_IS_A_WORKSPACE_FACTORY: WorkspaceFactory = PlainWorkspace.create
