@@ -9,6 +9,7 @@ report, the tree and the test command — never the gold answer, which only
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from fixbugs.eval.case import AgentOutput, AgentRunner, Case
@@ -54,11 +55,8 @@ def full_agent(models: Models | None, *, until: StageName = "validation") -> Age
         report_file = case.report_file or case.dir / "report.md"
         inputs = load_inputs(report_file, tree, test=case.test_command or None)
         env = env_for_interpreter(Interpreter(python_bin / "python", "case env"))
-        options = AgentOptions(
-            test_env=env.command_env(),
-            python=env,
-            use_model=models is not None,
-            test_timeout_s=300,
+        options = replace(
+            AgentOptions.for_env(env), use_model=models is not None, test_timeout_s=300
         )
         report = await run_bug(inputs, models=models, options=options, until=until)
         return output_from_report(report.model)

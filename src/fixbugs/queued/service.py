@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from agentrt.queues import StageRecord, StageState
@@ -77,6 +78,6 @@ def probed_options(
             if not probed:
                 probed.append(await asyncio.to_thread(env_for_interpreter, interp))
         env = probed[0]
-        return AgentOptions(test_env=env.command_env(), python=env, use_model=use_model)
+        return replace(AgentOptions.for_env(env), use_model=use_model)
 
     return options

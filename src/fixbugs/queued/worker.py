@@ -12,6 +12,7 @@ import asyncio
 import os
 import socket
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -45,7 +46,7 @@ async def run_worker(
         if s not in QUEUE_STAGES:
             raise UserError(f"unknown stage {s!r}; stages: {', '.join(QUEUE_STAGES)}")
     env = await asyncio.to_thread(env_for_interpreter, Interpreter(python, "--python"))
-    options = AgentOptions(test_env=env.command_env(), python=env, use_model=models is not None)
+    options = replace(AgentOptions.for_env(env), use_model=models is not None)
 
     async def opts() -> AgentOptions:
         return options

@@ -234,7 +234,7 @@ def interpreter_options(repo: Path, python: Path | None, notes: list[str]) -> Ag
             raise
         notes.append(str(exc))
         return AgentOptions(no_python=str(exc).split(";")[0])
-    return AgentOptions(test_env=env.command_env(), python=env)
+    return AgentOptions.for_env(env)
 
 
 async def _close(models: Models | None) -> None:

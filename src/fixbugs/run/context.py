@@ -65,6 +65,15 @@ class AgentOptions:
     use_model: bool = True
     slack_lines: int = 3  # how far outside the localized lines a fix may reach
 
+    @classmethod
+    def for_env(cls, env: TestEnv) -> AgentOptions:
+        """Options whose tests run in ``env``: its interpreter and its command environment.
+
+        The one way to pair them, so no caller gives a ``python`` with another
+        interpreter's ``test_env``; other settings follow with ``replace``.
+        """
+        return cls(test_env=env.command_env(), python=env)
+
 
 @dataclass(frozen=True, slots=True)
 class Evidence:

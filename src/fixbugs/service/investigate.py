@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ def agent_investigator(
             test=spec.get("test"),
         )
         env = await test_env()
-        options = AgentOptions(test_env=env.command_env(), python=env, use_model=models is not None)
+        options = replace(AgentOptions.for_env(env), use_model=models is not None)
         report = await run_bug(inputs, models=models, options=options, clock=clock, sink=sink)
         return report.to_dict()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ async def options() -> AgentOptions:
     if not _ENV:
         _ENV.append(env_for_interpreter(Interpreter(Path(sys.executable), "--python")))
     env = _ENV[0]
-    return AgentOptions(test_env=env.command_env(), python=env, max_candidates=40)
+    return replace(AgentOptions.for_env(env), max_candidates=40)
 
 
 def staged_agent(clock: Clock, publish: Publish, **cfg: Any) -> StagedAgent:

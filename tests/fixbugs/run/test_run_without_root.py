@@ -55,7 +55,7 @@ async def test_the_bundled_example_runs_all_six_stages_without_root(example: Pat
     report = await run_bug(
         inputs,
         models=Models(map=FakeModel(), judge=FakeModel()),
-        options=AgentOptions(test_env=PY.command_env(), python=PY),
+        options=AgentOptions.for_env(PY),
         sink=sink,
         workspace=functools.partial(PlainWorkspace.create, commands=commands),
     )
@@ -79,7 +79,7 @@ async def test_localize_only_runs_the_same_stages_up_to_the_root_cause(example: 
     report = await run_bug(
         _inputs(example),
         models=Models(map=FakeModel(), judge=FakeModel()),
-        options=AgentOptions(test_env=PY.command_env(), python=PY),
+        options=AgentOptions.for_env(PY),
         sink=sink,
         workspace=functools.partial(PlainWorkspace.create, commands=commands),
         until="root_cause",
