@@ -9,17 +9,20 @@ stage). :func:`~fixbugs.run.record.record_of` and
 into a fresh context; :func:`encode` and :func:`decode` turn it into the
 effect's JSON and back.
 
-The encoding is the record's own JSON (pydantic), with a version tag so a
-worker of another version refuses it plainly. Decoding builds only the
+The encoding is the record's own JSON (its pydantic dump as plain JSON
+types), with a version tag so a worker of another version refuses it
+plainly. Decoding builds only the
 record's typed fields: nothing in the queue store can name code to run.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
 
 from fixbugs.run.record import RECORD_VERSION, BugRun
 
@@ -33,8 +36,31 @@ class StateVersionError(Exception):
 
 
 def encode(state: BugRun) -> dict[str, Any]:
-    """The JSON-able form kept in a stage's effect."""
-    return {"version": VERSION, "run": state.model_dump(mode="json")}
+    """The JSON-able form kept in a stage's effect.
+
+    Built from the record's Python dump rather than pydantic's JSON dump:
+    that one replaces a lone surrogate in a mapping's *key* (a file name
+    read with ``surrogateescape``) by U+FFFD bytes, so two such names could
+    merge and the record would not come back equal. ``json.dumps`` escapes
+    surrogates, and :func:`decode` reads them back unchanged.
+    """
+    return {"version": VERSION, "run": _jsonable(state.model_dump(mode="python"))}
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` (a pydantic Python dump) as plain JSON types, keys as they were."""
+    if isinstance(value, Mapping):
+        return {k if isinstance(k, str) else _key(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return to_jsonable_python(value)  # paths, enums and the like, as pydantic writes them
+
+
+def _key(key: Any) -> str:
+    out = to_jsonable_python(key)
+    return out if isinstance(out, str) else json.dumps(out)
 
 
 def decode(data: Mapping[str, Any]) -> BugRun:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from fixbugs.queued.state import decode, encode
-from fixbugs.run.record import BugRun
+from fixbugs.run.record import BugRun, Sbfl
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
@@ -90,3 +90,15 @@ def test_the_strategy_fills_every_field() -> None:
 
     collect()
     assert seen == {"frames", "repairs", "validated candidate", "call records"}
+
+
+def test_file_names_with_lone_surrogates_survive_as_keys() -> None:
+    """Two undecodable file names (read with surrogateescape) stay two keys.
+
+    pydantic's JSON dump turns a lone surrogate in a key into U+FFFD bytes,
+    which merged these two names into one (seen by the property above).
+    """
+    names = ("pkg/\udcff.py", "pkg/\udcfe.py")
+    run = BugRun(started=0.0, sbfl=Sbfl(suspicious={n: ((1, 2, 0.5),) for n in names}))
+    back = decode(json.loads(json.dumps(encode(run))))
+    assert back == run and set(back.sbfl.suspicious) == set(names)
