@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO
 
 from fixbugs.errors import InputError
-from fixbugs.sandbox.hosttools import ToolRun, host_env, run_tool, stream_tool
+from fixbugs.sandbox.hosttools import ToolRun, git_env, run_tool, stream_tool
 
 __all__ = ["MAX_EXPORT_BYTES", "PatchOutcome", "apply_diff", "export_head", "is_git_dir"]
 
@@ -53,20 +53,6 @@ class PatchOutcome:
 def is_git_dir(p: Path) -> bool:
     """``p`` looks like a git directory (bare, or a ``.git`` folder)."""
     return (p / "HEAD").is_file() and (p / "objects").is_dir() and (p / "refs").is_dir()
-
-
-def git_env() -> dict[str, str]:
-    """The host tools' small environment (no ``GIT_*``), and no system or global git config."""
-    env = host_env()
-    env.update(
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_ATTR_NOSYSTEM="1",
-        GIT_NO_REPLACE_OBJECTS="1",
-        GIT_TERMINAL_PROMPT="0",
-        GIT_OPTIONAL_LOCKS="0",
-    )
-    return env
 
 
 def _write_config(git_dir: Path, object_format: str) -> None:

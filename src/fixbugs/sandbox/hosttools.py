@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-__all__ = ["NOT_STARTED", "ToolRun", "host_env", "run_tool", "stream_tool"]
+__all__ = ["NOT_STARTED", "ToolRun", "git_env", "host_env", "run_tool", "stream_tool"]
 
 NOT_STARTED = 127  # a shell's "command not found": the program did not start
 _KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TESSDATA_PREFIX")
@@ -84,6 +84,26 @@ def host_env(
     out.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     out.update(extra or {})
     return out
+
+
+def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """:func:`host_env` for git: no system or global config, no prompt, no replace refs.
+
+    The one git environment of FixBugs' own git runs (the export of a
+    repository, ``--apply``, the sandbox's snapshots); none of them may read
+    a configuration that a user's machine or a repository brings.
+    """
+    env = host_env()
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_ATTR_NOSYSTEM="1",
+        GIT_NO_REPLACE_OBJECTS="1",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_OPTIONAL_LOCKS="0",
+    )
+    env.update(extra or {})
+    return env
 
 
 def run_tool(

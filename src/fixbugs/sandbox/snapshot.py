@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixbugs.sandbox.hosttools import ToolRun, run_tool
+from fixbugs.sandbox.hosttools import ToolRun, git_env, run_tool
 from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
 
 __all__ = ["TreeStore"]
@@ -258,17 +258,7 @@ class TreeStore:
         self, *args: str, stdin: bytes = b"", cwd: Path | None = None, ok: tuple[int, ...] = (0,)
     ) -> ToolRun:
         argv = ["git", f"--git-dir={self.git_dir}", "-c", "safe.directory=*", *args]
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-            "HOME": str(self.git_dir),
-            "LC_ALL": "C",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_ATTR_NOSYSTEM": "1",
-            "GIT_NO_REPLACE_OBJECTS": "1",
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_OPTIONAL_LOCKS": "0",
-        }
+        env = git_env({"HOME": str(self.git_dir), "LC_ALL": "C"})
         done = run_tool(argv, stdin=stdin, cwd=cwd or self.git_dir, env=env, timeout_s=_GIT_S)
         if done.timed_out or done.returncode not in ok:
             raise RuntimeError(f"git {shlex.join(args)} failed in sandbox: {done.said()}")
