@@ -17,6 +17,7 @@ runs commands as plain subprocesses, so the whole agent runs without root).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from fixbugs.sandbox.testing import PlainWorkspace
     from fixbugs.sandbox.workspace import PatchResult, Sandbox
 
-__all__ = ["Executor", "Workspace", "WorkspaceFactory"]
+__all__ = ["Executor", "Workspace", "WorkspaceFactory", "command_environment"]
 
 
 class Executor(Protocol):
@@ -81,6 +82,17 @@ class WorkspaceFactory(Protocol):
     """
 
     def __call__(self, repo_root: Path, *, readonly_paths: Sequence[Path] = ()) -> Workspace: ...
+
+
+def command_environment(extra: Mapping[str, str]) -> dict[str, str]:
+    """What a repository's command sees of ours: the caller's PATH and locale, then ``extra``.
+
+    No other variable of this process (an API key, a ``GIT_*`` setting) is passed.
+    """
+    out = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TERM")}
+    out.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    out.update(extra)
+    return out
 
 
 if TYPE_CHECKING:

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
+from fixbugs.sandbox.executor import command_environment
 from fixbugs.sandbox.hosttools import run_tool
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.sandbox.snapshot import TreeStore
@@ -115,11 +116,7 @@ class PlainWorkspace:
 
     def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """The caller's PATH and locale and a private HOME, as the sandbox gives."""
-        out = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TERM")}
-        out.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-        out["HOME"] = str(self.base / "home")
-        out.update(env or {})
-        return out
+        return command_environment({"HOME": str(self.base / "home"), **(env or {})})
 
     async def run(
         self,

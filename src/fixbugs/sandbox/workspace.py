@@ -25,6 +25,7 @@ from types import TracebackType
 from agentrt import Clock, SystemClock
 from fixbugs.errors import InputError
 from fixbugs.sandbox.containment import Mechanisms, View, probe
+from fixbugs.sandbox.executor import command_environment
 from fixbugs.sandbox.interpreters import is_system_path
 from fixbugs.sandbox.limits import CommandResult, Limits
 from fixbugs.sandbox.mounts import mark_owner, mount_tmpfs, sweep_stale, unmount
@@ -216,11 +217,9 @@ class Sandbox:
 
     def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """A small environment: the caller's PATH and locale, no secrets, private HOME/TMPDIR."""
-        out = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TERM")}
-        out.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-        out.update(HOME=str(self.base / "home"), TMPDIR=str(self.base / "tmp"))
-        out.update(env or {})
-        return out
+        return command_environment(
+            {"HOME": str(self.base / "home"), "TMPDIR": str(self.base / "tmp"), **(env or {})}
+        )
 
     async def run(
         self,
