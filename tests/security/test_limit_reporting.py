@@ -14,11 +14,12 @@ from pathlib import Path
 from hostile import NEEDS_NAMESPACES, NEEDS_TMPFS, PY, hostile, open_sandbox
 
 from agentrt import SystemClock
-from agentrt.metrics import MetricsRecorder
 from fixbugs.inputs import load_inputs
 from fixbugs.run.context import AgentOptions, RunContext
-from fixbugs.run.report import build_report
+from fixbugs.run.progress import Journal
+from fixbugs.run.record import BugRun
 from fixbugs.sandbox import Sandbox
+from fixbugs.stages.driver import complete_report
 
 pytestmark = [NEEDS_NAMESPACES, NEEDS_TMPFS]
 
@@ -36,19 +37,17 @@ async def test_a_disk_limit_hit_is_in_the_json_report(
     report_md = tmp_path / "report.md"
     report_md.write_text("# add is wrong\n\nadd(2, 2) gives 5\n")
     inputs = load_inputs(report_md, repo)
-    clock = SystemClock()
-    ctx = RunContext(
-        inputs,
+    ctx = RunContext.create(
+        inputs.repo,
         models=None,
         options=AgentOptions(use_model=False),
-        clock=clock,
-        recorder=MetricsRecorder(clock),
-        sink=lambda _: None,
+        journal=Journal(SystemClock(), lambda _: None),
     )
     sb = open_sandbox(repo, tmp_path, disk_mb=32)
     sandboxes.append(sb)
-    ctx.sandbox = sb
     result = await ctx.run_in(sb, f"{PY} -m pytest -q -p no:cacheprovider", "reproduce")
     assert result.limit_hit == "disk", result.stdout + result.stderr
-    data = json.loads(json.dumps(build_report(ctx, {}).to_dict()))
+    data = json.loads(
+        json.dumps(complete_report(inputs, BugRun(started=ctx.journal.started), ctx, ()).to_dict())
+    )
     assert any("limit hit: disk" in n for n in data["notes"]), data["notes"]

@@ -20,11 +20,12 @@ from pathlib import Path
 from hostile import NEEDS_CGROUPS, PY, hostile, open_sandbox
 
 from agentrt import SystemClock
-from agentrt.metrics import MetricsRecorder
 from fixbugs.inputs import load_inputs
 from fixbugs.run.context import AgentOptions, RunContext
-from fixbugs.run.report import build_report
+from fixbugs.run.progress import Journal
+from fixbugs.run.record import BugRun
 from fixbugs.sandbox import CommandResult, Sandbox
+from fixbugs.stages.driver import complete_report
 
 pytestmark = NEEDS_CGROUPS
 
@@ -61,20 +62,19 @@ async def _run_suite(
     repo = hostile(tmp_path, SUITE.format(hog_mb=hog_mb))
     report_md = tmp_path / "report.md"
     report_md.write_text("# add is wrong\n\nadd(2, 2) gives 5\n")
-    clock = SystemClock()
-    ctx = RunContext(
-        load_inputs(report_md, repo),
+    inputs = load_inputs(report_md, repo)
+    ctx = RunContext.create(
+        inputs.repo,
         models=None,
         options=AgentOptions(use_model=False),
-        clock=clock,
-        recorder=MetricsRecorder(clock),
-        sink=lambda _: None,
+        journal=Journal(SystemClock(), lambda _: None),
     )
     sb = open_sandbox(repo, tmp_path)
     sandboxes.append(sb)
-    ctx.sandbox = sb
     result = await ctx.run_in(sb, f"{PY} -m pytest -q -s -p no:cacheprovider", "reproduce")
-    data = json.loads(json.dumps(build_report(ctx, {}).to_dict()))
+    data = json.loads(
+        json.dumps(complete_report(inputs, BugRun(started=ctx.journal.started), ctx, ()).to_dict())
+    )
     return result, data["notes"]
 
 

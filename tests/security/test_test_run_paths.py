@@ -25,12 +25,12 @@ import pytest
 from hostile import NEEDS_NAMESPACES, PY, open_sandbox, write_repo
 
 from agentrt import SystemClock
-from agentrt.metrics import MetricsRecorder
-from fixbugs.inputs import load_inputs
+from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.localize.sbfl import run_sbfl
 from fixbugs.run.agent import run_from_paths
-from fixbugs.run.context import AgentOptions, Reproduction, RunContext
-from fixbugs.run.progress import collecting_sink
+from fixbugs.run.context import AgentOptions, RunContext
+from fixbugs.run.progress import Journal, collecting_sink
+from fixbugs.run.record import BugRun, Reproduction, Sbfl
 from fixbugs.sandbox import Sandbox
 from fixbugs.sandbox.reported import CopyPaths, Drop, read_baseline_text
 from fixbugs.stages.fix import propose_fixes
@@ -215,22 +215,22 @@ async def test_a_shadowed_coverage_scores_only_repository_files(
 # --- the fix stage: a reported path is never read from the host -------------
 
 
-def fix_context(tmp_path: Path, host: Host, sandboxes: list[Sandbox]) -> RunContext:
+def fix_context(
+    tmp_path: Path, host: Host, sandboxes: list[Sandbox]
+) -> tuple[BugInputs, RunContext, Sandbox]:
     repo = hostile_repo(tmp_path, host)
     (tmp_path / "bug.md").write_text("# add is wrong\n\nadd(2, 2) gives 0, not 4\n")
     sink, _ = collecting_sink()
-    clock = SystemClock()
-    ctx = RunContext(
-        load_inputs(tmp_path / "bug.md", repo),
+    inputs = load_inputs(tmp_path / "bug.md", repo)
+    ctx = RunContext.create(
+        inputs.repo,
         models=None,
         options=AgentOptions(use_model=False),
-        clock=clock,
-        recorder=MetricsRecorder(clock),
-        sink=sink,
+        journal=Journal(SystemClock(), sink),
     )
-    ctx.sandbox = open_sandbox(repo, tmp_path)
-    sandboxes.append(ctx.sandbox)
-    return ctx
+    sandbox = open_sandbox(repo, tmp_path)
+    sandboxes.append(sandbox)
+    return inputs, ctx, sandbox
 
 
 async def test_the_fix_stage_reads_no_path_a_test_run_named(
@@ -238,15 +238,18 @@ async def test_the_fix_stage_reads_no_path_a_test_run_named(
 ) -> None:
     """As if SBFL and pytest's output had named host files: they are not read."""
     host = Host(tmp_path)
-    ctx = fix_context(tmp_path, host, sandboxes)
-    for name in host.names(ctx.sandbox.root):
-        ctx.suspicious[name] = [(1, 3, 1.0)]
+    inputs, ctx, sandbox = fix_context(tmp_path, host, sandboxes)
+    suspicious = {name: ((1, 3, 1.0),) for name in host.names(sandbox.root)}
     # a test id from a hostile pytest -v output becomes the reproduction command
     cmd = f"python -m pytest -p no:cacheprovider {host.py}::test_x pkg/leak.py::test_y"
-    ctx.reproduction = Reproduction(cmd, "discovered", "confirmed", "fails")
-    candidates = await propose_fixes(ctx)
+    prior = BugRun(
+        started=0.0,
+        reproduction=Reproduction(cmd, "discovered", "confirmed", "fails"),
+        sbfl=Sbfl(suspicious=suspicious),
+    )
+    candidates = await propose_fixes(inputs, prior, ctx, baseline=sandbox.baseline)
     shown = [repr(c) for c in candidates]
-    shown += [repr(e) for e in ctx.events] + ctx.notes
+    shown += [repr(e) for e in ctx.journal.events] + ctx.journal.notes
     assert not any(host.leaked(s) for s in shown)
     assert candidates, "the repository's own file still gets candidates"
     assert {c.path for c in candidates} == {"pkg/calc.py"}

@@ -16,9 +16,10 @@ from fixbugs.eval.case import AgentOutput, AgentRunner, Case
 from fixbugs.inputs import load_inputs
 from fixbugs.localize import RankedFile
 from fixbugs.pyenv.userenv import Interpreter
-from fixbugs.run.agent import StageName, env_for_interpreter, run_bug
+from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.report_schema import ReportModel
+from fixbugs.stages.driver import StageName
 
 __all__ = ["full_agent", "output_from_report"]
 

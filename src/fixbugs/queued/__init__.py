@@ -5,7 +5,6 @@ for what one stage hands the next.
 """
 
 from fixbugs.queued.pipeline import (
-    AGENT_STAGES,
     QUEUE_STAGES,
     Publish,
     StagedAgent,
@@ -16,7 +15,6 @@ from fixbugs.queued.pipeline import (
 from fixbugs.queued.state import decode, encode
 
 __all__ = [
-    "AGENT_STAGES",
     "QUEUE_STAGES",
     "Publish",
     "StagedAgent",

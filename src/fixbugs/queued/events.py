@@ -3,7 +3,7 @@
 Workers on any machine append each bug's events to a per-bug log in the
 store the queue already uses — a capped Redis stream per bug, or a table of
 a SQLite file for the embedded mode — and the API (or any reader) follows
-that log. Appends come from a synchronous sink (``RunContext.emit``), so an
+that log. Appends come from a synchronous sink (``Journal.emit``), so an
 :class:`EventPump` buffers them and a background task writes them in order.
 """
 

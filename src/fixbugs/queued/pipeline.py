@@ -40,11 +40,18 @@ from agentrt.pipeline import Pipeline, Stage, StageContext, StageFn
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.queued.state import decode, encode
 from fixbugs.run.context import AgentOptions, Models, RunContext
-from fixbugs.run.progress import ProgressEvent
-from fixbugs.run.record import BugRun, record_of, restore_into
+from fixbugs.run.progress import Journal, ProgressEvent
+from fixbugs.run.record import BugRun
 from fixbugs.sandbox import Sandbox, Workspace, WorkspaceFactory
 from fixbugs.stages.analysis import run_analysis
-from fixbugs.stages.driver import complete_report, start_run
+from fixbugs.stages.driver import (
+    STAGES,
+    complete_report,
+    stage_finished,
+    stage_started,
+    start_run,
+    with_journal,
+)
 from fixbugs.stages.file_relevance import run_relevance
 from fixbugs.stages.fix import run_fix
 from fixbugs.stages.reproduce import run_reproduction
@@ -52,7 +59,6 @@ from fixbugs.stages.rootcause import run_root_cause
 from fixbugs.stages.validate import run_validation
 
 __all__ = [
-    "AGENT_STAGES",
     "QUEUE_STAGES",
     "Publish",
     "StagedAgent",
@@ -62,7 +68,6 @@ __all__ = [
 ]
 
 QUEUE_STAGES = ("analysis", "reproduction", "root_cause", "repair")
-AGENT_STAGES = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")
 MODEL_STAGES = frozenset({"analysis", "root_cause"})
 
 # where a bug's progress events go: (job, event as a dict)
@@ -178,35 +183,43 @@ class StagedAgent:
             yield
 
     # -- one stage of one bug ----------------------------------------------
-    async def _context(self, sctx: StageContext, state: BugRun | None) -> RunContext:
+    async def _context(
+        self, sctx: StageContext, state: BugRun | None, *, validation_slots: int | None = None
+    ) -> tuple[BugInputs, RunContext]:
+        """The bug's inputs and this worker's services, its journal resumed from ``state``."""
         inputs = await asyncio.to_thread(inputs_from_spec, sctx.input)
         options = await self.options()
+        if validation_slots is not None:
+            options = replace(options, validation_slots=validation_slots)
         job = sctx.job
 
         def sink(ev: ProgressEvent) -> None:
             self.publish(job, ev.to_dict())
 
-        ctx = RunContext(
-            inputs,
-            models=self.models,
-            options=options,
-            clock=self.clock,
-            recorder=MetricsRecorder(self.clock),
-            sink=sink,
+        recorder = MetricsRecorder(self.clock)
+        if state is None:
+            journal = Journal(self.clock, sink)
+        else:
+            journal = Journal(
+                self.clock, sink, started=state.started, events=state.events, notes=state.notes
+            )
+            recorder.origin = state.started
+            for r in state.records:
+                recorder.add(r)
+        ctx = RunContext.create(
+            inputs.repo, models=self.models, options=options, journal=journal, recorder=recorder
         )
         if state is None:
-            start_run(ctx)
-        else:
-            restore_into(state, ctx)
+            start_run(inputs, ctx)
         if sctx.attempt > 1:
-            ctx.emit("note", sctx.stage, f"{sctx.stage}: attempt {sctx.attempt}")
-        return ctx
+            journal.emit("note", sctx.stage, f"{sctx.stage}: attempt {sctx.attempt}")
+        return inputs, ctx
 
     @contextlib.asynccontextmanager
     async def _agent_stage(
         self, ctx: RunContext, name: str, walls: dict[str, float]
     ) -> AsyncIterator[None]:
-        ctx.emit("stage_started", name, f"{name} started")
+        stage_started(ctx, name)
         start = self.clock.now()
         status = "error"
         try:
@@ -215,77 +228,68 @@ class StagedAgent:
             status = "ok"
         finally:
             walls[name] = self.clock.now() - start
-            ctx.emit("stage_finished", name, f"{name} finished ({status})")
+            stage_finished(ctx, name, status)
 
-    async def _sandbox(self, ctx: RunContext) -> Workspace:
+    @contextlib.asynccontextmanager
+    async def _workspace(self, inputs: BugInputs, ctx: RunContext) -> AsyncIterator[Workspace]:
         readonly = ctx.options.python.readonly_paths() if ctx.options.python else ()
-        root = ctx.inputs.repo.root
-        return await asyncio.to_thread(lambda: self.workspace(root, readonly_paths=readonly))
+        root = inputs.repo.root
+        ws = await asyncio.to_thread(lambda: self.workspace(root, readonly_paths=readonly))
+        try:
+            yield ws
+        finally:
+            await asyncio.to_thread(ws.close)
+
+    @staticmethod
+    def _record(run: BugRun, ctx: RunContext, walls: dict[str, float]) -> Mapping[str, Any]:
+        """The stage's effect: the record, with the journal, the recorder and walls now."""
+        return encode(with_journal(run, ctx).model_copy(update={"walls": walls}))
 
     async def _analysis(self, sctx: StageContext) -> Mapping[str, Any]:
-        ctx = await self._context(sctx, None)
+        inputs, ctx = await self._context(sctx, None)
         walls: dict[str, float] = {}
         async with self._agent_stage(ctx, "analysis", walls):
-            static = await run_analysis(ctx)
+            analysis = await run_analysis(inputs, ctx)
         async with self._agent_stage(ctx, "file_relevance", walls):
-            relevance = await run_relevance(ctx, static)
-        return encode(record_of(ctx, static=static, relevance=relevance, walls=walls))
+            relevance = await run_relevance(inputs, analysis, ctx)
+        analysis = analysis.model_copy(update={"relevance": relevance})
+        return self._record(BugRun(started=ctx.journal.started, analysis=analysis), ctx, walls)
 
     async def _reproduction(self, sctx: StageContext) -> Mapping[str, Any]:
         state = decode(sctx.upstream["analysis"])
-        ctx = await self._context(sctx, state)
+        inputs, ctx = await self._context(sctx, state)
         walls = dict(state.walls)
-        ctx.sandbox = await self._sandbox(ctx)
-        try:
-            async with self._agent_stage(ctx, "reproduction", walls):
-                sbfl = await run_reproduction(ctx)
-        finally:
-            await asyncio.to_thread(ctx.sandbox.close)
-        return encode(
-            record_of(
-                ctx,
-                static=state.analysis.static,
-                relevance=state.analysis.relevance,
-                sbfl=sbfl,
-                walls=walls,
-            )
-        )
+        async with (
+            self._workspace(inputs, ctx) as ws,
+            self._agent_stage(ctx, "reproduction", walls),
+        ):
+            rep, sbfl = await run_reproduction(inputs, state.analysis, ctx, ws)
+        run = state.model_copy(update={"reproduction": rep, "sbfl": sbfl})
+        return self._record(run, ctx, walls)
 
     async def _root_cause(self, sctx: StageContext) -> Mapping[str, Any]:
         state = decode(sctx.upstream["reproduction"])
-        ctx = await self._context(sctx, state)
+        inputs, ctx = await self._context(sctx, state)
         walls = dict(state.walls)
         async with self._agent_stage(ctx, "root_cause", walls):
-            await run_root_cause(
-                ctx, [*state.analysis.static, *state.analysis.relevance, *state.sbfl.evidence]
-            )
-        # The fix proposal needs no sandbox, only the model (its rewrite and
+            run = state.model_copy(update={"diagnosis": await run_root_cause(inputs, state, ctx)})
+        # The fix proposal needs no workspace, only the model (its rewrite and
         # naturalness scores): here, its waits hold a model slot, not a core.
         async with self._agent_stage(ctx, "fix", walls):
-            await run_fix(ctx)
-        return encode(
-            record_of(
-                ctx,
-                static=state.analysis.static,
-                relevance=state.analysis.relevance,
-                sbfl=state.sbfl.evidence,
-                walls=walls,
-            )
-        )
+            run = run.model_copy(update={"fix": await run_fix(inputs, run, ctx)})
+        return self._record(run, ctx, walls)
 
     async def _repair(self, sctx: StageContext) -> Mapping[str, Any]:
         state = decode(sctx.upstream["root_cause"])
-        ctx = await self._context(sctx, state)
-        walls = dict(state.walls)
         # The repair holds one core of the shared gate: it validates one
         # candidate at a time, so it never takes the core another bug holds.
-        ctx.options = replace(ctx.options, validation_slots=1)
-        ctx.sandbox = await self._sandbox(ctx)
-        try:
-            async with self._agent_stage(ctx, "validation", walls):
-                await run_validation(ctx)
-        finally:
-            await asyncio.to_thread(ctx.sandbox.close)
-        stage_walls = {s: walls.get(s, 0.0) for s in AGENT_STAGES}
-        report = complete_report(ctx, stage_walls, AGENT_STAGES)
+        inputs, ctx = await self._context(sctx, state, validation_slots=1)
+        walls = dict(state.walls)
+        async with (
+            self._workspace(inputs, ctx) as ws,
+            self._agent_stage(ctx, "validation", walls),
+        ):
+            validation = await run_validation(inputs, state, ctx, ws)
+        run = state.model_copy(update={"validation": validation, "walls": walls})
+        report = complete_report(inputs, run, ctx, STAGES)
         return {"report": report.to_dict()}

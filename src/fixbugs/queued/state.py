@@ -2,12 +2,10 @@
 
 The staged driver runs each stage of a bug in whatever worker process
 claims it, possibly on another machine, so everything a later stage reads
-from the :class:`~fixbugs.run.context.RunContext` travels in the stage's
-recorded effect (the queue backend stores it exactly once per bug and
-stage). :func:`~fixbugs.run.record.record_of` and
-:func:`~fixbugs.run.record.restore_into` move the record out of and back
-into a fresh context; :func:`encode` and :func:`decode` turn it into the
-effect's JSON and back.
+travels in the stage's recorded effect (the queue backend stores it
+exactly once per bug and stage): the record of the stages so far, with the
+run's events, notes and calls. :func:`encode` and :func:`decode` turn it
+into the effect's JSON and back.
 
 The encoding is the record's own JSON (its pydantic dump as plain JSON
 types), with a version tag so a worker of another version refuses it

@@ -18,12 +18,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
 from agentrt import Clock, SystemClock, load_settings
 from agentrt.flow import client_for_role, retry_budget
 from agentrt.graph import Graph, GraphEvent, NodeContext, NodeFinished, NodeStarted
-from agentrt.metrics import MetricsRecorder
 from fixbugs.errors import InputError
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.localize.evidence import Evidence as FileEvidence
@@ -31,11 +30,19 @@ from fixbugs.pyenv.overlay import needs_shim, prepare_env, shim_dir
 from fixbugs.pyenv.userenv import Interpreter, TestEnv, choose_interpreter, probe_env
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.preflight import preflight
-from fixbugs.run.progress import EventSink
+from fixbugs.run.progress import EventSink, Journal
+from fixbugs.run.record import BugRun, Reproduction, Sbfl
 from fixbugs.run.report import RunReport
 from fixbugs.sandbox import Sandbox, WorkspaceFactory
 from fixbugs.stages.analysis import run_analysis
-from fixbugs.stages.driver import complete_report, start_run
+from fixbugs.stages.driver import (
+    STAGES,
+    StageName,
+    complete_report,
+    stage_finished,
+    stage_started,
+    start_run,
+)
 from fixbugs.stages.file_relevance import run_relevance
 from fixbugs.stages.fix import run_fix
 from fixbugs.stages.reproduce import run_reproduction
@@ -43,7 +50,6 @@ from fixbugs.stages.rootcause import run_root_cause
 from fixbugs.stages.validate import run_validation
 
 __all__ = [
-    "STAGES",
     "apply_to_repo",
     "env_for_interpreter",
     "interpreter_options",
@@ -51,9 +57,6 @@ __all__ = [
     "run_from_paths",
     "user_env",
 ]
-
-STAGES = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")
-StageName = Literal["analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation"]
 
 
 async def run_bug(
@@ -74,45 +77,53 @@ async def run_bug(
     stops after that stage (``fixbugs eval --localize-only`` stops after
     ``root_cause``): the stages before it run exactly as in a whole run, and
     the ones after it are reported not run.
+
+    Each graph node returns its stage's result and the edges carry them:
+    ``root_cause`` composes the :class:`~fixbugs.run.record.BugRun` from
+    the analysis, the relevance and the reproduction; ``fix`` and
+    ``validation`` each return it with their own result added.
     """
     clock = clock or SystemClock()
-    recorder = MetricsRecorder(clock)
-    ctx = RunContext(
-        inputs,
+    ctx = RunContext.create(
+        inputs.repo,
         models=models,
         options=options or AgentOptions(),
-        clock=clock,
-        recorder=recorder,
-        sink=sink or (lambda _: None),
+        journal=Journal(clock, sink or (lambda _: None)),
     )
-    start_run(ctx)
-    walls: dict[str, float] = {}
-    static: list[FileEvidence] = []
+    start_run(inputs, ctx)
+    readonly = ctx.options.python.readonly_paths() if ctx.options.python else ()
+    ws = await asyncio.to_thread(lambda: workspace(inputs.repo.root, readonly_paths=readonly))
 
-    async def analysis(_: NodeContext) -> None:
-        static.extend(await run_analysis(ctx))
+    async def analysis(_: NodeContext) -> BugRun:
+        found = await run_analysis(inputs, ctx)
+        return BugRun(started=ctx.journal.started, analysis=found)
 
-    async def relevance(_: NodeContext) -> list[FileEvidence]:
-        return await run_relevance(ctx, static)
+    async def relevance(n: NodeContext) -> tuple[FileEvidence, ...]:
+        prior: BugRun = n.inputs["analysis"]
+        return await run_relevance(inputs, prior.analysis, ctx)
 
-    async def reproduction(_: NodeContext) -> list[FileEvidence]:
-        return await run_reproduction(ctx)
+    async def reproduction(n: NodeContext) -> tuple[Reproduction, Sbfl]:
+        prior: BugRun = n.inputs["analysis"]
+        return await run_reproduction(inputs, prior.analysis, ctx, ws)
 
-    async def judge(n: NodeContext) -> None:
-        evidence = [*static, *n.inputs["file_relevance"], *n.inputs["reproduction"]]
-        await run_root_cause(ctx, evidence)
+    async def root_cause(n: NodeContext) -> BugRun:
+        run = _joined(n.inputs)
+        return run.model_copy(update={"diagnosis": await run_root_cause(inputs, run, ctx)})
 
-    async def fix(_: NodeContext) -> None:
-        await run_fix(ctx)
+    async def fix(n: NodeContext) -> BugRun:
+        prior: BugRun = n.inputs["root_cause"]
+        found = await run_fix(inputs, prior, ctx, baseline=ws.baseline)
+        return prior.model_copy(update={"fix": found})
 
-    async def validation(_: NodeContext) -> None:
-        await run_validation(ctx)
+    async def validation(n: NodeContext) -> BugRun:
+        prior: BugRun = n.inputs["fix"]
+        return prior.model_copy(update={"validation": await run_validation(inputs, prior, ctx, ws)})
 
     nodes: tuple[tuple[str, Callable[[NodeContext], Awaitable[object]], list[str]], ...] = (
         ("analysis", analysis, []),
         ("file_relevance", relevance, ["analysis"]),
         ("reproduction", reproduction, ["analysis"]),
-        ("root_cause", judge, ["file_relevance", "reproduction"]),
+        ("root_cause", root_cause, ["analysis", "file_relevance", "reproduction"]),
         ("fix", fix, ["root_cause"]),
         ("validation", validation, ["fix"]),
     )
@@ -123,22 +134,33 @@ async def run_bug(
 
     def on_event(ev: GraphEvent) -> None:
         if isinstance(ev, NodeStarted):
-            ctx.emit("stage_started", ev.node, f"{ev.node} started")
+            stage_started(ctx, ev.node)
         elif isinstance(ev, NodeFinished):
-            ctx.emit("stage_finished", ev.node, f"{ev.node} finished ({ev.status})")
+            stage_finished(ctx, ev.node, ev.status)
 
-    readonly = ctx.options.python.readonly_paths() if ctx.options.python else ()
-    ctx.sandbox = await asyncio.to_thread(
-        lambda: workspace(inputs.repo.root, readonly_paths=readonly)
-    )
     try:
-        result = await g.run(clock=clock, recorder=recorder, on_event=on_event)
+        result = await g.run(clock=clock, recorder=ctx.recorder, on_event=on_event)
     finally:
-        await asyncio.to_thread(ctx.sandbox.close)
-    for t in result.report.timings:
-        walls[t.node] = t.duration_s
-    walls = {s: walls.get(s, 0.0) for s in STAGES}
-    return complete_report(ctx, walls, result.report.critical_path)
+        await asyncio.to_thread(ws.close)
+    # the last node's record; before root_cause, the branches' results joined
+    run = result.outputs[until] if until in ("root_cause", "fix", "validation") else None
+    run = run or _joined(result.outputs)
+    walls = {t.node: t.duration_s for t in result.report.timings}
+    return complete_report(
+        inputs, run.model_copy(update={"walls": walls}), ctx, result.report.critical_path
+    )
+
+
+def _joined(outputs: Mapping[str, Any]) -> BugRun:
+    """The analysis' record, with the relevance and reproduction that ran beside it (if run)."""
+    run: BugRun = outputs["analysis"]
+    if "file_relevance" in outputs:
+        analysed = run.analysis.model_copy(update={"relevance": outputs["file_relevance"]})
+        run = run.model_copy(update={"analysis": analysed})
+    if "reproduction" in outputs:
+        rep, sbfl = outputs["reproduction"]
+        run = run.model_copy(update={"reproduction": rep, "sbfl": sbfl})
+    return run
 
 
 def models_from_config(config: Path | None) -> Models:

@@ -1,42 +1,34 @@
-"""What one bug's run knows, stage by stage.
+"""The services one bug's run uses: models, options, clock, recorder, journal, files.
 
-Each stage reads what earlier stages produced and adds its own frozen
-result; the :class:`RunContext` is the one mutable holder, owned by the
-driver (:func:`fixbugs.run.agent.run_bug`, a graph of stage nodes). Stages never
-reach around it. The CLI, ``fixbugs eval`` and the service's investigations
-all call the same ``run_bug``, so a stage behaves the same everywhere.
+A stage is ``run_*(inputs, prior, ctx[, workspace]) -> result``
+(:mod:`fixbugs.stages`): it reads the bug's inputs and the results of the
+stages before it (the :class:`~fixbugs.run.record.BugRun` so far, or the
+results it needs), uses these services, and returns its own typed result;
+the driver composes the record from the results. The :class:`RunContext`
+holds no result: only what serves the run (the models, the options, the
+clock, the metrics recorder, the journal of events and notes, and the
+repository's files, read once). A stage that runs the repository's code
+takes the workspace as its own argument, so it always has one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 from agentrt import Clock
 from agentrt.llm import ChatModel
 from agentrt.metrics import MetricsRecorder
-from fixbugs.repair.ranking import RepairCandidate
-from fixbugs.run.progress import EventKind, EventSink, ProgressEvent
+from fixbugs.run.progress import Journal
 
 if TYPE_CHECKING:
-    from fixbugs.inputs import BugInputs
-    from fixbugs.localize.rank import RankedFile
-    from fixbugs.localize.regions import Region
-    from fixbugs.localize.traceback import ParsedFailure
+    from fixbugs.inputs import Repository
     from fixbugs.pyenv.userenv import TestEnv
-    from fixbugs.sandbox.executor import Executor, Workspace
+    from fixbugs.sandbox.executor import Executor
     from fixbugs.sandbox.limits import CommandResult
 
-__all__ = [
-    "AgentOptions",
-    "Evidence",
-    "Models",
-    "Reproduction",
-    "RootCause",
-    "RunContext",
-    "Validation",
-]
+__all__ = ["AgentOptions", "Models", "RunContext"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,129 +67,49 @@ class AgentOptions:
         return cls(test_env=env.command_env(), python=env)
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """One piece of evidence with its provenance."""
+class _Files:
+    """A repository's text files, read on first use (the run's one read of the tree)."""
 
-    source: Literal["report", "traceback", "log", "trace", "test", "model"]
-    text: str
-    path: str | None = None
-    line: int | None = None
-    at: str | None = None  # timestamp or span id, when known
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self.texts: dict[str, str] | None = None
 
-
-ReproStatus = Literal["confirmed", "passes", "could_not_run", "none"]
-
-
-@dataclass(frozen=True, slots=True)
-class Reproduction:
-    """Whether the bug was seen to fail: one ``status``.
-
-    ``confirmed`` only when the named tests were collected, ran, and failed
-    or errored in the test itself (:func:`fixbugs.pyenv.testrun.classify_run`);
-    "could not run" (collection or import errors, usage errors, no tests,
-    no interpreter or no pytest) is never a reproduction.
-    """
-
-    command: str | None
-    origin: Literal["given", "report", "written", "discovered", "none"]
-    status: ReproStatus
-    summary: str
-    baseline: Mapping[str, str] = field(default_factory=dict)  # test id -> outcome
-    verbose_command: str | None = None
-    output_tail: str = ""
-    suite_command: str | None = None  # the whole test folder, for the last gate
-
-    @property
-    def confirmed(self) -> bool:
-        """The named tests ran and failed on the current code."""
-        return self.status == "confirmed"
+    def get(self) -> dict[str, str]:
+        if self.texts is None:
+            self.texts = {p: self.repo.read(p) for p in self.repo.files()}
+        return self.texts
 
 
 @dataclass(frozen=True, slots=True)
-class RootCause:
-    path: str
-    start: int
-    end: int
-    explanation: str
-    origin: Literal["model", "sbfl", "static"]
-    evidence: tuple[str, ...] = ()
-    function: str | None = None  # the enclosing function, None for module-level code
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "function": self.function,
-            "lines": [self.start, self.end],
-            "explanation": self.explanation,
-            "origin": self.origin,
-            "evidence": list(self.evidence),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Validation:
-    validated: bool
-    candidate: RepairCandidate | None  # the validated fix
-    tried: int
-    summary: str
-    rejected: tuple[str, ...] = ()
-
-
 class RunContext:
-    """The mutable state of one run; stages add their results here."""
+    """The services of one bug's run; it holds no stage's result (see the module's doc)."""
 
-    def __init__(
-        self,
-        inputs: BugInputs,
+    models: Models | None
+    options: AgentOptions
+    clock: Clock
+    recorder: MetricsRecorder
+    journal: Journal
+    _files: _Files = field(repr=False, compare=False)
+
+    @classmethod
+    def create(
+        cls,
+        repo: Repository,
         *,
         models: Models | None,
         options: AgentOptions,
-        clock: Clock,
-        recorder: MetricsRecorder,
-        sink: EventSink,
-    ) -> None:
-        self.inputs = inputs
-        self.models = models
-        self.options = options
-        self.clock = clock
-        self.recorder = recorder
-        self._sink = sink
-        self.started = clock.now()
-        self.events: list[ProgressEvent] = []
-        self.evidence: list[Evidence] = []
-        self.log_digest: str = ""  # reduced log evidence, rendered for prompts
-        self.failure: ParsedFailure | None = None  # parsed traceback / failing tests
-        self.static_ranking: list[RankedFile] = []
-        self.ranked: list[RankedFile] = []
-        self.first_hypothesis_s: float | None = None
-        self.reproduction: Reproduction | None = None
-        self.suspicious: dict[str, list[tuple[int, int, float]]] = {}  # path -> SBFL ranges
-        self.root_cause: RootCause | None = None
-        self.regions: list[Region] = []  # top suspicious regions (fixbugs.localize.regions)
-        self.candidates: list[RepairCandidate] = []  # the fix stage's, ranked best first
-        self.validation: Validation | None = None
-        # JSON edge: fixbugs.stages.validate.repair_summary, as the report prints it
-        self.repair_run: dict[str, Any] | None = None
-        self.sandbox: Workspace = None  # type: ignore[assignment]  # set by the driver
-        self.suite_baseline: dict[str, str] | None = None  # filled on first use
-        self.notes: list[str] = []
-        self._files: dict[str, str] | None = None
+        journal: Journal,
+        recorder: MetricsRecorder | None = None,
+    ) -> RunContext:
+        """Services for a run over ``repo`` on the journal's clock (a new recorder if none)."""
+        clock = journal.clock
+        return cls(
+            models, options, clock, recorder or MetricsRecorder(clock), journal, _Files(repo)
+        )
 
     def files(self) -> dict[str, str]:
         """The repository's text files (path -> text), read once per run."""
-        if self._files is None:
-            repo = self.inputs.repo
-            self._files = {p: repo.read(p) for p in repo.files()}
-        return self._files
-
-    def elapsed(self) -> float:
-        return self.clock.now() - self.started
-
-    def emit(self, kind: EventKind, stage: str, message: str, **data: Any) -> None:
-        ev = ProgressEvent(kind, stage, round(self.elapsed(), 3), message, data)
-        self.events.append(ev)
-        self._sink(ev)
+        return self._files.get()
 
     async def run_in(self, executor: Executor, cmd: str, what: str) -> CommandResult:
         """Run a test command through ``executor`` as a recorded tool call of the current stage."""
@@ -207,10 +119,6 @@ class RunContext:
             )
         # a sandbox limit is said in the run's notes (and so its JSON), once per command kind
         for line in result.notes:
-            if line.startswith("limit hit") and f"{what}: {line}" not in self.notes:
-                self.note("sandbox", f"{what}: {line}")
+            if line.startswith("limit hit") and f"{what}: {line}" not in self.journal.notes:
+                self.journal.note("sandbox", f"{what}: {line}")
         return result
-
-    def note(self, stage: str, message: str) -> None:
-        self.notes.append(message)
-        self.emit("note", stage, message)

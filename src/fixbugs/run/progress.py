@@ -1,7 +1,10 @@
 """Progress events: what a person watching a run sees, as it happens.
 
-Stages emit events into one sink; the CLI renders them live, the HTTP API
-streams them as server-sent events, and the report keeps them as a timeline.
+Stages emit events into the run's :class:`Journal`, which hands each to one
+sink: the CLI renders them live, the HTTP API streams them as server-sent
+events. The journal keeps them (and the run's notes) in order, as the
+metrics recorder keeps the calls, and they end up in the run's record and
+its report as a timeline.
 
 Internal stages report in whole events. The root-cause judgment is the one
 thing a person reads word by word, so it streams: ``judgment`` events carry
@@ -12,11 +15,20 @@ output without a line per piece.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["EventKind", "EventSink", "JudgmentPrinter", "ProgressEvent", "collecting_sink"]
+from agentrt import Clock
+
+__all__ = [
+    "EventKind",
+    "EventSink",
+    "Journal",
+    "JudgmentPrinter",
+    "ProgressEvent",
+    "collecting_sink",
+]
 
 EventKind = Literal[
     "run_started",
@@ -54,6 +66,44 @@ def collecting_sink() -> tuple[EventSink, list[ProgressEvent]]:
     """A sink that keeps every event in a list (tests, reports)."""
     events: list[ProgressEvent] = []
     return events.append, events
+
+
+class Journal:
+    """A run's progress events and notes, in order, each event sent to the sink as it comes.
+
+    Times are seconds since ``started`` on the run's clock. The staged
+    driver resumes a bug's journal in another process from the record's
+    ``events`` and ``notes`` (and its ``started``), so a run's timeline is
+    one whichever worker ran each stage.
+    """
+
+    def __init__(
+        self,
+        clock: Clock,
+        sink: EventSink,
+        *,
+        started: float | None = None,
+        events: Iterable[ProgressEvent] = (),
+        notes: Iterable[str] = (),
+    ) -> None:
+        self.clock = clock
+        self._sink = sink
+        self.started = clock.now() if started is None else started
+        self.events: list[ProgressEvent] = list(events)
+        self.notes: list[str] = list(notes)
+
+    def elapsed(self) -> float:
+        return self.clock.now() - self.started
+
+    def emit(self, kind: EventKind, stage: str, message: str, **data: Any) -> None:
+        ev = ProgressEvent(kind, stage, round(self.elapsed(), 3), message, data)
+        self.events.append(ev)
+        self._sink(ev)
+
+    def note(self, stage: str, message: str) -> None:
+        """A line of the report's notes, also sent as a ``note`` event."""
+        self.notes.append(message)
+        self.emit("note", stage, message)
 
 
 class JudgmentPrinter:

@@ -1,22 +1,24 @@
 """``BugRun``: one typed record of what a bug's run has found so far, stage by stage.
 
-A run's stages write their results into the
-:class:`~fixbugs.run.context.RunContext`; :func:`record_of` reads them out
-into a :class:`BugRun` and :func:`restore_into` puts one back into a fresh
-context (same inputs, this process's models and sandbox). The staged queue
+Each stage returns its own result (:mod:`fixbugs.stages`); the driver
+composes the record from them, one ``model_copy(update=...)`` per result,
+and hands it to the next stage as that stage's prior. The staged queue
 hands a bug from one stage to the next as this record's JSON, so a worker
 decodes only data, never code: every field is a pydantic model, a frozen
 dataclass of the agent's own (validated field by field) or a JSON value.
 
 The record is grouped by the stage that produced it: :class:`Analysis`
 (static analysis, the log digest and the model's file relevance), the
-:class:`~fixbugs.run.context.Reproduction`, :class:`Sbfl`, the root cause
-with its ranked files and regions, :class:`FixProposal` and the
-:class:`~fixbugs.run.context.Validation` with the repair summary.
+:class:`Reproduction`, :class:`Sbfl`, the :class:`Diagnosis` (the ranked
+files, regions and :class:`RootCause`), :class:`FixProposal` and the
+:class:`Validation` with the repair summary; then what the run's journal
+and metrics recorder kept (events, notes, calls) and the stages' walls.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,21 +29,99 @@ from fixbugs.localize.rank import RankedFile
 from fixbugs.localize.regions import Region
 from fixbugs.localize.traceback import ParsedFailure
 from fixbugs.repair.ranking import RepairCandidate
-from fixbugs.run.context import Evidence, Reproduction, RootCause, RunContext, Validation
 from fixbugs.run.progress import ProgressEvent
 
 __all__ = [
     "RECORD_VERSION",
     "Analysis",
     "BugRun",
+    "Diagnosis",
+    "Evidence",
     "FixProposal",
+    "ReproStatus",
+    "Reproduction",
+    "RootCause",
     "Sbfl",
-    "record_of",
-    "restore_into",
+    "Validation",
 ]
 
 # bumped whenever a field changes meaning; a worker refuses a record of another version
-RECORD_VERSION: Literal[4] = 4
+RECORD_VERSION: Literal[5] = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One piece of the bug's evidence with its provenance, as the report lists it."""
+
+    source: Literal["report", "traceback", "log", "trace", "test", "model"]
+    text: str
+    path: str | None = None
+    line: int | None = None
+    at: str | None = None  # timestamp or span id, when known
+
+
+ReproStatus = Literal["confirmed", "passes", "could_not_run", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reproduction:
+    """Whether the bug was seen to fail: one ``status``.
+
+    ``confirmed`` only when the named tests were collected, ran, and failed
+    or errored in the test itself (:func:`fixbugs.pyenv.testverdict.classify_run`);
+    "could not run" (collection or import errors, usage errors, no tests,
+    no interpreter or no pytest) is never a reproduction.
+    """
+
+    command: str | None
+    origin: Literal["given", "report", "written", "discovered", "none"]
+    status: ReproStatus
+    summary: str
+    baseline: Mapping[str, str] = field(default_factory=dict)  # test id -> outcome
+    verbose_command: str | None = None
+    output_tail: str = ""
+    suite_command: str | None = None  # the whole test folder, for the last gate
+
+    @property
+    def confirmed(self) -> bool:
+        """The named tests ran and failed on the current code."""
+        return self.status == "confirmed"
+
+
+@dataclass(frozen=True, slots=True)
+class RootCause:
+    """The region held to cause the bug, why, and which signal chose it."""
+
+    path: str
+    start: int
+    end: int
+    explanation: str
+    origin: Literal["model", "sbfl", "static"]
+    evidence: tuple[str, ...] = ()
+    function: str | None = None  # the enclosing function, None for module-level code
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "function": self.function,
+            "lines": [self.start, self.end],
+            "explanation": self.explanation,
+            "origin": self.origin,
+            "evidence": list(self.evidence),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """The validation stage: the fix proven by the repository's tests, if any, and what was run."""
+
+    validated: bool
+    candidate: RepairCandidate | None  # the validated fix
+    tried: int
+    summary: str
+    rejected: tuple[str, ...] = ()
+    # JSON edge: fixbugs.stages.validate.repair_summary, as the report prints it
+    repair: dict[str, Any] | None = None
 
 
 class _Record(BaseModel):
@@ -54,7 +134,7 @@ class Analysis(_Record):
     evidence: tuple[Evidence, ...] = ()  # the bug's evidence with its provenance
     log_digest: str = ""  # reduced log evidence, rendered for prompts
     failure: ParsedFailure | None = None  # the parsed traceback and failing tests
-    static_ranking: tuple[RankedFile, ...] = ()
+    ranked: tuple[RankedFile, ...] = ()  # the files ranked on the static signals
     first_hypothesis_s: float | None = None
     static: tuple[FileEvidence, ...] = ()  # static analysis' file evidence
     relevance: tuple[FileEvidence, ...] = ()  # the model's file relevance
@@ -65,7 +145,14 @@ class Sbfl(_Record):
 
     suspicious: dict[str, tuple[tuple[int, int, float], ...]] = Field(default_factory=dict)
     evidence: tuple[FileEvidence, ...] = ()
-    suite_baseline: dict[str, str] | None = None  # test id -> outcome, filled on first use
+
+
+class Diagnosis(_Record):
+    """The root-cause stage: the files ranked on all evidence, the regions weighed, the choice."""
+
+    ranked: tuple[RankedFile, ...] = ()  # static ranking, re-ranked with SBFL and relevance
+    regions: tuple[Region, ...] = ()  # top suspicious regions, best first
+    root_cause: RootCause | None = None
 
 
 class FixProposal(_Record):
@@ -75,86 +162,40 @@ class FixProposal(_Record):
 
 
 class BugRun(_Record):
-    """Everything later stages read, after some stage of one bug."""
+    """Everything later stages read, after some stage of one bug.
 
-    version: Literal[4] = RECORD_VERSION
+    A stage not run yet is its default (``None`` where the report says
+    "not run"); ``events``, ``notes`` and ``records`` are what the run's
+    journal and metrics recorder held when the record was taken.
+    """
+
+    version: Literal[5] = RECORD_VERSION
     started: float
     analysis: Analysis = Analysis()
     reproduction: Reproduction | None = None
     sbfl: Sbfl = Sbfl()
-    ranked: tuple[RankedFile, ...] = ()  # static ranking, re-ranked with SBFL at the root cause
-    root_cause: RootCause | None = None
-    regions: tuple[Region, ...] = ()  # top suspicious regions
+    diagnosis: Diagnosis | None = None
     fix: FixProposal = FixProposal()
     validation: Validation | None = None
-    # JSON edge: fixbugs.stages.validate.repair_summary, as the report prints it
-    repair: dict[str, Any] | None = None
     events: tuple[ProgressEvent, ...] = ()
     notes: tuple[str, ...] = ()
     records: tuple[CallRecord, ...] = ()  # model and tool calls so far
     walls: dict[str, float] = Field(default_factory=dict)  # agent stage -> seconds
 
+    @property
+    def ranked(self) -> tuple[RankedFile, ...]:
+        """The run's file ranking now: the root cause's, else the static analysis'."""
+        return self.diagnosis.ranked if self.diagnosis is not None else self.analysis.ranked
 
-def record_of(
-    ctx: RunContext,
-    *,
-    static: tuple[FileEvidence, ...] | list[FileEvidence] = (),
-    relevance: tuple[FileEvidence, ...] | list[FileEvidence] = (),
-    sbfl: tuple[FileEvidence, ...] | list[FileEvidence] = (),
-    walls: dict[str, float] | None = None,
-) -> BugRun:
-    """The record of ``ctx`` now, with the file evidence the driver holds for later stages."""
-    return BugRun(
-        started=ctx.started,
-        analysis=Analysis(
-            evidence=tuple(ctx.evidence),
-            log_digest=ctx.log_digest,
-            failure=ctx.failure,
-            static_ranking=tuple(ctx.static_ranking),
-            first_hypothesis_s=ctx.first_hypothesis_s,
-            static=tuple(static),
-            relevance=tuple(relevance),
-        ),
-        reproduction=ctx.reproduction,
-        sbfl=Sbfl(
-            suspicious={k: tuple(v) for k, v in ctx.suspicious.items()},
-            evidence=tuple(sbfl),
-            suite_baseline=dict(ctx.suite_baseline) if ctx.suite_baseline is not None else None,
-        ),
-        ranked=tuple(ctx.ranked),
-        root_cause=ctx.root_cause,
-        regions=tuple(ctx.regions),
-        fix=FixProposal(candidates=tuple(ctx.candidates)),
-        validation=ctx.validation,
-        repair=ctx.repair_run,
-        events=tuple(ctx.events),
-        notes=tuple(ctx.notes),
-        records=tuple(ctx.recorder.records),
-        walls=dict(walls or {}),
-    )
+    @property
+    def root_cause(self) -> RootCause | None:
+        return self.diagnosis.root_cause if self.diagnosis is not None else None
 
+    @property
+    def regions(self) -> tuple[Region, ...]:
+        return self.diagnosis.regions if self.diagnosis is not None else ()
 
-def restore_into(run: BugRun, ctx: RunContext) -> None:
-    """Put ``run`` into a fresh context (same inputs, this worker's models and sandbox)."""
-    a = run.analysis
-    ctx.started = run.started
-    ctx.events = list(run.events)
-    ctx.notes = list(run.notes)
-    ctx.evidence = list(a.evidence)
-    ctx.log_digest = a.log_digest
-    ctx.failure = a.failure
-    ctx.static_ranking = list(a.static_ranking)
-    ctx.first_hypothesis_s = a.first_hypothesis_s
-    ctx.reproduction = run.reproduction
-    ctx.suspicious = {k: list(v) for k, v in run.sbfl.suspicious.items()}
-    sb = run.sbfl.suite_baseline
-    ctx.suite_baseline = dict(sb) if sb is not None else None
-    ctx.ranked = list(run.ranked)
-    ctx.root_cause = run.root_cause
-    ctx.regions = list(run.regions)
-    ctx.candidates = list(run.fix.candidates)
-    ctx.validation = run.validation
-    ctx.repair_run = run.repair
-    ctx.recorder.origin = run.started
-    for r in run.records:
-        ctx.recorder.add(r)
+    def file_evidence(self) -> list[FileEvidence]:
+        """All file evidence so far, as the root cause ranks it: static, relevance, SBFL."""
+        a = self.analysis
+        return [*a.static, *a.relevance, *self.sbfl.evidence]

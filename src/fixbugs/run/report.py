@@ -1,7 +1,8 @@
 """The run report, as JSON (for machines) and markdown (for people).
 
 The report *is* :class:`fixbugs.run.report_schema.ReportModel`, built once
-by :func:`build_report` at the end of a run: ``fixbugs run --json`` writes
+by :func:`build_report` from the run's :class:`~fixbugs.run.record.BugRun`
+at its end: ``fixbugs run --json`` writes
 it, ``fixbugs schema`` prints its JSON Schema, the service answers with it
 and the eval reads it back. Every figure comes from the run's own records: stage
 walls from the driver, model figures from the metrics recorder.
@@ -14,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentrt.metrics import CallRecord
 from fixbugs.inputs.inert import md_code, md_fence, md_text, quote_name, strip_controls
 from fixbugs.repair.render import repair_markdown
-from fixbugs.run.context import RunContext
 from fixbugs.run.preflight import model_failures
+from fixbugs.run.record import BugRun
 from fixbugs.run.report_schema import (
     EnvironmentItem,
     EventItem,
@@ -34,6 +35,9 @@ from fixbugs.run.report_schema import (
     StageFigures,
     ValidationItem,
 )
+
+if TYPE_CHECKING:
+    from fixbugs.pyenv.userenv import TestEnv
 
 __all__ = ["ORACLE", "ORACLE_LINE", "RunReport", "build_report"]
 
@@ -191,16 +195,25 @@ def _stage_figures(name: str, wall: float, records: Sequence[CallRecord]) -> Sta
 
 
 def build_report(
-    ctx: RunContext, stage_walls: Mapping[str, float], critical_path: Sequence[str] = ()
+    run: BugRun,
+    *,
+    title: str,
+    environment: TestEnv | None,
+    total_s: float,
+    critical_path: Sequence[str] = (),
 ) -> RunReport:
-    """The whole report of ``ctx``, built once: nothing is added to it afterwards."""
-    v = ctx.validation
-    rep = ctx.reproduction
-    records = ctx.recorder.records
+    """The whole report of the finished ``run``, built once: nothing is added to it afterwards.
+
+    Stage figures come from ``run.walls`` and ``run.records``; ``title`` is
+    the bug report's, ``environment`` the interpreter the tests ran with.
+    """
+    v = run.validation
+    rep = run.reproduction
+    records = run.records
     failures = model_failures(records)
-    rc = ctx.root_cause
+    rc = run.root_cause
     model = ReportModel(
-        title=ctx.inputs.report.title,
+        title=title,
         ranked_files=[
             RankedFileItem(
                 path=f.path,
@@ -208,10 +221,10 @@ def build_report(
                 reasons=list(f.reasons),
                 lines=[(a, b) for a, b in f.lines],
             )
-            for f in ctx.ranked
+            for f in run.ranked
         ],
         root_cause=RootCauseItem.model_validate(rc.to_dict()) if rc else None,
-        suspicious_regions=[RegionItem.model_validate(r.to_dict()) for r in ctx.regions],
+        suspicious_regions=[RegionItem.model_validate(r.to_dict()) for r in run.regions],
         patch=v.candidate.diff if v and v.validated and v.candidate else None,
         validated=bool(v and v.validated),
         validation=ValidationItem(
@@ -228,25 +241,23 @@ def build_report(
             status=rep.status if rep else "none",
             output_tail=rep.output_tail if rep else "",
         ),
-        first_hypothesis_s=ctx.first_hypothesis_s,
-        total_s=round(ctx.elapsed(), 3),
-        stages={n: _stage_figures(n, w, records) for n, w in stage_walls.items()},
+        first_hypothesis_s=run.analysis.first_hypothesis_s,
+        total_s=round(total_s, 3),
+        stages={n: _stage_figures(n, w, records) for n, w in run.walls.items()},
         evidence=[
             EvidenceItem(source=e.source, text=e.text, path=e.path, line=e.line, at=e.at)
-            for e in ctx.evidence[:50]
+            for e in run.analysis.evidence[:50]
         ],
-        notes=list(ctx.notes),
-        repair=ctx.repair_run,  # fixbugs.stages.validate.repair_summary
-        events=[EventItem.model_validate(e.to_dict()) for e in ctx.events],
+        notes=list(run.notes),
+        repair=v.repair if v else None,  # fixbugs.stages.validate.repair_summary
+        events=[EventItem.model_validate(e.to_dict()) for e in run.events],
         calls=[r.to_dict() for r in records],
         critical_path=list(critical_path),
         degraded=failures.degraded,
         model_calls=ModelCalls(failed=failures.failed, total=failures.total),
         verdict_head=failures.line() if failures.degraded else None,
         environment=(
-            EnvironmentItem.model_validate(ctx.options.python.to_dict())
-            if ctx.options.python
-            else None
+            EnvironmentItem.model_validate(environment.to_dict()) if environment else None
         ),
     )
     return RunReport(model)

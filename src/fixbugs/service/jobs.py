@@ -31,7 +31,6 @@ from agentrt.queues import QueueBackend, StageRecord, StageState
 from fixbugs.queued.events import FINISHED, EventChannel, EventPump, EventRelay
 from fixbugs.queued.pipeline import Publish, StagedAgent
 from fixbugs.queued.service import job_record
-from fixbugs.run.agent import STAGES
 from fixbugs.run.progress import EventSink
 from fixbugs.service.admission import Admitted, RunTimes, admit
 from fixbugs.service.auth import OPEN_TENANT
@@ -39,6 +38,7 @@ from fixbugs.service.events import EventHub
 from fixbugs.service.job_status import JobStatus, QueueFull, ShareFull
 from fixbugs.service.owners import JobIndex, JobMeta, expired
 from fixbugs.service.workspace import Workspace
+from fixbugs.stages.driver import STAGES
 
 __all__ = [
     "REPORT_TTL_S",

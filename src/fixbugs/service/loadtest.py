@@ -26,10 +26,10 @@ from typing import Any
 
 import httpx
 
-from fixbugs.run.agent import STAGES
 from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.service.jobs import Investigator
 from fixbugs.service.serve import ServeConfig, build_app
+from fixbugs.stages.driver import STAGES
 
 __all__ = ["main", "run_load"]
 

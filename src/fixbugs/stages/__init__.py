@@ -1,7 +1,12 @@
-"""The agent's stages, one module per stage, each with its ``run_*`` body.
+"""The agent's stages, one module per stage, each a ``run_*(inputs, prior, ctx) -> result``.
 
 analysis, file_relevance, reproduce (with SBFL; :mod:`.findtest` finds a
-test command when none was given), rootcause, fix and validate; what the
-drivers do around them is in :mod:`.driver`. Nothing is re-exported here:
-import from the stage's module.
+test command when none was given), rootcause, fix and validate. Each stage
+reads the bug's inputs and its prior (the results it needs, or the
+:class:`~fixbugs.run.record.BugRun` so far), uses the run's services
+(:class:`~fixbugs.run.context.RunContext`; the workspace too, as its own
+argument, for a stage that runs the repository's code) and returns its own
+typed result, mutating nothing shared; the drivers compose the record from
+the results, and what they do around the stages is in :mod:`.driver`.
+Nothing is re-exported here: import from the stage's module.
 """

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from agentrt.chunking import LogChunk, chunk_log_file
@@ -21,15 +21,15 @@ from agentrt.evidence import Evidence as RtEvidence
 from agentrt.evidence import Provenance, digest
 from agentrt.graph import gather_map
 from agentrt.llm import ChatRequest
-from fixbugs.inputs import LogRecord, iter_log_records
+from fixbugs.inputs import BugInputs, LogRecord, iter_log_records
 from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import static_evidence
-from fixbugs.localize.rank import rank_files
-from fixbugs.localize.traceback import parse_failure
-from fixbugs.run.context import Evidence, RunContext
+from fixbugs.localize.rank import RankedFile, rank_files
+from fixbugs.localize.traceback import ParsedFailure, parse_failure
+from fixbugs.run.context import RunContext
+from fixbugs.run.record import Analysis, Evidence
 
 __all__ = [
-    "analyze",
     "log_signal_records",
     "ranked_event",
     "run_analysis",
@@ -54,11 +54,13 @@ def log_signal_records(path: Path) -> Iterator[LogRecord]:
             yield r
 
 
-def trace_file_evidence(ctx: RunContext) -> list[FileEvidence]:
-    """Spans that failed or name their code point at files; keep them as evidence."""
-    files = ctx.files()
+def trace_file_evidence(
+    inputs: BugInputs, files: Mapping[str, str]
+) -> tuple[list[Evidence], list[FileEvidence]]:
+    """Spans that failed or name their code: the bug's evidence, and the files they point at."""
+    evidence: list[Evidence] = []
     out: list[FileEvidence] = []
-    for trace in ctx.inputs.traces:
+    for trace in inputs.traces:
         for span in trace.spans:
             attrs = span.attributes
             path = attrs.get("code.filepath") or attrs.get("code.file.path")
@@ -69,7 +71,7 @@ def trace_file_evidence(ctx: RunContext) -> list[FileEvidence]:
                 + ("failed: " + span.status_message + " " if failed else "")
                 + ", ".join(f"{k}={v}" for k, v in list(interesting.items())[:8])
             )
-            ctx.evidence.append(Evidence("trace", text, path, None, span.span_id))
+            evidence.append(Evidence("trace", text, path, None, span.span_id))
             if isinstance(path, str) and path in files:
                 out.append(
                     FileEvidence(
@@ -79,10 +81,10 @@ def trace_file_evidence(ctx: RunContext) -> list[FileEvidence]:
                         f"trace span {span.name} runs this file",
                     )
                 )
-    return out
+    return evidence, out
 
 
-async def _map_log_chunks(ctx: RunContext, path: Path) -> list[RtEvidence]:
+async def _map_log_chunks(inputs: BugInputs, ctx: RunContext, path: Path) -> list[RtEvidence]:
     """The small model reads the chunks with the most signal lines."""
 
     def scored() -> Iterator[tuple[int, int, LogChunk]]:
@@ -96,7 +98,7 @@ async def _map_log_chunks(ctx: RunContext, path: Path) -> list[RtEvidence]:
     chunks = [c for _, _, c in sorted(best, key=lambda t: -t[1])]
     if not chunks or ctx.models is None or not ctx.options.use_model:
         return []
-    summary = ctx.inputs.report.title
+    summary = inputs.report.title
 
     async def one(c: LogChunk) -> list[RtEvidence]:
         assert ctx.models is not None
@@ -119,7 +121,7 @@ async def _map_log_chunks(ctx: RunContext, path: Path) -> list[RtEvidence]:
         if o.error is None and o.value:
             found.extend(o.value)
         elif o.error is not None:
-            ctx.note("analysis", f"log chunk map failed: {o.error}")
+            ctx.journal.note("analysis", f"log chunk map failed: {o.error}")
     return found
 
 
@@ -141,65 +143,74 @@ def _signal_evidence(path: Path) -> list[RtEvidence]:
     return out
 
 
-async def analyze(ctx: RunContext) -> list[FileEvidence]:
-    """Parse and compress the artifacts; emit the first hypothesis. Returns file evidence."""
-    report = ctx.inputs.report
+async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
+    """The analysis stage: static signals (report, traceback, logs, traces), the first ranking.
+
+    The first hypothesis (the top file and why) is emitted as soon as the
+    static ranking exists, before the logs are mapped.
+    """
+    report = inputs.report
     text = report.body + "\n" + "\n".join(report.comments)
     files = ctx.files()
-    ctx.failure = parse_failure(text, files.keys())
-    test_ids = _test_ids(ctx)
-    file_ev = static_evidence(files, report.title + "\n" + text, ctx.failure, test_ids)
-    file_ev += trace_file_evidence(ctx)
+    failure = parse_failure(text, files.keys())
+    test_ids = _test_ids(inputs, failure)
+    file_ev = static_evidence(files, report.title + "\n" + text, failure, test_ids)
+    evidence, trace_ev = trace_file_evidence(inputs, files)
+    file_ev += trace_ev
     ranked = rank_files(file_ev)
+    first_hypothesis_s: float | None = None
     if ranked:
         top = ranked[0]
-        ctx.first_hypothesis_s = round(ctx.elapsed(), 3)
-        ctx.emit(
+        first_hypothesis_s = round(ctx.journal.elapsed(), 3)
+        ctx.journal.emit(
             "hypothesis",
             "analysis",
             f"{top.path} — " + "; ".join(top.reasons[:2]),
             path=top.path,
             reasons=list(top.reasons),
         )
-    for frame in ctx.failure.project_frames():
-        ctx.evidence.append(Evidence("traceback", frame.text, frame.path, frame.line))
+    evidence += [
+        Evidence("traceback", frame.text, frame.path, frame.line)
+        for frame in failure.project_frames()
+    ]
     log_ev: list[RtEvidence] = []
-    for path in ctx.inputs.logs:
+    for path in inputs.logs:
         log_ev += _signal_evidence(path)
-        log_ev += await _map_log_chunks(ctx, path)
+        log_ev += await _map_log_chunks(inputs, ctx, path)
+    log_digest = ""
     if log_ev:
         d = digest(log_ev)
-        ctx.log_digest = d.render()
-        ctx.emit(
+        log_digest = d.render()
+        ctx.journal.emit(
             "evidence",
             "analysis",
             f"{len(d.items)} log findings ({d.dropped} duplicates dropped), ordered by time, "
             f"grouped into {len(d.by_trace)} trace(s), {len(d.by_service)} service(s)",
             services=sorted(d.by_service),
         )
-    return file_ev
+    ranked_event(ctx, "analysis", "ranked files (static signals)", ranked)
+    return Analysis(
+        evidence=tuple(evidence),
+        log_digest=log_digest,
+        failure=failure,
+        ranked=tuple(ranked),
+        first_hypothesis_s=first_hypothesis_s,
+        static=tuple(file_ev),
+    )
 
 
-def _test_ids(ctx: RunContext) -> list[str]:
-    ids = list(ctx.failure.failing_tests) if ctx.failure else []
-    cmd = ctx.inputs.test_command
+def _test_ids(inputs: BugInputs, failure: ParsedFailure) -> list[str]:
+    ids = list(failure.failing_tests)
+    cmd = inputs.test_command
     if cmd:
         ids += [t for t in cmd.split() if "::" in t or t.endswith(".py")]
     return ids
 
 
-def ranked_event(ctx: RunContext, stage: str, what: str) -> None:
-    """The top of the ranking as an event (the analysis's, then the root cause's)."""
+def ranked_event(ctx: RunContext, stage: str, what: str, ranked: Sequence[RankedFile]) -> None:
+    """The top of a ranking as an event (the analysis's, then the root cause's)."""
     files = [
         {"path": r.path, "score": round(r.score, 3), "reasons": list(r.reasons)}
-        for r in ctx.ranked[:10]
+        for r in ranked[:10]
     ]
-    ctx.emit("ranked_files", stage, what, files=files)
-
-
-async def run_analysis(ctx: RunContext) -> list[FileEvidence]:
-    """The analysis stage: static signals (report, traceback, logs, traces), the first ranking."""
-    static = list(await analyze(ctx))
-    ctx.ranked = rank_files(static)
-    ranked_event(ctx, "analysis", "ranked files (static signals)")
-    return static
+    ctx.journal.emit("ranked_files", stage, what, files=files)

@@ -9,28 +9,32 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from fixbugs.inputs import BugInputs
 from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import RELEVANCE, relevance_evidence
 from fixbugs.localize.traceback import ParsedFailure
 from fixbugs.run.context import RunContext
+from fixbugs.run.record import Analysis
 
 __all__ = ["run_relevance"]
 
 
-async def run_relevance(ctx: RunContext, static: list[FileEvidence]) -> list[FileEvidence]:
+async def run_relevance(
+    inputs: BugInputs, analysis: Analysis, ctx: RunContext
+) -> tuple[FileEvidence, ...]:
     """Model relevance over the top candidates' file chunks (scatter-gather)."""
     if ctx.models is None or not ctx.options.use_model:
-        return []
-    res = await relevance_evidence(  # the same call and settings as eval's localize()
+        return ()
+    res = await relevance_evidence(
         ctx.models.map,
-        ctx.inputs.report.title + "\n" + ctx.inputs.report.body,
-        ctx.failure or ParsedFailure(),
-        static,
+        inputs.report.title + "\n" + inputs.report.body,
+        analysis.failure or ParsedFailure(),
+        analysis.static,
         ctx.files(),
         settings=replace(RELEVANCE, top_n=ctx.options.relevance_top_n),
         clock=ctx.clock,
         stage="file_relevance",
     )
     for n in res.notes:
-        ctx.note("file_relevance", n)
-    return list(res.evidence)
+        ctx.journal.note("file_relevance", n)
+    return tuple(res.evidence)

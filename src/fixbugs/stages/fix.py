@@ -10,12 +10,14 @@ goes through staged validation.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from agentrt import ProviderError
 from agentrt.llm import ChatRequest
+from fixbugs.inputs import BugInputs
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.repair import (
@@ -31,6 +33,7 @@ from fixbugs.repair import (
 from fixbugs.repair.naturalness import naturalness_factors
 from fixbugs.repair.patch import diff_hunks, replace_lines
 from fixbugs.run.context import RunContext
+from fixbugs.run.record import BugRun, FixProposal
 from fixbugs.sandbox.reported import read_baseline_text
 
 __all__ = ["fix_regions", "propose_fixes", "repair_regions", "run_fix"]
@@ -50,11 +53,10 @@ FIX_SYSTEM = (
 )
 
 
-def repair_regions(ctx: RunContext) -> list[tuple[str, int, int, float]]:
+def repair_regions(prior: BugRun, listed: Mapping[str, str]) -> list[tuple[str, int, int, float]]:
     """Regions in priority order with a suspiciousness: the root cause, the other regions
     the root-cause stage weighed, SBFL's top ranges, then the traceback's project frames."""
     regions: list[tuple[str, int, int, float]] = []
-    listed = ctx.files()
 
     def add(path: str, a: int, b: int, score: float) -> None:
         # only the repository's listed files: a path a test run named may be any
@@ -64,30 +66,32 @@ def repair_regions(ctx: RunContext) -> list[tuple[str, int, int, float]]:
             return
         regions.append((path, a, b, score))
 
-    if ctx.root_cause is not None:
-        rc = ctx.root_cause
+    rc = prior.root_cause
+    if rc is not None:
         add(rc.path, rc.start, rc.end, 1.0)
     # the other regions the root-cause stage weighed (function-level, with evidence)
-    top = max((r.score for r in ctx.regions), default=0.0)
-    for r in ctx.regions[:5]:
+    weighed = prior.regions
+    top = max((r.score for r in weighed), default=0.0)
+    for r in weighed[:5]:
         add(r.path, r.start, r.end, 0.9 * max(0.1, r.score / top) if top > 0 else 0.5)
     ranked = sorted(
-        ((score, path, a, b) for path, rs in ctx.suspicious.items() for a, b, score in rs),
+        ((score, path, a, b) for path, rs in prior.sbfl.suspicious.items() for a, b, score in rs),
         key=lambda t: -t[0],
     )
     for score, path, a, b in ranked[:12]:
         add(path, a, b, max(0.05, min(1.0, score)))
-    if ctx.failure is not None:
-        frames = sorted(ctx.failure.project_frames(), key=lambda f: f.depth)
+    failure = prior.analysis.failure
+    if failure is not None:
+        frames = sorted(failure.project_frames(), key=lambda f: f.depth)
         for f in frames[:4]:
             if f.path is not None:
                 add(f.path, max(1, f.line - 2), f.line + 2, 0.6 / (1 + f.depth))
     return regions
 
 
-def fix_regions(ctx: RunContext) -> list[tuple[str, int, int]]:
+def fix_regions(prior: BugRun, listed: Mapping[str, str]) -> list[tuple[str, int, int]]:
     """Localized regions in priority order (what a fix may touch, with slack)."""
-    return [(p, a, b) for p, a, b, _ in repair_regions(ctx)]
+    return [(p, a, b) for p, a, b, _ in repair_regions(prior, listed)]
 
 
 def _numbered(text: str, start: int, end: int, context: int = 4) -> str:
@@ -96,29 +100,36 @@ def _numbered(text: str, start: int, end: int, context: int = 4) -> str:
     return "\n".join(f"{n:5d} | {lines[n - 1]}" for n in range(lo, hi + 1))
 
 
-def _pristine_text(ctx: RunContext, path: str) -> str | None:
-    """A file as the user gave it: the sandbox's pristine baseline, else the input tree.
+class _Sources:
+    """Files as the user gave them: the workspace's pristine baseline, else the input tree.
 
-    ``path`` may come from a test run (coverage, a test id in pytest's output)
+    A path may come from a test run (coverage, a test id in pytest's output)
     or from the report: only a file of the repository's listing is read, and
     from the baseline by its relative path, following no link.
     """
-    files = ctx.files()
-    if path not in files:
-        return None
-    base = getattr(ctx.sandbox, "baseline", None) if ctx.sandbox is not None else None
-    text = read_baseline_text(Path(base), path) if base is not None else None
-    return files[path] if text is None else text
+
+    def __init__(self, files: Mapping[str, str], baseline: Path | None) -> None:
+        self.files = files
+        self.baseline = baseline
+
+    def text(self, path: str) -> str | None:
+        if path not in self.files:
+            return None
+        base = self.baseline
+        text = read_baseline_text(base, path) if base is not None else None
+        return self.files[path] if text is None else text
 
 
-async def _model_edit(ctx: RunContext) -> Edit | None:
-    rc = ctx.root_cause
+async def _model_edit(
+    inputs: BugInputs, prior: BugRun, ctx: RunContext, sources: _Sources
+) -> Edit | None:
+    rc = prior.root_cause
     if rc is None or ctx.models is None or not ctx.options.use_model:
         return None
-    text = _pristine_text(ctx, rc.path)
+    text = sources.text(rc.path)
     if text is None:
         return None
-    report = ctx.inputs.report
+    report = inputs.report
     prompt = (
         f"Bug report title: {report.title}\n"
         f"Root cause: {rc.explanation}\n\n"
@@ -132,78 +143,80 @@ async def _model_edit(ctx: RunContext) -> Edit | None:
     try:
         res = await ctx.models.judge.complete(req)
     except ProviderError as exc:
-        ctx.note("fix", f"model fix proposal failed: {exc}")
+        ctx.journal.note("fix", f"model fix proposal failed: {exc}")
         return None
     ans = res.output(FixAnswer)
     start, end = ans.start_line, ans.end_line
     try:
         new_text = replace_lines(text, start, end, ans.replacement)
     except ValueError as exc:
-        ctx.note("fix", f"model fix proposal unusable: {exc}")
+        ctx.journal.note("fix", f"model fix proposal unusable: {exc}")
         return None
     if new_text == text:
         return None
     # the model may wander: keep its rewrite only inside the localized region
     slack = ctx.options.slack_lines
     if not (rc.start - slack <= start and end <= rc.end + slack):
-        ctx.note("fix", f"model rewrite of {start}-{end} is outside the root cause; dropped")
+        ctx.journal.note(
+            "fix", f"model rewrite of {start}-{end} is outside the root cause; dropped"
+        )
         return None
     return Edit(rc.path, start, end, new_text, "model", f"model rewrite of {start}-{end}")
 
 
-def _test_sources(ctx: RunContext) -> list[str]:
-    repro = ctx.reproduction
+def _test_sources(prior: BugRun, sources: _Sources) -> list[str]:
+    repro = prior.reproduction
     if repro is None or repro.command is None:
         return []
     out = []
     for f in parse_test_command(repro.command).files:
-        text = _pristine_text(ctx, f)
+        text = sources.text(f)
         if text is not None:
             out.append(text)
     return out
 
 
-async def propose_fixes(ctx: RunContext) -> list[RepairCandidate]:
+async def propose_fixes(
+    inputs: BugInputs, prior: BugRun, ctx: RunContext, *, baseline: Path | None = None
+) -> list[RepairCandidate]:
     """Ranked candidates (best first), each with its id, as validation will run them.
 
-    Sources come from the pristine baseline (see :func:`_pristine_text`).
+    Sources come from ``baseline`` (the workspace's pristine tree) when
+    given, else from the input tree (see :class:`_Sources`).
     """
-    ranked = repair_regions(ctx)
+    files = ctx.files()
+    sources = _Sources(files, baseline)
+    ranked = repair_regions(prior, files)
     n = max(1, ctx.options.repair_regions)
     # the root cause's file is the likeliest home of the fix: its other suspicious
     # regions come along even when other files' regions rank above them
     regions = ranked[:n] + [r for r in ranked[n:] if ranked and r[0] == ranked[0][0]][:4]
-    ctx.note(
+    ctx.journal.note(
         "fix",
         "repair regions: " + ", ".join(f"{p}:{a}-{b} ({s:.2f})" for p, a, b, s in regions[:8]),
     )
     texts: dict[str, str] = {}
     for path, *_ in regions:
-        text = _pristine_text(ctx, path)
+        text = sources.text(path)
         if text is not None:
             texts[path] = text
-    output = "\n".join(
-        x
-        for x in (ctx.inputs.report.body, ctx.reproduction.output_tail if ctx.reproduction else "")
-        if x
-    )
+    repro = prior.reproduction
+    output = "\n".join(x for x in (inputs.report.body, repro.output_tail if repro else "") if x)
     hints = parse_hints(output)
     repo_sources = [
-        SourceFile(p, t)
-        for p, t in ctx.files().items()
-        if p.endswith(".py") and not is_test_path(p)
+        SourceFile(p, t) for p, t in files.items() if p.endswith(".py") and not is_test_path(p)
     ]
     extra: list[tuple[Edit, float]] = []
-    model_edit = await _model_edit(ctx)
+    model_edit = await _model_edit(inputs, prior, ctx, sources)
     if model_edit is not None:
-        texts.setdefault(model_edit.path, _pristine_text(ctx, model_edit.path) or "")
+        texts.setdefault(model_edit.path, sources.text(model_edit.path) or "")
         extra.append((model_edit, 1.0))
     cands = generate_candidates(
         [Region(p, a, b, s) for p, a, b, s in regions],
         texts,
         hints,
         repo_sources=repo_sources,
-        test_literals=test_literals(_test_sources(ctx)),
+        test_literals=test_literals(_test_sources(prior, sources)),
         extra=extra,
     )
     cands = [c for c in cands if not any(is_test_path(h.path) for h in diff_hunks(c.diff))]
@@ -220,24 +233,29 @@ async def _with_naturalness(
     try:
         factors = await naturalness_factors(ctx.models.map, cands, texts)
     except Exception as exc:  # optional signal: a scoring failure never blocks the repair
-        ctx.note("fix", f"naturalness scoring skipped: {exc}")
+        ctx.journal.note("fix", f"naturalness scoring skipped: {exc}")
         return cands
     if not factors:
         return cands
-    ctx.note("fix", f"naturalness scored {len(factors)} top candidate(s) with the embedded model")
+    ctx.journal.note(
+        "fix", f"naturalness scored {len(factors)} top candidate(s) with the embedded model"
+    )
     return rank(cands, lambda c: factors.get(c.id))
 
 
-async def run_fix(ctx: RunContext) -> None:
-    """Candidate fixes, written against the pristine sources (no sandbox needed).
+async def run_fix(
+    inputs: BugInputs, prior: BugRun, ctx: RunContext, *, baseline: Path | None = None
+) -> FixProposal:
+    """Candidate fixes, written against the pristine sources (no workspace needed).
 
-    The sources come from the sandbox's pristine baseline when there is one,
-    else from the input tree, so the staged driver runs this in its model
-    stage, where waiting on the model's rewrite holds no core.
+    The sources come from ``baseline`` (the workspace's pristine tree) when
+    the driver has one, else from the input tree, so the staged driver runs
+    this in its model stage, where waiting on the model's rewrite holds no core.
     """
-    ctx.candidates = await propose_fixes(ctx)
-    ctx.emit(
+    candidates = await propose_fixes(inputs, prior, ctx, baseline=baseline)
+    ctx.journal.emit(
         "note",
         "fix",
-        f"{len(ctx.candidates)} candidate fix(es) limited to the localized region",
+        f"{len(candidates)} candidate fix(es) limited to the localized region",
     )
+    return FixProposal(candidates=tuple(candidates))

@@ -18,11 +18,13 @@ import shlex
 from pathlib import Path
 from typing import Literal
 
-from fixbugs.localize.evidence import Evidence as FileEvidence
+from fixbugs.inputs import BugInputs
 from fixbugs.localize.sbfl import run_sbfl, sbfl_evidence, suspicious_ranges
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, unittest_module
 from fixbugs.pyenv.testverdict import classify_run, tail
-from fixbugs.run.context import Reproduction, RunContext
+from fixbugs.run.context import RunContext
+from fixbugs.run.record import Analysis, Reproduction, Sbfl
+from fixbugs.sandbox.executor import Workspace
 from fixbugs.stages.findtest import (
     command_from_frames,
     command_from_report,
@@ -40,14 +42,16 @@ NO_REPRO = (
 )
 
 
-async def _discover(ctx: RunContext) -> str | None:
+async def _discover(
+    inputs: BugInputs, analysis: Analysis, ctx: RunContext, workspace: Workspace
+) -> str | None:
     """Run the existing tests of the top-ranked files; keep a failure that matches the report."""
     files = ctx.files()
-    tests = existing_tests_of([r.path for r in ctx.ranked[:3]], files)
+    tests = existing_tests_of([r.path for r in analysis.ranked[:3]], files)
     if not tests:
         return None
     cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(shlex.quote(t) for t in tests)
-    run = await ctx.run_in(ctx.sandbox, cmd, "existing tests of the top-ranked files")
+    run = await ctx.run_in(workspace, cmd, "existing tests of the top-ranked files")
     output = run.stdout + "\n" + run.stderr
     # the output is the tests' to write: a test id names a listed file, or it is none
     failed = [
@@ -55,9 +59,9 @@ async def _discover(ctx: RunContext) -> str | None:
         for t, o in parse_outcomes(output).items()
         if o in ("failed", "error") and t.split("::", 1)[0] in files
     ]
-    hit = matching_failure(failed, output, ctx.failure, ctx.inputs.report.text)
+    hit = matching_failure(failed, output, analysis.failure, inputs.report.text)
     if hit is None:
-        ctx.note(
+        ctx.journal.note(
             "reproduction",
             f"ran {len(tests)} existing test module(s) of the top-ranked files: "
             + (
@@ -79,25 +83,28 @@ def _missing_pytest(ctx: RunContext, runner: str) -> str | None:
     return None
 
 
-async def reproduce(ctx: RunContext) -> Reproduction:
-    report = ctx.inputs.report
-    cmd = ctx.inputs.test_command
+async def reproduce(
+    inputs: BugInputs, analysis: Analysis, ctx: RunContext, workspace: Workspace
+) -> Reproduction:
+    """Run the bug's test command (given, found in the report, or discovered) and judge it."""
+    report = inputs.report
+    cmd = inputs.test_command
     origin: Origin = "given"
     if not cmd:
         origin = "report"
         cmd = command_from_report(
             report.body + "\n" + "\n".join(report.comments)
-        ) or command_from_frames(ctx.failure, ctx.files())
+        ) or command_from_frames(analysis.failure, ctx.files())
     if (
         not cmd
         and not ctx.options.no_python
         and (ctx.options.python is None or ctx.options.python.pytest)
     ):
         origin = "discovered"
-        cmd = await _discover(ctx)
+        cmd = await _discover(inputs, analysis, ctx, workspace)
     if not cmd:
         rep = Reproduction(None, "none", "none", NO_REPRO)
-        ctx.emit("reproduction", "reproduction", rep.summary)
+        ctx.journal.emit("reproduction", "reproduction", rep.summary)
         return rep
     parsed = parse_test_command(cmd)
     missing = _missing_pytest(ctx, parsed.runner)
@@ -105,11 +112,11 @@ async def reproduce(ctx: RunContext) -> Reproduction:
         rep = Reproduction(
             cmd, origin, "could_not_run", f"could not run: {missing}; the bug was not reproduced"
         )
-        ctx.emit("reproduction", "reproduction", rep.summary, command=cmd, origin=origin)
+        ctx.journal.emit("reproduction", "reproduction", rep.summary, command=cmd, origin=origin)
         return rep
-    run = await ctx.run_in(ctx.sandbox, cmd, "reproduce")
+    run = await ctx.run_in(workspace, cmd, "reproduce")
     # paths as the user knows them: relative to their repository, not the sandbox copy
-    output = (run.stdout + "\n" + run.stderr).replace(f"{ctx.sandbox.root}/", "")
+    output = (run.stdout + "\n" + run.stderr).replace(f"{workspace.root}/", "")
     verdict = classify_run(parsed.runner, run.returncode, output, timed_out=run.timed_out)
     if verdict.status == "failed":
         summary = f"fails as reported: {verdict.reason} (exit {run.returncode})"
@@ -121,7 +128,7 @@ async def reproduce(ctx: RunContext) -> Reproduction:
     verbose = parsed.verbose()
     baseline: dict[str, str] = {}
     if confirmed and verbose:
-        vrun = await ctx.run_in(ctx.sandbox, verbose, "baseline tests")
+        vrun = await ctx.run_in(workspace, verbose, "baseline tests")
         baseline = dict(parse_outcomes(vrun.stdout + "\n" + vrun.stderr))
     rep = Reproduction(
         cmd,
@@ -134,7 +141,7 @@ async def reproduce(ctx: RunContext) -> Reproduction:
         parsed.suite(),
     )
     passing = sum(1 for v in baseline.values() if v == "passed")
-    ctx.emit(
+    ctx.journal.emit(
         "reproduction",
         "reproduction",
         f"{'confirmed' if confirmed else 'not confirmed'}: {summary}"
@@ -145,21 +152,22 @@ async def reproduce(ctx: RunContext) -> Reproduction:
         status=rep.status,
     )
     if rep.status == "could_not_run":
-        ctx.note("reproduction", f"last lines of `{cmd}`:\n{tail(output, 10)}")
+        ctx.journal.note("reproduction", f"last lines of `{cmd}`:\n{tail(output, 10)}")
     return rep
 
 
-async def run_reproduction(ctx: RunContext) -> list[FileEvidence]:
-    """Reproduce in ``ctx.sandbox``, then SBFL evidence when the failure was seen."""
-    ctx.reproduction = await reproduce(ctx)
-    return await _sbfl(ctx)
+async def run_reproduction(
+    inputs: BugInputs, analysis: Analysis, ctx: RunContext, workspace: Workspace
+) -> tuple[Reproduction, Sbfl]:
+    """Reproduce in ``workspace``, then SBFL evidence when the failure was seen."""
+    rep = await reproduce(inputs, analysis, ctx, workspace)
+    return rep, await _sbfl(rep, ctx, workspace)
 
 
-async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
-    """Ochiai over per-test coverage, in a fork of the sandbox."""
-    rep = ctx.reproduction
-    if rep is None or not rep.confirmed or rep.command is None or not ctx.options.use_sbfl:
-        return []
+async def _sbfl(rep: Reproduction, ctx: RunContext, workspace: Workspace) -> Sbfl:
+    """Ochiai over per-test coverage, in a fork of the workspace."""
+    if not rep.confirmed or rep.command is None or not ctx.options.use_sbfl:
+        return Sbfl()
     parsed = parse_test_command(rep.command)
     test_files = list(parsed.files)
     if parsed.runner == "unittest":
@@ -167,13 +175,15 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
         test_files = [m if m.endswith(".py") else m.replace(".", "/") + ".py" for m in mods]
     test_files = [t for t in test_files if t in ctx.files()]
     if not test_files:
-        return []
+        return Sbfl()
     env = ctx.options.python
     if env is not None and not env.has_coverage:
-        ctx.note("reproduction", "SBFL skipped: coverage.py is not available for the tests' Python")
-        return []
+        ctx.journal.note(
+            "reproduction", "SBFL skipped: coverage.py is not available for the tests' Python"
+        )
+        return Sbfl()
     python = env.python if env is not None else Path("python")
-    fork = await asyncio.to_thread(ctx.sandbox.fork)
+    fork = await asyncio.to_thread(workspace.fork)
     try:
         with ctx.recorder.tool_call("tests under coverage"):
             result = await run_sbfl(
@@ -188,10 +198,12 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
     finally:
         await asyncio.to_thread(fork.close)
     for n in result.notes:
-        ctx.note("reproduction", n)
-    for path, scores in result.line_scores.items():
-        ctx.suspicious[path] = [
+        ctx.journal.note("reproduction", n)
+    suspicious = {
+        path: tuple(
             (a, b, max(scores.get(i, 0.0) for i in range(a, b + 1)))
             for a, b in suspicious_ranges(scores)
-        ]
-    return sbfl_evidence(result)
+        )
+        for path, scores in result.line_scores.items()
+    }
+    return Sbfl(suspicious=suspicious, evidence=tuple(sbfl_evidence(result)))

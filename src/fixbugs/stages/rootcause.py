@@ -25,13 +25,14 @@ from typing import Literal
 
 from agentrt import AgentrtError
 from agentrt.llm import ChatRequest, Completed, TextDelta
+from fixbugs.inputs import BugInputs
 from fixbugs.localize.assertions import assertion_values
-from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import bug_summary
-from fixbugs.localize.rank import rank_files
+from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.regions import Region, suspicious_regions
 from fixbugs.localize.signals import tokenize_code
-from fixbugs.run.context import RootCause, RunContext
+from fixbugs.run.context import RunContext
+from fixbugs.run.record import BugRun, Diagnosis, RootCause
 from fixbugs.stages.analysis import ranked_event
 
 __all__ = [
@@ -55,31 +56,34 @@ _REGION_ID = re.compile(r"\bR\s*(\d{1,2})\b")
 _MIN_WORDS = 6
 
 
-def run_regions(ctx: RunContext) -> list[Region]:
-    """The run's top suspicious regions, from its ranking, SBFL and report."""
-    test_ids = list(ctx.failure.failing_tests) if ctx.failure else []
-    if ctx.inputs.test_command:
-        test_ids += [t for t in ctx.inputs.test_command.split() if "::" in t]
+def run_regions(
+    inputs: BugInputs, prior: BugRun, ranked: Sequence[RankedFile], files: dict[str, str]
+) -> list[Region]:
+    """The run's top suspicious regions, from ``ranked``, SBFL and the report."""
+    failure = prior.analysis.failure
+    test_ids = list(failure.failing_tests) if failure else []
+    if inputs.test_command:
+        test_ids += [t for t in inputs.test_command.split() if "::" in t]
     return suspicious_regions(
-        ctx.files(),
-        ctx.ranked,
-        report=ctx.inputs.report.text,
-        suspicious=ctx.suspicious,
+        files,
+        ranked,
+        report=inputs.report.text,
+        suspicious=prior.sbfl.suspicious,
         test_ids=test_ids,
         limit=TOP_REGIONS,
     )
 
 
-def evidence_explanation(region: Region, ctx: RunContext) -> str:
+def evidence_explanation(region: Region, inputs: BugInputs, prior: BugRun) -> str:
     """An explanation that says only what the evidence says."""
     where = f"{region.function}()" if region.function else "module-level code"
     out = f"{where} in {region.path} (lines {region.start}-{region.end}): "
     out += "; ".join(region.reasons[:3]) + "."
-    failure = ctx.failure
+    failure = prior.analysis.failure
     if failure is not None and failure.exception_type:
         msg = f": {failure.exception_message}" if failure.exception_message else ""
         out += f" The failure is {failure.exception_type}{msg}."
-    values = assertion_values(ctx.inputs.report.text)
+    values = assertion_values(inputs.report.text)
     if values:
         a = values[0]
         out += f" The failing assertion got {a.actual} where {a.expected} was expected."
@@ -93,22 +97,24 @@ def _excerpt(text: str, region: Region, context: int = 2) -> str:
     return "\n".join(f"{n:5d} | {lines[n - 1]}" for n in range(a, b + 1))
 
 
-def region_prompt(ctx: RunContext, regions: Sequence[Region]) -> str:
+def region_prompt(
+    inputs: BugInputs, prior: BugRun, regions: Sequence[Region], files: dict[str, str]
+) -> str:
     """The judge's prompt: the bug, its evidence, and the numbered regions with code."""
-    report = ctx.inputs.report
+    report = inputs.report
+    a = prior.analysis
     parts = [f"Bug report: {report.title}"]
-    if ctx.failure is not None:
-        summary = bug_summary(report.title + "\n" + report.body, ctx.failure)
+    if a.failure is not None:
+        summary = bug_summary(report.title + "\n" + report.body, a.failure)
         parts.append("\n".join(summary.splitlines()[1:]) or "")
     values = assertion_values(report.text)
     if values:
         parts.append(f"Failing assertion: got {values[0].actual}, expected {values[0].expected}")
-    if ctx.log_digest:
-        parts.append("Log evidence (time order):\n" + "\n".join(ctx.log_digest.splitlines()[:15]))
-    traces = [e.text for e in ctx.evidence if e.source == "trace"][:5]
+    if a.log_digest:
+        parts.append("Log evidence (time order):\n" + "\n".join(a.log_digest.splitlines()[:15]))
+    traces = [e.text for e in a.evidence if e.source == "trace"][:5]
     if traces:
         parts.append("Trace evidence:\n" + "\n".join(traces))
-    files = ctx.files()
     for i, r in enumerate(regions, 1):
         where = f"function {r.function}" if r.function else "module-level code"
         parts.append(
@@ -170,8 +176,8 @@ def _named_region(text: str, regions: Sequence[Region]) -> int | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def _origin(ctx: RunContext, region: Region) -> Literal["sbfl", "static"]:
-    return "sbfl" if ctx.suspicious.get(region.path) else "static"
+def _origin(prior: BugRun, region: Region) -> Literal["sbfl", "static"]:
+    return "sbfl" if prior.sbfl.suspicious.get(region.path) else "static"
 
 
 async def _stream_judgment(ctx: RunContext, req: ChatRequest) -> str:
@@ -182,19 +188,19 @@ async def _stream_judgment(ctx: RunContext, req: ChatRequest) -> str:
         async for ev in ctx.models.judge.stream(req):
             if isinstance(ev, TextDelta) and ev.text:
                 pieces.append(ev.text)
-                ctx.emit("judgment", "root_cause", ev.text, delta=ev.text)
+                ctx.journal.emit("judgment", "root_cause", ev.text, delta=ev.text)
             elif isinstance(ev, Completed) and not pieces:
                 pieces.append(ev.result.text)
     finally:
         if pieces:
-            ctx.emit("judgment", "root_cause", "", done=True)
+            ctx.journal.emit("judgment", "root_cause", "", done=True)
     return "".join(pieces)
 
 
-async def root_cause(ctx: RunContext) -> RootCause | None:
+async def root_cause(
+    inputs: BugInputs, prior: BugRun, ctx: RunContext, regions: Sequence[Region]
+) -> RootCause | None:
     """The root cause: the best evidence region, or the judge's grounded choice among them."""
-    regions = run_regions(ctx)
-    ctx.regions = regions
     if not regions:
         return None
     best = regions[0]
@@ -202,22 +208,28 @@ async def root_cause(ctx: RunContext) -> RootCause | None:
         best.path,
         best.start,
         best.end,
-        evidence_explanation(best, ctx),
-        _origin(ctx, best),
+        evidence_explanation(best, inputs, prior),
+        _origin(prior, best),
         best.reasons,
         best.function,
     )
     if ctx.models is None or not ctx.options.use_model:
         return fallback
+    files = ctx.files()
     req = ChatRequest.of(
-        region_prompt(ctx, regions), system=JUDGE_SYSTEM, max_tokens=200, stage="root_cause"
+        region_prompt(inputs, prior, regions, files),
+        system=JUDGE_SYSTEM,
+        max_tokens=200,
+        stage="root_cause",
     )
     try:
         answer = await _stream_judgment(ctx, req)
     except AgentrtError as exc:
-        ctx.note("root_cause", f"judgment call failed ({exc}); the evidence's explanation stands")
+        ctx.journal.note(
+            "root_cause", f"judgment call failed ({exc}); the evidence's explanation stands"
+        )
         return fallback
-    region, explanation, rejected = check_judgment(answer, regions, ctx.files())
+    region, explanation, rejected = check_judgment(answer, regions, files)
     if region is not None and region.score < best.score * _TIE:
         # The judge may break ties among equally supported regions, not overrule
         # stronger evidence: measured on the dev cases, the embedded model's picks of
@@ -228,7 +240,7 @@ async def root_cause(ctx: RunContext) -> RootCause | None:
         )
         region = None
     if region is None:
-        ctx.note("root_cause", f"{rejected}; discarded, the evidence's explanation stands")
+        ctx.journal.note("root_cause", f"{rejected}; discarded, the evidence's explanation stands")
         return fallback
     return RootCause(
         region.path,
@@ -241,17 +253,19 @@ async def root_cause(ctx: RunContext) -> RootCause | None:
     )
 
 
-async def run_root_cause(ctx: RunContext, evidence: Sequence[FileEvidence]) -> None:
+async def run_root_cause(inputs: BugInputs, prior: BugRun, ctx: RunContext) -> Diagnosis:
     """Rank on all evidence (static, SBFL, model relevance), then judge the root cause."""
+    files = ctx.files()
     # only files of the repository listing (coverage may name others)
-    ctx.ranked = [r for r in rank_files(list(evidence)) if r.path in ctx.files()]
-    ranked_event(ctx, "root_cause", "ranked files (static, SBFL and model relevance)")
-    ctx.root_cause = await root_cause(ctx)
-    if ctx.root_cause is not None:
-        rc = ctx.root_cause
-        ctx.emit(
+    ranked = [r for r in rank_files(prior.file_evidence()) if r.path in files]
+    ranked_event(ctx, "root_cause", "ranked files (static, SBFL and model relevance)", ranked)
+    regions = run_regions(inputs, prior, ranked, files)
+    rc = await root_cause(inputs, prior, ctx, regions)
+    if rc is not None:
+        ctx.journal.emit(
             "root_cause",
             "root_cause",
             f"{rc.path}:{rc.start}-{rc.end} ({rc.origin}): {rc.explanation}",
             **rc.to_dict(),
         )
+    return Diagnosis(ranked=tuple(ranked), regions=tuple(regions), root_cause=rc)

@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fixbugs.inputs import BugInputs
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testrun import parse_test_command, suite_shards
 from fixbugs.repair.candidate_runs import (
@@ -27,7 +28,8 @@ from fixbugs.repair.candidate_runs import (
 )
 from fixbugs.repair.patch import Hunk, diff_hunks
 from fixbugs.repair.ranking import RepairCandidate
-from fixbugs.run.context import RunContext, Validation
+from fixbugs.run.context import RunContext
+from fixbugs.run.record import BugRun, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.fix import fix_regions
@@ -70,11 +72,9 @@ def module_test_files(path: str, files: dict[str, str]) -> list[str]:
     return sorted(out)[:8]
 
 
-def _stages(ctx: RunContext) -> Callable[[RepairCandidate], list[Stage]]:
-    repro = ctx.reproduction
-    assert repro is not None and repro.command is not None
+def _stages(repro: Reproduction, files: dict[str, str]) -> Callable[[RepairCandidate], list[Stage]]:
+    assert repro.command is not None
     parsed = parse_test_command(repro.command)
-    files = ctx.files()
     memo: dict[str, list[Stage]] = {}
 
     def for_candidate(c: RepairCandidate) -> list[Stage]:
@@ -160,14 +160,20 @@ def _ran(run: ValidationRun) -> int:
     return sum(1 for o in run.outcomes.values() if o.status != "skipped")
 
 
-async def validate_candidates(ctx: RunContext, candidates: Sequence[RepairCandidate]) -> Validation:
-    """Validate ``candidates`` (ranked, best first; ids unique) in forks of ``ctx.sandbox``."""
+async def validate_candidates(
+    prior: BugRun,
+    ctx: RunContext,
+    workspace: Workspace,
+    candidates: Sequence[RepairCandidate],
+) -> Validation:
+    """Validate ``candidates`` (ranked, best first; ids unique) in forks of ``workspace``."""
     if len({c.id for c in candidates}) != len(candidates):
         raise ValueError("repair candidates must have distinct ids")
-    repro = ctx.reproduction
+    repro = prior.reproduction
     if repro is None or not repro.confirmed or repro.command is None:
         return Validation(False, None, 0, "no validated fix: the bug was not reproduced")
-    regions = fix_regions(ctx)
+    files = ctx.files()
+    regions = fix_regions(prior, files)
     cands: list[RepairCandidate] = []
     refused: dict[int, str] = {}  # position in ``candidates`` -> why it is never run
     for i, cand in enumerate(candidates):
@@ -186,10 +192,10 @@ async def validate_candidates(ctx: RunContext, candidates: Sequence[RepairCandid
 
     def on_outcome(c: RepairCandidate, o: CandidateOutcome) -> None:
         if o.status == "validated":
-            ctx.emit("validated", "validation", f"validated: {c.why}", diff=c.diff,
-                     overfit_risk=c.overfit_risk)  # fmt: skip
+            ctx.journal.emit("validated", "validation", f"validated: {c.why}", diff=c.diff,
+                             overfit_risk=c.overfit_risk)  # fmt: skip
         elif o.status in ("rejected", "did_not_apply"):
-            ctx.emit(
+            ctx.journal.emit(
                 "candidate", "validation", f"rejected #{c.id} {c.why} at {o.stage}: {o.detail}"
             )
 
@@ -197,12 +203,12 @@ async def validate_candidates(ctx: RunContext, candidates: Sequence[RepairCandid
         with ctx.recorder.tool_call(what):
             return await sb.run(cmd, timeout_s=timeout_s, env=ctx.options.test_env)
 
-    stages = _stages(ctx)
+    stages = _stages(repro, files)
 
     async def validate(limit: int) -> ValidationRun:
         return await validate_parallel(
             cands,
-            make_fork=ctx.sandbox.fork,
+            make_fork=workspace.fork,
             run=run,
             stages=stages,
             clock=ctx.clock,
@@ -221,7 +227,7 @@ async def validate_candidates(ctx: RunContext, candidates: Sequence[RepairCandid
         bench = _bench_figures(seq, result)
     else:
         result = await validate(ctx.options.validation_slots or default_limit())
-    ctx.repair_run = repair_summary(result, cands, bench=bench)
+    repair = repair_summary(result, cands, bench=bench)
     tried = sum(
         1
         for o in result.outcomes.values()
@@ -243,17 +249,20 @@ async def validate_candidates(ctx: RunContext, candidates: Sequence[RepairCandid
             True, best, tried,
             f"validated fix ({best.template}): {best.path}:{best.start}: {best.why}{risk}; "
             f"{tried} candidate(s) run, rejected by stage: {stages_txt}",
-            rejected,
+            rejected, repair,
         )  # fmt: skip
     why = " (repair budget spent)" if result.budget_spent else ""
     return Validation(
         False, None, tried,
         f"no validated fix ({tried} candidate(s) tested{why}); rejected by stage: {stages_txt}",
-        rejected,
+        rejected, repair,
     )  # fmt: skip
 
 
-async def run_validation(ctx: RunContext) -> None:
-    """The validation stage: the candidates checked, its summary as a note."""
-    ctx.validation = await validate_candidates(ctx, ctx.candidates)
-    ctx.emit("note", "validation", ctx.validation.summary)
+async def run_validation(
+    inputs: BugInputs, prior: BugRun, ctx: RunContext, workspace: Workspace
+) -> Validation:
+    """The validation stage: the fix proposal's candidates checked, its summary as a note."""
+    validation = await validate_candidates(prior, ctx, workspace, prior.fix.candidates)
+    ctx.journal.emit("note", "validation", validation.summary)
+    return validation

@@ -11,7 +11,8 @@ from stagedkit import example_spec, staged_agent
 
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, StageState, open_queue
-from fixbugs.queued import AGENT_STAGES, QUEUE_STAGES, decode
+from fixbugs.queued import QUEUE_STAGES, decode
+from fixbugs.stages.driver import STAGES
 
 pytestmark = pytest.mark.needs_root
 
@@ -37,10 +38,10 @@ async def test_two_bugs_run_through_the_four_stages_on_sqlite(tmp_path: Path) ->
             assert d["ranked_files"][0]["path"] == "shop/pricing.py"
             assert d["patch"].startswith("--- a/shop/pricing.py")
             assert d["reproduction"]["confirmed"]
-            assert set(d["stages"]) == set(AGENT_STAGES)
+            assert set(d["stages"]) == set(STAGES)
             # the report's timeline holds every stage's events, from every worker
             kinds = [(e["kind"], e["stage"]) for e in d["events"]]
-            for s in AGENT_STAGES:
+            for s in STAGES:
                 assert ("stage_started", s) in kinds and ("stage_finished", s) in kinds
             assert kinds[0] == ("run_started", "run")
             assert kinds[-1] == ("stage_finished", "validation")

@@ -17,9 +17,10 @@ from stagedkit import example_spec, options
 from agentrt.llm import FakeModel
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, StageState, open_queue
-from fixbugs.queued import AGENT_STAGES, QUEUE_STAGES, StagedAgent, StagedConfig
+from fixbugs.queued import QUEUE_STAGES, StagedAgent, StagedConfig
 from fixbugs.run.context import Models
 from fixbugs.sandbox.testing import PlainWorkspace
+from fixbugs.stages.driver import STAGES
 
 
 async def test_a_bug_runs_through_the_four_stages_without_root(tmp_path: Path) -> None:
@@ -44,7 +45,7 @@ async def test_a_bug_runs_through_the_four_stages_without_root(tmp_path: Path) -
         d = (await q.results("bug", list(QUEUE_STAGES)))["repair"]["report"]
         assert d["validated"] is True and d["patch"].startswith("--- a/shop/pricing.py")
         assert d["reproduction"]["confirmed"]
-        assert set(d["stages"]) == set(AGENT_STAGES)
+        assert set(d["stages"]) == set(STAGES)
         # the tests ran (reproduction, SBFL, validation) only through the workspace given
         assert any("coverage" in c for c in commands)
         assert sum("pytest" in c for c in commands) >= 3

@@ -17,9 +17,10 @@ from agentrt.llm import FakeModel
 from fixbugs.examples import example_dir
 from fixbugs.inputs import load_inputs
 from fixbugs.pyenv.userenv import Interpreter
-from fixbugs.run.agent import STAGES, env_for_interpreter, run_bug
+from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.progress import collecting_sink
+from fixbugs.stages.driver import STAGES
 
 pytestmark = pytest.mark.needs_root
 
@@ -79,29 +80,36 @@ async def test_bundled_example_is_localized_reproduced_and_fixed(example: Path):
 
 async def test_validation_rejects_regressions_stray_edits_and_test_edits(example: Path):
     from agentrt import SystemClock
-    from agentrt.metrics import MetricsRecorder
     from fixbugs.repair.patch import make_diff
     from fixbugs.repair.ranking import RepairCandidate
-    from fixbugs.run.context import RootCause, RunContext
+    from fixbugs.run.context import RunContext
+    from fixbugs.run.progress import Journal
+    from fixbugs.run.record import Analysis, BugRun, Diagnosis, RootCause, Sbfl
     from fixbugs.sandbox import Sandbox
     from fixbugs.stages.reproduce import reproduce
     from fixbugs.stages.validate import validate_candidates
 
     repo = example / "repo"
-    ctx = RunContext(
-        _inputs(example),
+    inputs = _inputs(example)
+    ctx = RunContext.create(
+        inputs.repo,
         models=None,
         options=AgentOptions(test_env=ENV, python=PY),
-        clock=SystemClock(),
-        recorder=MetricsRecorder(),
-        sink=lambda _: None,
+        journal=Journal(SystemClock(), lambda _: None),
     )
-    ctx.sandbox = Sandbox.create(repo, readonly_paths=PY.readonly_paths())
+    sandbox = Sandbox.create(repo, readonly_paths=PY.readonly_paths())
     try:
-        ctx.reproduction = await reproduce(ctx)
-        assert ctx.reproduction.confirmed and len(ctx.reproduction.baseline) == 5
-        ctx.root_cause = RootCause("shop/pricing.py", 19, 20, "threshold check", "static")
-        ctx.suspicious["shop/tax.py"] = [(5, 5, 0.5)]  # RATES: localized, but shared
+        reproduction = await reproduce(inputs, Analysis(), ctx, sandbox)
+        assert reproduction.confirmed and len(reproduction.baseline) == 5
+        prior = BugRun(
+            started=0.0,
+            reproduction=reproduction,
+            diagnosis=Diagnosis(
+                root_cause=RootCause("shop/pricing.py", 19, 20, "threshold check", "static")
+            ),
+            # RATES: localized, but shared
+            sbfl=Sbfl(suspicious={"shop/tax.py": ((5, 5, 0.5),)}),
+        )
         src = (repo / "shop/pricing.py").read_text()
         tax = (repo / "shop/tax.py").read_text()
         cur = (repo / "shop/currency.py").read_text()
@@ -136,9 +144,9 @@ async def test_validation_rejects_regressions_stray_edits_and_test_edits(example
             ),
             cand("shop/pricing.py", "if quantity > BULK", "if quantity >= BULK", src, "right"),
         ]
-        v = await validate_candidates(ctx, candidates)
+        v = await validate_candidates(prior, ctx, sandbox, candidates)
     finally:
-        ctx.sandbox.close()
+        sandbox.close()
     assert v.validated and v.candidate is candidates[4]
     negate, stray, test_edit, shared = v.rejected
     assert negate.startswith("negate:") and "previously passing" in negate

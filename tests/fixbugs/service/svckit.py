@@ -13,10 +13,10 @@ import httpx
 from agentrt import FakeClock
 from agentrt.metrics import CallRecord
 from agentrt.queues import MemoryQueue
-from fixbugs.run.agent import STAGES
 from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.service import JobService, ServiceTelemetry, Workspace
 from fixbugs.service.workspace import Limits
+from fixbugs.stages.driver import STAGES
 
 
 @dataclass

@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 
 from agentrt import FakeClock
-from agentrt.metrics import MetricsRecorder
 from fixbugs.errors import InputError
 from fixbugs.inputs import load_inputs
 from fixbugs.run.agent import interpreter_options
 from fixbugs.run.context import RunContext
+from fixbugs.run.progress import Journal
+from fixbugs.run.record import Analysis
 from fixbugs.stages.reproduce import reproduce
 
 
@@ -24,6 +25,13 @@ def _repo(tmp_path: Path) -> Path:
     )
     (repo / "report.md").write_text("# f returns 1\n")
     return repo
+
+
+class _NoWorkspace:
+    """A workspace that fails any use: the reproduction must not reach one."""
+
+    def __getattr__(self, name: str) -> object:
+        raise AssertionError(f"the workspace was used ({name})")
 
 
 def test_nothing_found_is_a_note_not_an_exit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -42,16 +50,12 @@ async def test_reproduction_says_could_not_run(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     repo = _repo(tmp_path)
     opts = interpreter_options(repo, None, [])
-    clock = FakeClock()
-    ctx = RunContext(
-        load_inputs(repo / "report.md", repo, test="python -m pytest tests/test_m.py::test_f"),
-        models=None,
-        options=opts,
-        clock=clock,
-        recorder=MetricsRecorder(clock),
-        sink=lambda _: None,
+    inputs = load_inputs(repo / "report.md", repo, test="python -m pytest tests/test_m.py::test_f")
+    ctx = RunContext.create(
+        inputs.repo, models=None, options=opts, journal=Journal(FakeClock(), lambda _: None)
     )
-    rep = await reproduce(ctx)  # never reaches a sandbox: nothing could run the tests
+    # never reaches the workspace: nothing could run the tests
+    rep = await reproduce(inputs, Analysis(), ctx, _NoWorkspace())
     assert rep.status == "could_not_run" and not rep.confirmed
     assert rep.summary.startswith("could not run: no Python interpreter found")
     assert "not reproduced" in rep.summary

@@ -20,7 +20,8 @@ from fixbugs.localize.rank import rank_files
 from fixbugs.localize.regions import Region, suspicious_regions
 from fixbugs.localize.traceback import parse_failure
 from fixbugs.run.context import AgentOptions, Models, RunContext
-from fixbugs.run.progress import JudgmentPrinter, ProgressEvent, collecting_sink
+from fixbugs.run.progress import Journal, JudgmentPrinter, ProgressEvent, collecting_sink
+from fixbugs.run.record import Analysis, BugRun, RootCause
 from fixbugs.run.report import _stage_figures
 from fixbugs.stages.rootcause import root_cause, run_regions
 
@@ -57,27 +58,51 @@ AssertionError: assert 0 == 90
 """
 
 
-def _ctx(tmp_path: Path, models: Models | None, clock: FakeClock) -> RunContext:
-    repo = tmp_path / "repo"
-    (repo / "shop").mkdir(parents=True)
-    (repo / "shop" / "__init__.py").write_text("")
-    (repo / "shop" / "invoice.py").write_text(INVOICE)
-    (repo / "shop" / "helpers.py").write_text(HELPERS)
-    (tmp_path / "bug.md").write_text(REPORT)
-    sink, _ = collecting_sink()
-    ctx = RunContext(
-        load_inputs(tmp_path / "bug.md", repo),
-        models=models,
-        options=AgentOptions(use_model=models is not None),
-        clock=clock,
-        recorder=MetricsRecorder(clock),
-        sink=sink,
-    )
-    files = ctx.files()
-    text = ctx.inputs.report.text
-    ctx.failure = parse_failure(text, files.keys())
-    ctx.ranked = rank_files(static_evidence(files, text, ctx.failure, []))
-    return ctx
+class _Case:
+    """A bug ranked on its static signals, and the services the root-cause stage uses."""
+
+    def __init__(self, tmp_path: Path, models: Models | None, clock: FakeClock) -> None:
+        repo = tmp_path / "repo"
+        (repo / "shop").mkdir(parents=True)
+        (repo / "shop" / "__init__.py").write_text("")
+        (repo / "shop" / "invoice.py").write_text(INVOICE)
+        (repo / "shop" / "helpers.py").write_text(HELPERS)
+        (tmp_path / "bug.md").write_text(REPORT)
+        sink, _ = collecting_sink()
+        self.inputs = load_inputs(tmp_path / "bug.md", repo)
+        self.ctx = RunContext.create(
+            self.inputs.repo,
+            models=models,
+            options=AgentOptions(use_model=models is not None),
+            journal=Journal(clock, sink),
+        )
+        files = self.ctx.files()
+        text = self.inputs.report.text
+        failure = parse_failure(text, files.keys())
+        self.ranked = rank_files(static_evidence(files, text, failure, []))
+        self.run = BugRun(started=0.0, analysis=Analysis(failure=failure))
+
+    @property
+    def recorder(self) -> MetricsRecorder:
+        return self.ctx.recorder
+
+    @property
+    def notes(self) -> list[str]:
+        return self.ctx.journal.notes
+
+    @property
+    def events(self) -> list[ProgressEvent]:
+        return self.ctx.journal.events
+
+    def regions(self) -> list[Region]:
+        return run_regions(self.inputs, self.run, self.ranked, self.ctx.files())
+
+    async def judge(self) -> RootCause | None:
+        return await root_cause(self.inputs, self.run, self.ctx, self.regions())
+
+
+def _ctx(tmp_path: Path, models: Models | None, clock: FakeClock) -> _Case:
+    return _Case(tmp_path, models, clock)
 
 
 def _model(clock: FakeClock, answer: str, **kw: object) -> Models:
@@ -90,14 +115,14 @@ def _model(clock: FakeClock, answer: str, **kw: object) -> Models:
 
 async def test_without_a_model_the_best_evidence_region_stands(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, None, FakeClock())
-    rc = await root_cause(ctx)
+    rc = await ctx.judge()
     assert rc is not None
     assert (rc.path, rc.function, rc.start, rc.end) == ("shop/invoice.py", "apply_discount", 8, 11)
     assert rc.origin == "static"
     assert "deepest project frame shop/invoice.py:11" in rc.explanation
     assert "AssertionError" in rc.explanation and "got 0 where 90 was expected" in rc.explanation
-    assert ctx.regions[0].to_dict()["function"] == "apply_discount"
-    assert all(r.reasons for r in ctx.regions)
+    assert ctx.regions()[0].to_dict()["function"] == "apply_discount"
+    assert all(r.reasons for r in ctx.regions())
 
 
 async def test_a_grounded_answer_is_kept_and_streamed_before_it_is_final(tmp_path: Path) -> None:
@@ -106,7 +131,7 @@ async def test_a_grounded_answer_is_kept_and_streamed_before_it_is_final(tmp_pat
     ctx = _ctx(tmp_path, _model(clock, answer), clock)
     async with clock.autojumping():
         with ctx.recorder.activate():
-            rc = await root_cause(ctx)
+            rc = await ctx.judge()
     assert rc is not None and rc.origin == "model"
     assert rc.explanation.startswith("The discount divides percent by 10")
     assert (rc.path, rc.function) == ("shop/invoice.py", "apply_discount")
@@ -130,7 +155,7 @@ async def test_an_answer_naming_a_listed_region_by_path_and_function_is_kept(
     )
     ctx = _ctx(tmp_path, _model(clock, answer), clock)
     async with clock.autojumping():
-        rc = await root_cause(ctx)
+        rc = await ctx.judge()
     assert rc is not None and rc.origin == "model" and rc.function == "apply_discount"
     assert rc.explanation.startswith("It divides percent by 10")
 
@@ -141,7 +166,7 @@ async def test_an_answer_naming_no_evidence_region_is_discarded_with_a_note(
     clock = FakeClock()
     ctx = _ctx(tmp_path, _model(clock, "R9\nThe helpers file formats numbers wrongly."), clock)
     async with clock.autojumping():
-        rc = await root_cause(ctx)
+        rc = await ctx.judge()
     assert rc is not None and rc.origin == "static" and rc.function == "apply_discount"
     assert any("named no listed evidence region" in n and "discarded" in n for n in ctx.notes)
 
@@ -152,7 +177,7 @@ async def test_an_explanation_that_does_not_describe_the_code_is_discarded(
     clock = FakeClock()
     ctx = _ctx(tmp_path, _model(clock, "R1\nThe file "), clock)
     async with clock.autojumping():
-        rc = await root_cause(ctx)
+        rc = await ctx.judge()
     assert rc is not None and rc.origin == "static"
     assert "deepest project frame" in rc.explanation  # the evidence's explanation stands
     assert any("does not describe the code of R1" in n for n in ctx.notes)
@@ -163,7 +188,7 @@ async def test_a_failed_judgment_call_leaves_the_evidence_root_cause(tmp_path: P
     models = _model(clock, "R1 whatever", failures=[ProviderError("endpoint down", status=503)])
     ctx = _ctx(tmp_path, models, clock)
     async with clock.autojumping():
-        rc = await root_cause(ctx)
+        rc = await ctx.judge()
     assert rc is not None and rc.origin == "static"
     assert any("judgment call failed" in n for n in ctx.notes)
 
@@ -182,7 +207,7 @@ async def test_root_cause_ttft_is_measured_on_an_openai_compatible_endpoint(
     ):
         ctx = _ctx(tmp_path, Models(map=m, judge=m), clock)
         with ctx.recorder.activate():
-            rc = await root_cause(ctx)
+            rc = await ctx.judge()
     assert rc is not None and rc.origin == "model"
     figures = _stage_figures("root_cause", 1.0, ctx.recorder.records)
     assert figures.model_calls == 1 and figures.ttft_s is not None
@@ -230,11 +255,11 @@ async def test_an_answer_choosing_a_weaker_region_leaves_the_strongest_evidence(
     answer = f"R{weaker[0]}\nfmt formats x with two decimals, which rounds the total wrongly."
     ctx = _ctx(tmp_path / "judged", _model(clock, answer), clock)
     async with clock.autojumping():
-        rc = await root_cause(ctx)
+        rc = await ctx.judge()
     assert rc is not None and rc.origin == "static"
     assert (rc.path, rc.function) == ("shop/invoice.py", "apply_discount")
     assert any("over stronger evidence" in n for n in ctx.notes)
 
 
-def ctx_regions(ctx: RunContext) -> list[Region]:
-    return run_regions(ctx)
+def ctx_regions(ctx: _Case) -> list[Region]:
+    return ctx.regions()
