@@ -26,6 +26,7 @@ from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import static_evidence
 from fixbugs.localize.rank import rank_files
 from fixbugs.localize.traceback import parse_failure
+from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.run.context import Evidence, RunContext
 
 __all__ = [
@@ -147,7 +148,7 @@ async def analyze(ctx: RunContext) -> list[FileEvidence]:
     text = report.body + "\n" + "\n".join(report.comments)
     files = ctx.files()
     ctx.failure = parse_failure(text, files.keys())
-    test_ids = _test_ids(ctx)
+    test_ids = parse_test_command(ctx.inputs.test_command or "").test_ids
     file_ev = static_evidence(files, report.title + "\n" + text, ctx.failure, test_ids)
     file_ev += trace_file_evidence(ctx)
     ranked = rank_files(file_ev)
@@ -178,14 +179,6 @@ async def analyze(ctx: RunContext) -> list[FileEvidence]:
             services=sorted(d.by_service),
         )
     return file_ev
-
-
-def _test_ids(ctx: RunContext) -> list[str]:
-    ids = list(ctx.failure.failing_tests) if ctx.failure else []
-    cmd = ctx.inputs.test_command
-    if cmd:
-        ids += [t for t in cmd.split() if "::" in t or t.endswith(".py")]
-    return ids
 
 
 def ranked_event(ctx: RunContext, stage: str, what: str) -> None:
