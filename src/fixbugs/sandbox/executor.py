@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from fixbugs.sandbox.limits import CommandResult
+    from fixbugs.sandbox.patching import PatchResult
     from fixbugs.sandbox.testing import PlainWorkspace
-    from fixbugs.sandbox.workspace import PatchResult, Sandbox
+    from fixbugs.sandbox.workspace import Sandbox
 
 __all__ = ["Executor", "Workspace", "WorkspaceFactory", "command_environment"]
 

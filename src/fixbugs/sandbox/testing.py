@@ -35,12 +35,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
+from fixbugs.sandbox import patching
 from fixbugs.sandbox.executor import command_environment
-from fixbugs.sandbox.hosttools import run_tool
+from fixbugs.sandbox.hosttools import ToolRun, run_tool
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.sandbox.snapshot import TreeStore
 from fixbugs.sandbox.trees import ignore_noise
-from fixbugs.sandbox.workspace import PatchResult, diff_files
 
 __all__ = ["PlainWorkspace"]
 
@@ -163,15 +163,14 @@ class PlainWorkspace:
             notes=(NOTE,),
         )
 
-    def apply_patch(self, diff: str) -> PatchResult:
-        """Apply ``diff`` to the copy with ``git apply`` (all hunks or none)."""
-        files = diff_files(diff)
-        if not diff.strip() or not files:
-            return PatchResult(False, "none", (), "the patch is empty or has no file headers")
-        data = diff.encode() if diff.endswith("\n") else (diff + "\n").encode()
+    def apply_patch(self, diff: str) -> patching.PatchResult:
+        """Apply ``diff`` to the copy as the sandbox does (:mod:`.patching`), as plain tools."""
         env = {**self.environment(), "GIT_CEILING_DIRECTORIES": str(self.base)}
-        done = run_tool(["git", "apply", "-"], stdin=data, cwd=self.root, env=env, timeout_s=60)
-        return PatchResult(done.ok, "git apply", files, done.said())
+
+        def run(argv: Sequence[str], stdin: bytes) -> ToolRun:
+            return run_tool(argv, stdin=stdin, cwd=self.root, env=env, timeout_s=60)
+
+        return patching.apply_patch(diff, self.root, run)
 
     def diff(self) -> str:
         return self._trees.diff(self.root)
