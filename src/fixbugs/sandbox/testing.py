@@ -33,10 +33,9 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 
 from fixbugs.sandbox import patching
-from fixbugs.sandbox.executor import command_environment
+from fixbugs.sandbox.executor import ClosedOnExit, command_environment
 from fixbugs.sandbox.hosttools import ToolRun, run_tool
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.sandbox.snapshot import TreeStore
@@ -47,7 +46,7 @@ __all__ = ["PlainWorkspace"]
 NOTE = "test workspace: a plain subprocess of the current user, not contained"
 
 
-class PlainWorkspace:
+class PlainWorkspace(ClosedOnExit):
     """A :class:`~fixbugs.sandbox.executor.Workspace` without containment (tests only)."""
 
     def __init__(
@@ -102,17 +101,6 @@ class PlainWorkspace:
 
     def close(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
-
-    def __enter__(self) -> PlainWorkspace:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """The caller's PATH and locale and a private HOME, as the sandbox gives."""

@@ -17,13 +17,12 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 
 from agentrt import Clock, SystemClock
 from fixbugs.errors import InputError
 from fixbugs.sandbox import patching
 from fixbugs.sandbox.containment import Mechanisms, View, probe
-from fixbugs.sandbox.executor import command_environment
+from fixbugs.sandbox.executor import ClosedOnExit, command_environment
 from fixbugs.sandbox.hosttools import ToolRun
 from fixbugs.sandbox.interpreters import is_system_path
 from fixbugs.sandbox.limits import CommandResult, Limits
@@ -39,7 +38,7 @@ _UID_LOW, _UID_SPAN = 1_500_000_000, 100_000_000
 DEFAULT_DISK_MB = 1024
 
 
-class Sandbox:
+class Sandbox(ClosedOnExit):
     """A temporary copy of a repository, with contained command execution.
 
     Use it as a context manager, or call :meth:`close`; both delete the
@@ -187,17 +186,6 @@ class Sandbox:
             unmount(self.root)
             self._tmpfs = False
         shutil.rmtree(self.base, ignore_errors=True)
-
-    def __enter__(self) -> Sandbox:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # --- commands ------------------------------------------------------------
 
