@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shlex
 import tarfile
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixbugs.inputs.hostgit import apply_diff
+from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths
 
 __all__ = [
@@ -128,9 +128,7 @@ async def validate_patch(
         _extract(case_dir / "repo.tar.gz", root, only=case.get("test_files", []))
         python = python_bin / "python"
         env = {"PATH": f"{python_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
-        argv = shlex.split(case["test_command"])
-        if argv and argv[0] in ("python", "python3"):
-            argv[0] = str(python)
+        argv = parse_test_command(case["test_command"]).with_python(python)
         verbose = [str(python), "-m", "pytest", "-v", "-p", "no:cacheprovider"]
         verbose += case.get("test_files", [])
         readonly = interpreter_paths(python)

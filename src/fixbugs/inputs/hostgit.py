@@ -21,14 +21,16 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from fixbugs.errors import InputError
 from fixbugs.sandbox.hosttools import ToolRun, git_env, run_tool, stream_tool
+from fixbugs.sandbox.patching import PatchResult, apply_patch
 
-__all__ = ["MAX_EXPORT_BYTES", "PatchOutcome", "apply_diff", "export_head", "is_git_dir"]
+__all__ = ["MAX_EXPORT_BYTES", "apply_diff", "export_head", "is_git_dir"]
 
 MAX_EXPORT_BYTES = 1 << 30  # what HEAD may unpack to: a small pack can expand without end
 # git on a large repository (ls-tree, apply) is slow, never this slow
@@ -40,14 +42,6 @@ _LINK_MODE = "120000"
 # tree, nothing that configures git or names another path.
 _GIT_DATA = ("HEAD", "packed-refs", "objects", "refs")
 _NOT_COPIED = frozenset({"objects/info/alternates", "objects/info/http-alternates"})
-
-
-@dataclass(frozen=True)
-class PatchOutcome:
-    """Whether a diff applied to a work tree, and what the tool said."""
-
-    applied: bool
-    message: str
 
 
 def is_git_dir(p: Path) -> bool:
@@ -273,36 +267,26 @@ def _write_link(root: Path, entry: _Entry, target: str) -> None:
         return
 
 
-def apply_diff(diff: str, work_tree: Path) -> PatchOutcome:
+def apply_diff(diff: str, work_tree: Path) -> PatchResult:
     """Apply ``diff`` to the files of ``work_tree``, running none of its git configuration.
 
+    As the sandbox applies one (:mod:`fixbugs.sandbox.patching`: ``git
+    apply``, else ``patch -p1``; all hunks or none), with host tools:
     ``git apply`` sees a private, empty git directory (so neither the work
     tree's ``.git/config`` filters nor its hooks exist for it) and the work
-    tree's files; it refuses paths through symlinks and applies all hunks or
-    none. ``patch -p1`` is the fallback, as in the sandbox.
+    tree's files.
     """
     if is_git_dir(work_tree) and not (work_tree / ".git").exists():
-        return PatchOutcome(False, f"{work_tree} is a git repository without a work tree")
-    data = (diff if diff.endswith("\n") else diff + "\n").encode()
-    tree = work_tree.resolve()
-    done: ToolRun | None = None
-    if shutil.which("git") is not None:
-        with tempfile.TemporaryDirectory(prefix="fixbugs-git-") as tmp:
-            private = Path(tmp) / "git"
-            _private_git_dir(private, None)
-            env = {**git_env(), "GIT_DIR": str(private), "GIT_WORK_TREE": str(tree)}
-            done = run_tool(
-                ["git", "apply", "-"], stdin=data, cwd=tree, env=env, timeout_s=GIT_TIMEOUT_S
-            )
-    if done is None or done.returncode != 0:
-        if shutil.which("patch") is None:
-            said = "git and patch(1) are missing" if done is None else done.said()
-            return PatchOutcome(False, said)
-        done = run_tool(
-            ["patch", "-p1", "--batch", "--forward"],
-            stdin=data,
-            cwd=tree,
-            env=git_env(),
-            timeout_s=GIT_TIMEOUT_S,
+        return PatchResult(
+            False, "none", (), f"{work_tree} is a git repository without a work tree"
         )
-    return PatchOutcome(done.ok, done.said())
+    tree = work_tree.resolve()
+    with tempfile.TemporaryDirectory(prefix="fixbugs-git-") as tmp:
+        private = Path(tmp) / "git"
+        _private_git_dir(private, None)
+        env = git_env({"GIT_DIR": str(private), "GIT_WORK_TREE": str(tree)})
+
+        def run(argv: Sequence[str], stdin: bytes) -> ToolRun:
+            return run_tool(argv, stdin=stdin, cwd=tree, env=env, timeout_s=GIT_TIMEOUT_S)
+
+        return apply_patch(diff, tree, run)

@@ -33,7 +33,8 @@ from fixbugs.localize.signals import (
     symbol_evidence,
     traceback_evidence,
 )
-from fixbugs.localize.traceback import ParsedFailure, failing_test_files, parse_failure
+from fixbugs.localize.traceback import ParsedFailure, parse_failure
+from fixbugs.pyenv.testrun import files_of_tests
 
 __all__ = [
     "RELEVANCE",
@@ -48,7 +49,12 @@ __all__ = [
 def static_evidence(
     files: Mapping[str, str], report: str, failure: ParsedFailure, test_ids: Sequence[str]
 ) -> list[Evidence]:
-    tests = [t for t in failing_test_files([*test_ids, *failure.failing_tests]) if t in files]
+    """Every static signal of the report and the repository, without a model.
+
+    The failing tests are the report's, then ``test_ids`` (those of the test
+    command, :attr:`fixbugs.pyenv.testrun.TestCommand.test_ids`).
+    """
+    tests = [t for t in files_of_tests([*failure.failing_tests, *test_ids]) if t in files]
     return [
         *traceback_evidence(failure),
         *import_evidence(tests, files),

@@ -26,7 +26,7 @@ import ast
 import re
 import warnings
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
 from fixbugs.localize.evidence import Evidence
@@ -80,21 +80,27 @@ def quoted_code_evidence(
             continue
         for path, n in hits:
             per_file[path].append((1.0 / len(paths), n, key))
+
+    def say(found: list[tuple[float, int, str]]) -> str:
+        _, n, key = found[0]
+        return f"line {n} is quoted in the report: {key if len(key) <= 60 else key[:57] + '...'}"
+
+    return _file_evidence(per_file, "quoted", say)
+
+
+def _file_evidence(
+    per_file: Mapping[str, list[tuple[float, int, str]]],
+    kind: str,
+    say: Callable[[list[tuple[float, int, str]]], str],
+) -> list[Evidence]:
+    """One evidence per file from its (weight, line, text) finds: the weights summed (at
+    most 1), the lines as its ranges, ``say`` of the finds best first for the reason."""
     out: list[Evidence] = []
     for path, found in per_file.items():
         found.sort(key=lambda t: (-t[0], t[1]))
         strength = min(1.0, sum(w for w, _, _ in found))
-        _, n, key = found[0]
-        shown = key if len(key) <= 60 else key[:57] + "..."
-        out.append(
-            Evidence(
-                path,
-                "quoted",
-                strength,
-                f"line {n} is quoted in the report: {shown}",
-                tuple(sorted({(ln, ln) for _, ln, _ in found})),
-            )
-        )
+        lines = tuple(sorted({(ln, ln) for _, ln, _ in found}))
+        out.append(Evidence(path, kind, strength, say(found), lines))
     return out
 
 
@@ -142,28 +148,19 @@ def literal_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
             for frag in literal_fragments(value):
                 if frag in said:
                     holders[frag].setdefault(path, line)
-    per_file: dict[str, list[tuple[float, str, int]]] = defaultdict(list)
+    per_file: dict[str, list[tuple[float, int, str]]] = defaultdict(list)
     for frag, paths in holders.items():
         if len(paths) > _MAX_SHARED:
             continue
         weight = min(1.0, len(frag) / 40) / len(paths)
         for path, line in paths.items():
-            per_file[path].append((weight, frag, line))
-    out: list[Evidence] = []
-    for path, found in per_file.items():
-        found.sort(key=lambda t: (-t[0], t[2]))
-        strength = min(1.0, sum(w for w, _, _ in found))
-        shown = ", ".join(repr(f if len(f) <= 40 else f[:37] + "...") for _, f, _ in found[:2])
-        out.append(
-            Evidence(
-                path,
-                "literal",
-                strength,
-                f"string {shown} from the report is in this file (line {found[0][2]})",
-                tuple(sorted({(ln, ln) for _, _, ln in found})),
-            )
-        )
-    return out
+            per_file[path].append((weight, line, frag))
+
+    def say(found: list[tuple[float, int, str]]) -> str:
+        shown = ", ".join(repr(f if len(f) <= 40 else f[:37] + "...") for _, _, f in found[:2])
+        return f"string {shown} from the report is in this file (line {found[0][1]})"
+
+    return _file_evidence(per_file, "literal", say)
 
 
 def command_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:

@@ -11,7 +11,8 @@ functions over a string.
 from __future__ import annotations
 
 import re
-import shlex
+
+from fixbugs.pyenv.testrun import parse_test_command
 
 __all__ = ["code_blocks", "code_lines", "command_words", "inline_code", "typed_commands"]
 
@@ -99,10 +100,7 @@ def typed_commands(text: str) -> list[str]:
 def command_words(command: str) -> list[str]:
     """The program (base name) and the lower-case words of its arguments, options
     without their dashes (``git push --force-with-lease`` → git, push, force, with, lease)."""
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        argv = command.split()
+    argv = parse_test_command(command).argv  # the one reading of a command line
     if not argv:
         return []
     prog = argv[0].rsplit("/", 1)[-1].lower()

@@ -33,6 +33,7 @@ __all__ = [
     "bm25_evidence",
     "import_evidence",
     "module_files",
+    "module_tests",
     "naming_evidence",
     "symbol_evidence",
     "tokenize_code",
@@ -155,6 +156,21 @@ def _imports(text: str) -> list[tuple[str, tuple[str, ...]]]:
     return out
 
 
+def _import_targets(module: str, names: Sequence[str], modules: Mapping[str, str]) -> list[str]:
+    """The repository files one import statement names (``from m import n``: ``m.n``, ``m``)."""
+    targets = [modules[f"{module}.{n}"] for n in names if f"{module}.{n}" in modules]
+    if module in modules:
+        targets.append(modules[module])
+    return list(dict.fromkeys(targets))
+
+
+def _named_source(test: str) -> str | None:
+    """The file name a test file is named for (``test_x.py`` / ``x_test.py`` → ``x.py``)."""
+    p = PurePosixPath(test)
+    stem = p.stem.removeprefix("test_").removesuffix("_test")
+    return None if not stem or stem == p.stem else stem + p.suffix
+
+
 def import_evidence(test_files: Sequence[str], files: Mapping[str, str]) -> list[Evidence]:
     """Modules the failing test files import, resolved to repository files."""
     modules = module_files(files)
@@ -164,10 +180,7 @@ def import_evidence(test_files: Sequence[str], files: Mapping[str, str]) -> list
         if text is None:
             continue
         for module, names in _imports(text):
-            targets = [modules[f"{module}.{n}"] for n in names if f"{module}.{n}" in modules]
-            if module in modules:
-                targets.append(modules[module])
-            for path in dict.fromkeys(targets):
+            for path in _import_targets(module, names, modules):
                 if not is_test_path(path):
                     out.append(Evidence(path, "import", 1.0, f"imported by failing test {test}"))
     return out
@@ -185,12 +198,13 @@ def naming_evidence(test_files: Sequence[str], files: Iterable[str]) -> list[Evi
             by_name[PurePosixPath(path).name].append(path)
     out: list[Evidence] = []
     for test in test_files:
-        p = PurePosixPath(test)
-        stem = p.stem.removeprefix("test_").removesuffix("_test")
-        if not stem or stem == p.stem:
+        name = _named_source(test)
+        if name is None:
             continue
-        test_dirs = [d for d in p.parent.parts if d not in ("tests", "test", "testing")]
-        for path in by_name.get(stem + p.suffix, []):
+        test_dirs = [
+            d for d in PurePosixPath(test).parent.parts if d not in ("tests", "test", "testing")
+        ]
+        for path in by_name.get(name, []):
             src_dirs = PurePosixPath(path).parent.parts
             shared = sum(
                 1 for a, b in zip(reversed(test_dirs), reversed(src_dirs), strict=False) if a == b
@@ -200,6 +214,35 @@ def naming_evidence(test_files: Sequence[str], files: Iterable[str]) -> list[Evi
             )
             out.append(Evidence(path, "naming", strength, f"named like failing test {test}"))
     return out
+
+
+def module_tests(path: str, files: Mapping[str, str]) -> list[str]:
+    """The test files of the module at ``path``, sorted: named for it, or importing it.
+
+    The two signals above read the other way, so the reproduction (which
+    existing tests to run) and the validation (which tests a changed module
+    has) ask the same question the localization answers. A package's
+    ``__init__`` counts by name only: every import of the package would
+    name it. ``conftest.py`` is no test file to run.
+    """
+    if is_test_path(path) or not path.endswith(".py"):
+        return []
+    name = PurePosixPath(path).name
+    stem = PurePosixPath(path).stem
+    modules = module_files(files)
+    out: list[str] = []
+    for test, text in files.items():
+        if not test.endswith(".py") or not is_test_path(test):
+            continue
+        if PurePosixPath(test).name == "conftest.py":
+            continue
+        if _named_source(test) == name or (
+            stem != "__init__"
+            and stem in text  # an import of the module spells its name: skip the parse
+            and any(path in _import_targets(m, n, modules) for m, n in _imports(text))
+        ):
+            out.append(test)
+    return sorted(out)
 
 
 def _definitions(text: str) -> set[str]:

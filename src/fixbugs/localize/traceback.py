@@ -15,7 +15,7 @@ other installed packages and the standard library map to nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -253,8 +253,3 @@ def parse_failure(text: str, repo_files: Collection[str] | None = None) -> Parse
     return ParsedFailure(
         tuple(tracebacks), tuple(warnings), failing, exc_type, exc_msg, truncated=frozenset(cut)
     )
-
-
-def failing_test_files(test_ids: Iterable[str]) -> tuple[str, ...]:
-    """The files of pytest node ids, in first-seen order."""
-    return tuple(dict.fromkeys(t.split("::", 1)[0] for t in test_ids if "::" in t))

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from os import PathLike
 from typing import Literal
 
 __all__ = [
     "TestCommand",
+    "files_of_tests",
     "parse_outcomes",
     "parse_test_command",
     "regressions",
@@ -42,7 +44,12 @@ _PYTEST_MAP: dict[str, Outcome] = {
 
 @dataclass(frozen=True, slots=True)
 class TestCommand:
-    """A test command and what we understood of it."""
+    """A test command and what we understood of it.
+
+    Every reading of a command line goes through :func:`parse_test_command`,
+    so the agent, the eval and the scorer split it, find its tests and run
+    it with an interpreter of their own the same way.
+    """
 
     __test__ = False  # not a pytest test class
 
@@ -50,6 +57,23 @@ class TestCommand:
     runner: Literal["pytest", "unittest", "other"]
     targets: tuple[str, ...]  # node ids / modules as given
     files: tuple[str, ...]  # test files the targets live in (pytest)
+    # the words as the shell splits them; on a quote left open (a line cut
+    # short in a report) the whitespace-separated words, and nothing else is read
+    argv: tuple[str, ...]
+
+    @property
+    def test_ids(self) -> tuple[str, ...]:
+        """The words naming a test or a test file (``path::name``, ``path.py``), whatever
+        the runner: a wrapper script or tox passes them on to pytest."""
+        return tuple(w for w in self.argv[1:] if "::" in w or w.endswith(".py"))
+
+    def with_python(self, python: str | PathLike[str]) -> list[str]:
+        """The argv, a leading ``python``/``python3`` replaced by ``python``: the
+        command run with a chosen interpreter rather than whichever ``PATH`` finds."""
+        argv = list(self.argv)
+        if argv and argv[0] in ("python", "python3"):
+            argv[0] = str(python)
+        return argv
 
     def verbose(self) -> str | None:
         """A command running every test of the same files verbosely, or None."""
@@ -82,7 +106,7 @@ def parse_test_command(command: str) -> TestCommand:
     try:
         argv = shlex.split(command)
     except ValueError:
-        return TestCommand(command, "other", (), ())
+        return TestCommand(command, "other", (), (), tuple(command.split()))
     runner: Literal["pytest", "unittest", "other"] = "other"
     rest: list[str] = []
     for i, a in enumerate(argv):
@@ -94,15 +118,19 @@ def parse_test_command(command: str) -> TestCommand:
             rest = argv[i + 2 :]
             break
     targets = tuple(a for a in rest if not a.startswith("-"))
-    files: tuple[str, ...] = ()
-    if runner == "pytest":
-        seen: dict[str, None] = {}
-        for t in targets:
-            path = t.split("::")[0]
-            if path.endswith(".py"):
-                seen.setdefault(path, None)
-        files = tuple(seen)
-    return TestCommand(command, runner, targets, files)
+    files = files_of_tests(targets) if runner == "pytest" else ()
+    return TestCommand(command, runner, targets, files, tuple(argv))
+
+
+def files_of_tests(test_ids: Iterable[str]) -> tuple[str, ...]:
+    """The files that pytest node ids or test files name (``path.py::name``,
+    ``path.py``), once each, in first-seen order; other words are skipped."""
+    seen: dict[str, None] = {}
+    for t in test_ids:
+        path = t.split("::", 1)[0]
+        if path.endswith(".py"):
+            seen.setdefault(path, None)
+    return tuple(seen)
 
 
 def regressions(before: Mapping[str, str], output: str) -> list[str]:
@@ -160,9 +188,10 @@ def suite_shards(suite: str, files: Mapping[str, str], n: int) -> tuple[str, ...
     repository tells pytest which files hold tests (``python_files``): then
     only pytest itself knows what the folder runs.
     """
-    if n < 2 or parse_test_command(suite).runner != "pytest":
+    parsed = parse_test_command(suite)
+    if n < 2 or parsed.runner != "pytest":
         return ()
-    folder = shlex.split(suite)[-1]  # TestCommand.suite() puts the folder last
+    folder = parsed.argv[-1]  # TestCommand.suite() puts the folder last
     if folder.startswith("-") or folder.endswith(".py") or "::" in folder:
         return ()
     root = folder.rstrip("/") + "/"

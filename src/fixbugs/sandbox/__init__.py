@@ -16,8 +16,9 @@ from fixbugs.sandbox.executor import Executor, Workspace, WorkspaceFactory
 from fixbugs.sandbox.interpreters import interpreter_paths
 from fixbugs.sandbox.limits import CommandResult, LimitHit, Limits, classify_limit, limit_note
 from fixbugs.sandbox.output import CappedOutput
+from fixbugs.sandbox.patching import PatchResult
 from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted, read_untrusted_sync
-from fixbugs.sandbox.workspace import DEFAULT_DISK_MB, PatchResult, Sandbox
+from fixbugs.sandbox.workspace import DEFAULT_DISK_MB, Sandbox
 
 __all__ = [
     "DEFAULT_DISK_MB",

@@ -20,14 +20,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from types import TracebackType
+from typing import TYPE_CHECKING, Protocol, Self
 
 if TYPE_CHECKING:
     from fixbugs.sandbox.limits import CommandResult
+    from fixbugs.sandbox.patching import PatchResult
     from fixbugs.sandbox.testing import PlainWorkspace
-    from fixbugs.sandbox.workspace import PatchResult, Sandbox
+    from fixbugs.sandbox.workspace import Sandbox
 
-__all__ = ["Executor", "Workspace", "WorkspaceFactory", "command_environment"]
+__all__ = ["ClosedOnExit", "Executor", "Workspace", "WorkspaceFactory", "command_environment"]
 
 
 class Executor(Protocol):
@@ -72,6 +74,24 @@ class Workspace(Executor, Protocol):
     def close(self) -> None:
         """Delete the copy; nothing of it runs after this returns."""
         ...
+
+
+class ClosedOnExit:
+    """A workspace as a context manager: leaving the ``with`` block calls :meth:`close`."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
 
 class WorkspaceFactory(Protocol):

@@ -33,21 +33,20 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 
-from fixbugs.sandbox.executor import command_environment
-from fixbugs.sandbox.hosttools import run_tool
+from fixbugs.sandbox import patching
+from fixbugs.sandbox.executor import ClosedOnExit, command_environment
+from fixbugs.sandbox.hosttools import ToolRun, run_tool
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.sandbox.snapshot import TreeStore
 from fixbugs.sandbox.trees import ignore_noise
-from fixbugs.sandbox.workspace import PatchResult, diff_files
 
 __all__ = ["PlainWorkspace"]
 
 NOTE = "test workspace: a plain subprocess of the current user, not contained"
 
 
-class PlainWorkspace:
+class PlainWorkspace(ClosedOnExit):
     """A :class:`~fixbugs.sandbox.executor.Workspace` without containment (tests only)."""
 
     def __init__(
@@ -103,17 +102,6 @@ class PlainWorkspace:
     def close(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
 
-    def __enter__(self) -> PlainWorkspace:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """The caller's PATH and locale and a private HOME, as the sandbox gives."""
         return command_environment({"HOME": str(self.base / "home"), **(env or {})})
@@ -163,15 +151,14 @@ class PlainWorkspace:
             notes=(NOTE,),
         )
 
-    def apply_patch(self, diff: str) -> PatchResult:
-        """Apply ``diff`` to the copy with ``git apply`` (all hunks or none)."""
-        files = diff_files(diff)
-        if not diff.strip() or not files:
-            return PatchResult(False, "none", (), "the patch is empty or has no file headers")
-        data = diff.encode() if diff.endswith("\n") else (diff + "\n").encode()
+    def apply_patch(self, diff: str) -> patching.PatchResult:
+        """Apply ``diff`` to the copy as the sandbox does (:mod:`.patching`), as plain tools."""
         env = {**self.environment(), "GIT_CEILING_DIRECTORIES": str(self.base)}
-        done = run_tool(["git", "apply", "-"], stdin=data, cwd=self.root, env=env, timeout_s=60)
-        return PatchResult(done.ok, "git apply", files, done.said())
+
+        def run(argv: Sequence[str], stdin: bytes) -> ToolRun:
+            return run_tool(argv, stdin=stdin, cwd=self.root, env=env, timeout_s=60)
+
+        return patching.apply_patch(diff, self.root, run)
 
     def diff(self) -> str:
         return self._trees.diff(self.root)

@@ -12,48 +12,33 @@ the pristine original, never a copy a test has run in.
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 from agentrt import Clock, SystemClock
 from fixbugs.errors import InputError
+from fixbugs.sandbox import patching
 from fixbugs.sandbox.containment import Mechanisms, View, probe
-from fixbugs.sandbox.executor import command_environment
+from fixbugs.sandbox.executor import ClosedOnExit, command_environment
+from fixbugs.sandbox.hosttools import ToolRun
 from fixbugs.sandbox.interpreters import is_system_path
 from fixbugs.sandbox.limits import CommandResult, Limits
 from fixbugs.sandbox.mounts import mark_owner, mount_tmpfs, sweep_stale, unmount
 from fixbugs.sandbox.runner import run_contained, run_contained_sync
 from fixbugs.sandbox.snapshot import TreeStore
 from fixbugs.sandbox.trees import chown_tree, ignore_noise, kill_uid, tree_bytes
-from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
 
-__all__ = ["DEFAULT_DISK_MB", "PatchResult", "Sandbox", "diff_files"]
+__all__ = ["DEFAULT_DISK_MB", "Sandbox"]
 
 # Sandbox uids come from a range no distribution assigns to real users.
 _UID_LOW, _UID_SPAN = 1_500_000_000, 100_000_000
-_MAX_SAVED_BYTES = 16 << 20
 DEFAULT_DISK_MB = 1024
-_DIFF_FILE = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(.+?)\s*$", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class PatchResult:
-    """Whether a diff applied, all of it or nothing."""
-
-    applied: bool
-    tool: str
-    files: tuple[str, ...]
-    message: str
-
-
-class Sandbox:
+class Sandbox(ClosedOnExit):
     """A temporary copy of a repository, with contained command execution.
 
     Use it as a context manager, or call :meth:`close`; both delete the
@@ -202,17 +187,6 @@ class Sandbox:
             self._tmpfs = False
         shutil.rmtree(self.base, ignore_errors=True)
 
-    def __enter__(self) -> Sandbox:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     # --- commands ------------------------------------------------------------
 
     def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -282,94 +256,14 @@ class Sandbox:
 
     # --- patches and diffs ---------------------------------------------------
 
-    def apply_patch(self, diff: str) -> PatchResult:
-        """Apply a unified diff to the copy, all of it or nothing.
+    def apply_patch(self, diff: str) -> patching.PatchResult:
+        """Apply a unified diff to the copy, all of it or nothing (:mod:`.patching`).
 
-        It runs contained like any command, so a patch cannot write outside
-        the copy; ``git apply`` refuses ``..`` paths and writes through
-        symlinks, and is atomic. ``patch -p1`` is the fallback, checked with
-        ``--dry-run`` first.
+        Each tool runs contained like any command, so a patch cannot write
+        outside the copy; a file put back after a failed ``patch`` is the
+        sandbox uid's again.
         """
-        files = diff_files(diff)
-        if not diff.strip() or not files:
-            return PatchResult(False, "none", (), "the patch is empty or has no file headers")
-        data = diff.encode() if diff.endswith("\n") else (diff + "\n").encode()
-        # git apply is atomic (it checks every hunk before writing any), so it
-        # needs no separate check run; patch(1) is not, so it is dry-run first.
-        attempts = (
-            ("git apply", None, ["git", "apply", "-"]),
-            (
-                "patch -p1",
-                ["patch", "-p1", "--dry-run", "--batch", "--forward"],
-                [
-                    "patch",
-                    "-p1",
-                    "--batch",
-                    "--forward",
-                    "--no-backup-if-mismatch",
-                    "--reject-file=-",
-                ],
-            ),
-        )
-        messages: list[str] = []
-        for tool, check, apply in attempts:
-            if shutil.which(apply[0]) is None:
-                messages.append(f"{tool}: not installed")
-                continue
-            if check is not None:
-                checked = self._helper(check, data)
-                if checked.returncode != 0:
-                    messages.append(f"{tool}: {_text(checked)}")
-                    continue
-            saved = self._save(files)
-            done = self._helper(apply, data)
-            if done.returncode == 0:
-                return PatchResult(True, tool, files, _text(done))
-            # patch(1) is not atomic: put back every file the diff names.
-            self._restore(saved)
-            messages.append(f"{tool}: {_text(done)}")
-        return PatchResult(False, "none", files, "\n".join(messages))
-
-    def _inside(self, path: Path) -> bool:
-        """``path``'s directory, symlinks resolved, is inside the copy."""
-        root = os.path.realpath(self.root)
-        parent = os.path.realpath(path.parent)
-        return parent == root or parent.startswith(root + os.sep)
-
-    def _save(self, files: Sequence[str]) -> dict[Path, bytes | str | None]:
-        """What each named path inside the copy holds: bytes, a link target (str), or None."""
-        saved: dict[Path, bytes | str | None] = {}
-        for rel in files:
-            # patch -p1 strips the first component, whatever the prefix is
-            for candidate in {rel, rel.split("/", 1)[-1]}:
-                path = self.root / candidate
-                if not self._inside(path):
-                    continue
-                if path.is_symlink():
-                    saved[path] = os.readlink(path)
-                elif path.is_file():
-                    try:
-                        saved[path] = read_untrusted_sync(path, max_bytes=_MAX_SAVED_BYTES)
-                    except UntrustedFile:
-                        continue
-                elif not path.exists():
-                    saved[path] = None
-        return saved
-
-    def _restore(self, saved: Mapping[Path, bytes | str | None]) -> None:
-        # deepest paths first, so a created symlink is removed after what lies below it
-        for path in sorted(saved, key=lambda p: len(p.parts), reverse=True):
-            if not self._inside(path):
-                continue
-            content = saved[path]
-            if path.is_symlink() or path.is_file():
-                path.unlink()
-            if isinstance(content, str):
-                os.symlink(content, path)
-            elif isinstance(content, bytes):
-                path.write_bytes(content)
-            if content is not None and self.uid is not None:
-                os.lchown(path, self.uid, self.uid)
+        return patching.apply_patch(diff, self.root, self._helper, owner=self.uid)
 
     def diff(self) -> str:
         """The git-format unified diff (``a/``, ``b/``) of the copy against the original.
@@ -380,8 +274,9 @@ class Sandbox:
         """
         return self._trees.diff(self.root)
 
-    def _helper(self, argv: list[str], stdin: bytes) -> subprocess.CompletedProcess[bytes]:
-        return run_contained_sync(
+    def _helper(self, argv: Sequence[str], stdin: bytes) -> ToolRun:
+        """A patch tool run contained in the copy, as :data:`.patching.ToolRunner`."""
+        done = run_contained_sync(
             argv,
             limits=Limits(timeout_s=60, memory_mb=1024),
             mechanisms=self.mechanisms,
@@ -392,12 +287,4 @@ class Sandbox:
             stdin=stdin,
             view=self.view(Limits()),
         )
-
-
-def diff_files(diff: str) -> tuple[str, ...]:
-    """The paths a unified diff's ``---``/``+++`` headers name, in order, once each."""
-    return tuple(dict.fromkeys(f for f in _DIFF_FILE.findall(diff) if f != "/dev/null"))
-
-
-def _text(done: subprocess.CompletedProcess[bytes]) -> str:
-    return (done.stderr + done.stdout).decode("utf-8", errors="replace").strip()
+        return ToolRun(tuple(argv), done.returncode, done.stdout, done.stderr)

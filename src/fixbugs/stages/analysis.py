@@ -25,7 +25,8 @@ from fixbugs.inputs import BugInputs, LogRecord, iter_log_records
 from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import static_evidence
 from fixbugs.localize.rank import RankedFile, rank_files
-from fixbugs.localize.traceback import ParsedFailure, parse_failure
+from fixbugs.localize.traceback import parse_failure
+from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import Analysis, Evidence
 
@@ -153,7 +154,7 @@ async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
     text = report.body + "\n" + "\n".join(report.comments)
     files = ctx.files()
     failure = parse_failure(text, files.keys())
-    test_ids = _test_ids(inputs, failure)
+    test_ids = parse_test_command(inputs.test_command or "").test_ids
     file_ev = static_evidence(files, report.title + "\n" + text, failure, test_ids)
     evidence, trace_ev = trace_file_evidence(inputs, files)
     file_ev += trace_ev
@@ -197,14 +198,6 @@ async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
         first_hypothesis_s=first_hypothesis_s,
         static=tuple(file_ev),
     )
-
-
-def _test_ids(inputs: BugInputs, failure: ParsedFailure) -> list[str]:
-    ids = list(failure.failing_tests)
-    cmd = inputs.test_command
-    if cmd:
-        ids += [t for t in cmd.split() if "::" in t or t.endswith(".py")]
-    return ids
 
 
 def ranked_event(ctx: RunContext, stage: str, what: str, ranked: Sequence[RankedFile]) -> None:

@@ -9,19 +9,19 @@ matches the report is kept. When none works the reproduction says so, and
 localization stands on static evidence alone.
 
 The text-only parts (:func:`command_from_report`, :func:`command_from_frames`,
-:func:`existing_tests_of`, :func:`matching_failure`) are pure functions.
+:func:`matching_failure`) are pure functions; the existing tests of a file
+are :func:`fixbugs.localize.signals.module_tests`'s.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Collection, Mapping, Sequence
-from pathlib import PurePosixPath
+from collections.abc import Collection, Sequence
 
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
 
-__all__ = ["command_from_frames", "command_from_report", "existing_tests_of", "matching_failure"]
+__all__ = ["command_from_frames", "command_from_report", "matching_failure"]
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 _TEST_CMD = re.compile(
@@ -71,27 +71,6 @@ def command_from_frames(failure: ParsedFailure | None, files: Collection[str]) -
                 f"-k {shlex.quote(str(frame.function))}"
             )
     return None
-
-
-def existing_tests_of(
-    paths: Sequence[str], files: Mapping[str, str], *, limit: int = 6
-) -> list[str]:
-    """Existing test modules of ``paths``: ``test_mod.py``/``mod_test.py``, or ones importing it."""
-    tests = [p for p in files if is_test_path(p) and p.endswith(".py") and "conftest" not in p]
-    out: list[str] = []
-    for path in paths:
-        if is_test_path(path) or not path.endswith(".py"):
-            continue
-        stem = PurePosixPath(path).stem
-        module = path.removesuffix(".py").replace("/", ".")
-        dotted = module.split(".", 1)[-1] if "." in module else module
-        for t in tests:
-            name = PurePosixPath(t).name
-            by_name = name in (f"test_{stem}.py", f"{stem}_test.py")
-            imports = stem != "__init__" and (module in files[t] or f"import {stem}" in files[t])
-            if (by_name or (imports and dotted in files[t])) and t not in out:
-                out.append(t)
-    return out[:limit]
 
 
 def _sections(output: str) -> dict[str, str]:

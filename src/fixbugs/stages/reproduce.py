@@ -20,6 +20,7 @@ from typing import Literal
 
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.sbfl import run_sbfl, sbfl_evidence, suspicious_ranges
+from fixbugs.localize.signals import module_tests
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, unittest_module
 from fixbugs.pyenv.testverdict import classify_run, tail
 from fixbugs.run.context import RunContext
@@ -28,7 +29,6 @@ from fixbugs.sandbox.executor import Workspace
 from fixbugs.stages.findtest import (
     command_from_frames,
     command_from_report,
-    existing_tests_of,
     matching_failure,
 )
 
@@ -47,7 +47,8 @@ async def _discover(
 ) -> str | None:
     """Run the existing tests of the top-ranked files; keep a failure that matches the report."""
     files = ctx.files()
-    tests = existing_tests_of([r.path for r in analysis.ranked[:3]], files)
+    found = (t for r in analysis.ranked[:3] for t in module_tests(r.path, files))
+    tests = list(dict.fromkeys(found))[:6]
     if not tests:
         return None
     cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(shlex.quote(t) for t in tests)

@@ -10,13 +10,12 @@ overfitting risk one is kept but the search goes on within the budget.
 
 from __future__ import annotations
 
-import os
-import re
 import shlex
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from fixbugs.inputs import BugInputs
+from fixbugs.localize.signals import module_tests
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testrun import parse_test_command, suite_shards
 from fixbugs.repair.candidate_runs import (
@@ -35,7 +34,6 @@ from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.fix import fix_regions
 
 __all__ = [
-    "module_test_files",
     "out_of_scope",
     "repair_summary",
     "run_validation",
@@ -56,22 +54,6 @@ def out_of_scope(hunks: list[Hunk], regions: list[tuple[str, int, int]], slack: 
     return bad
 
 
-def module_test_files(path: str, files: dict[str, str]) -> list[str]:
-    """Test files of the module at ``path``: ``test_<name>.py``, or files importing it."""
-    stem = os.path.splitext(os.path.basename(path))[0]
-    dotted = os.path.splitext(path)[0].replace("/", ".")
-    if dotted.startswith("src."):
-        dotted = dotted[4:]
-    pat = re.compile(rf"(?:^|\n)\s*(?:from|import)\s+{re.escape(dotted)}\b")
-    out = []
-    for f, text in files.items():
-        if not f.endswith(".py") or not is_test_path(f):
-            continue
-        if os.path.basename(f) in (f"test_{stem}.py", f"{stem}_test.py") or pat.search(text):
-            out.append(f)
-    return sorted(out)[:8]
-
-
 def _stages(repro: Reproduction, files: dict[str, str]) -> Callable[[RepairCandidate], list[Stage]]:
     assert repro.command is not None
     parsed = parse_test_command(repro.command)
@@ -82,7 +64,7 @@ def _stages(repro: Reproduction, files: dict[str, str]) -> Callable[[RepairCandi
             return memo[c.path]
         stages = [Stage("failing", repro.command or "")]
         if parsed.runner == "pytest":
-            mods = sorted(set(parsed.files) | set(module_test_files(c.path, files)))
+            mods = sorted(set(parsed.files) | set(module_tests(c.path, files)[:8]))
             cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(
                 shlex.quote(m) for m in mods
             )

@@ -9,6 +9,7 @@ from fixbugs.localize import (
     symbol_evidence,
     traceback_evidence,
 )
+from fixbugs.localize.signals import module_tests
 
 FILES = {
     "app/__init__.py": "",
@@ -99,3 +100,28 @@ def test_rank_keeps_the_strongest_evidence_per_kind_and_merges_lines():
     [r] = rank_files(ev)
     assert r.score == round(2.0 * 0.9 + 3.0 * 0.6, 4)
     assert r.lines == ((1, 5), (9, 9))
+
+
+def test_the_tests_of_a_module_are_named_for_it_or_import_it():
+    """One rule for the reproduction (existing tests to run) and the validation (module stage)."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/calc.py": "",
+        "pkg/calculator.py": "",
+        "src/lib/mod.py": "",
+        "tests/conftest.py": "from pkg.calc import add\n",
+        "tests/test_calc.py": "import os\n",
+        "tests/test_misc.py": "from pkg.calc import mul\n",
+        "tests/test_from_pkg.py": "from pkg import calc\n",
+        "tests/test_other.py": "from pkg.calculator import div  # not pkg.calc\n",
+        "tests/test_src.py": "from lib.mod import f\n",
+        "tests/test_broken.py": "calc = (\n",
+    }
+    assert module_tests("pkg/calc.py", files) == [
+        "tests/test_calc.py",
+        "tests/test_from_pkg.py",
+        "tests/test_misc.py",
+    ]
+    assert module_tests("src/lib/mod.py", files) == ["tests/test_src.py"]
+    assert module_tests("pkg/__init__.py", files) == []  # every import of pkg names it
+    assert module_tests("tests/test_calc.py", files) == []

@@ -1,4 +1,4 @@
-from fixbugs.localize.traceback import failing_test_files, is_test_path, parse_failure, relativize
+from fixbugs.localize.traceback import is_test_path, parse_failure, relativize
 
 FILES = {"pkg/core.py", "pkg/util.py", "pkg/__init__.py", "tests/test_core.py"}
 
@@ -84,10 +84,9 @@ def test_relativize_needs_more_than_a_bare_name_from_absolute_paths():
     assert relativize("/usr/lib/python3.11/json/decoder.py", None) is None
 
 
-def test_test_paths_and_test_files():
+def test_test_paths():
     assert is_test_path("tests/rules/test_x.py") and is_test_path("pkg/x_test.py")
     assert is_test_path("conftest.py") and not is_test_path("pkg/testing_tools.py")
-    assert failing_test_files(["a/test_x.py::t[1]", "a/test_x.py::u", "b.py"]) == ("a/test_x.py",)
 
 
 def test_no_traceback_gives_empty_result():

@@ -1,6 +1,8 @@
 """Test commands understood (which tests, a verbose variant), and per-test outcomes read back."""
 
-from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command
+from pathlib import Path
+
+from fixbugs.pyenv.testrun import files_of_tests, parse_outcomes, parse_test_command
 
 
 def test_test_commands_are_understood():
@@ -13,6 +15,31 @@ def test_test_commands_are_understood():
     assert c.suite() == "python -m pytest -v -p no:cacheprovider tests"
     assert u.suite() == "python -m pytest -v -p no:cacheprovider tests"
     assert parse_test_command("python -m pytest test_top.py").suite() is None
+
+
+def test_the_tests_a_command_names_whatever_runs_them():
+    c = parse_test_command("tox -e py -- 'tests/t.py::test_b[x y]' tests/u.py -k slow")
+    assert c.runner == "other" and c.files == ()
+    assert c.test_ids == ("tests/t.py::test_b[x y]", "tests/u.py")
+    assert parse_test_command("./run_tests.py -v").test_ids == ()  # the program, not a test
+    assert files_of_tests(["a/test_x.py::t[1]", "a/test_x.py::u", "b.py", "-x", "no:cache"]) == (
+        "a/test_x.py",
+        "b.py",
+    )
+
+
+def test_a_command_run_with_a_chosen_interpreter():
+    py = Path("/opt/py/bin/python")
+    c = parse_test_command("python -m pytest 'tests/t.py::test_b[x y]'")
+    assert c.with_python(py) == ["/opt/py/bin/python", "-m", "pytest", "tests/t.py::test_b[x y]"]
+    assert parse_test_command("python3 -m unittest t").with_python(py)[0] == str(py)
+    assert parse_test_command("pytest tests").with_python(py) == ["pytest", "tests"]
+
+
+def test_a_command_cut_short_is_read_as_words():
+    c = parse_test_command("python -m pytest 'tests/t.py")
+    assert c.runner == "other" and c.targets == () and c.files == ()
+    assert c.argv == ("python", "-m", "pytest", "'tests/t.py")
 
 
 def test_outcomes_from_pytest_and_unittest_output():

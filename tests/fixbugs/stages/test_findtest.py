@@ -12,7 +12,6 @@ from fixbugs.run.agent import run_from_paths
 from fixbugs.stages.findtest import (
     command_from_frames,
     command_from_report,
-    existing_tests_of,
     matching_failure,
 )
 
@@ -44,18 +43,6 @@ def test_command_from_traceback_test_frames():
     named = ParsedFailure(failing_tests=("tests/test_a.py::test_add",))
     assert command_from_frames(named, files).endswith("tests/test_a.py::test_add")
     assert command_from_frames(ParsedFailure(), files) is None
-
-
-def test_tests_for_finds_test_modules_by_name_and_import():
-    files = {
-        "pkg/calc.py": "",
-        "pkg/other.py": "",
-        "tests/test_calc.py": "from pkg.calc import add\n",
-        "tests/test_misc.py": "from pkg.calc import mul\n",
-        "tests/test_other.py": "import os\n",
-    }
-    assert existing_tests_of(["pkg/calc.py"], files) == ["tests/test_calc.py", "tests/test_misc.py"]
-    assert existing_tests_of(["tests/test_calc.py"], files) == []
 
 
 OUTPUT = """tests/test_calc.py::test_add FAILED
