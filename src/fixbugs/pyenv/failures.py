@@ -12,7 +12,8 @@ signature is.
 
 :func:`failures` splits a run's output into its failing tests' sections
 (pytest's ``____ test ____`` blocks, unittest's ``FAIL:``/``ERROR:`` blocks);
-:func:`final_exception` reads the exception a section ends with. All are
+:func:`final_exception` reads the exception a section ends with and
+:func:`failure_message` what it says. All are
 pure functions of text.
 """
 
@@ -22,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Failure", "environment_signature", "failures", "final_exception"]
+__all__ = ["Failure", "environment_signature", "failure_message", "failures", "final_exception"]
 
 Runner = Literal["pytest", "unittest", "other"]
 
@@ -110,6 +111,22 @@ def _unittest_sections(output: str) -> tuple[Failure, ...]:
     return tuple(out)
 
 
+def _traceback_lines(text: str) -> list[str]:
+    """``text`` up to its captured output (``--- Captured stdout call ---``)."""
+    captured = _CAPTURED.search(text)
+    return text[: captured.start() if captured else None].splitlines()
+
+
+def failure_message(text: str) -> str:
+    """What a failure says: pytest's ``E`` lines (an assertion's values, its full diff
+    under ``-v``), else its final exception's message; "" when it shows none."""
+    e_lines = [line[1:].strip() for line in _traceback_lines(text) if line.startswith("E ")]
+    if e_lines:
+        return "\n".join(e_lines)
+    final = final_exception(text)
+    return final[1] if final is not None else ""
+
+
 def final_exception(text: str) -> tuple[str, str] | None:
     """(type, message) of the exception ``text`` ends with, or None when it shows none.
 
@@ -118,8 +135,7 @@ def final_exception(text: str) -> tuple[str, str] | None:
     location line's); else the last unindented ``Type: message`` line, as
     CPython prints it. Captured output after the traceback is not read.
     """
-    captured = _CAPTURED.search(text)
-    lines = text[: captured.start() if captured else None].splitlines()
+    lines = _traceback_lines(text)
     e_lines = [m for line in lines if (m := _E_EXC.match(line))]
     if e_lines:
         last = e_lines[-1]

@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from fixbugs.localize.traceback import ParsedFailure, is_test_path, parse_failure
-from fixbugs.pyenv.failures import Failure, environment_signature, failures, final_exception
+from fixbugs.pyenv.failures import (
+    Failure,
+    environment_signature,
+    failure_message,
+    failures,
+    final_exception,
+)
 
 __all__ = [
     "FailureMatch",
@@ -42,6 +48,8 @@ _STEPS = re.compile(
     r"^#+\s*(?:steps\s+to\s+reproduce|reproduc\w*|how\s+to\s+reproduce)\b.*$", re.I | re.M
 )
 _INLINE = re.compile(r"`((?:python\d?(?:\.\d+)? -m pytest|pytest|py\.test) [^`\n]+)`")
+_PROMPT = re.compile(r"^(?:\$|>>>|\.\.\.|>)\s+")
+_QUOTED = re.compile(r"['\"`]([^'\"`\n]{6,80})['\"`]")
 _REPORT_EXC = re.compile(
     r"\b(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure))"
     r"(?::[ \t]*(?P<msg>[^\n`]*))?"
@@ -111,7 +119,9 @@ class FailureMatch:
     """A discovered failing test that fails as the report shows, and the evidence that matched."""
 
     test_id: str
-    evidence: str  # "exception ZeroDivisionError: division by zero", "frame pkg/a.py in add"
+    # "exception ZeroDivisionError: division by zero", "output 'man 3 read' in its message",
+    # "input 'cut,git,sed' in its parameters", "frame pkg/a.py in add"
+    evidence: str
 
 
 def _report_exceptions(failure: ParsedFailure | None, report: str) -> list[tuple[str, str]]:
@@ -122,6 +132,17 @@ def _report_exceptions(failure: ParsedFailure | None, report: str) -> list[tuple
     for m in _REPORT_EXC.finditer(report):
         out.append((_short(m["type"]), (m["msg"] or "").strip().rstrip(".,;:").strip()))
     return list(dict.fromkeys(out))
+
+
+def _report_texts(report: str) -> list[str]:
+    """What the report quotes or shows in code blocks (its output, its input), 6+ chars each."""
+    quoted = _QUOTED.findall(report)[:10]
+    shown = [
+        _PROMPT.sub("", line.strip())
+        for block in _FENCE.findall(report)
+        for line in block.splitlines()
+    ]
+    return list(dict.fromkeys(t for t in (*quoted, *shown) if 6 <= len(t) <= 200))
 
 
 def _short(kind: str) -> str:
@@ -151,12 +172,15 @@ def matching_failure(
 ) -> FailureMatch | None:
     """The first failing test whose failure is the one the report shows, with the evidence.
 
-    A failure matches when its final exception has the type and the message
-    of an exception the report shows (its traceback's, or a ``Type: message``
-    in its text), or when its traceback passes through a function of the
-    project that the report's traceback names (and the exception types, where
-    both are known, agree). A type alone is not enough (``KeyError`` is
-    everywhere), nor is a quoted phrase, and a failure that comes from the
+    In order: its final exception has the type and the message of an
+    exception the report shows (its traceback's, or a ``Type: message`` in
+    its text); or, its exception type agreeing with the report's where both
+    are known, its message shows text the report quotes or shows in a code
+    block (an assertion's values: the wrong output, or the input, the report
+    shows), its parameters are the report's input, or its traceback passes
+    through a function of the project that the report's traceback names. A
+    type alone is not enough (``KeyError`` is everywhere), nor is a phrase
+    found only in the test's source, and a failure that comes from the
     machine (:func:`fixbugs.pyenv.failures.environment_signature`) never
     matches.
     """
@@ -169,6 +193,7 @@ def matching_failure(
         if f.function
     }
     reported_types = {kind for kind, _ in exceptions}
+    shown = _report_texts(report)
     sections = failures("pytest", output)
     for test_id in failed:
         section = _section_of(test_id, sections)
@@ -182,6 +207,12 @@ def matching_failure(
                     return FailureMatch(test_id, f"exception {rtype}: {rmsg}")
         if final is not None and reported_types and _short(final[0]) not in reported_types:
             continue
+        said = failure_message(section.text)
+        if out := next((t for t in shown if t in said), None):
+            return FailureMatch(test_id, f"output {out!r} in its message")
+        params = test_id.partition("[")[2].removesuffix("]")
+        if len(params) >= 6 and params in report:
+            return FailureMatch(test_id, f"input {params!r} in its parameters")
         for frame in parse_failure(section.text).frames:
             if (frame.path, frame.function) in frames:
                 return FailureMatch(test_id, f"frame {frame.path} in {frame.function}")

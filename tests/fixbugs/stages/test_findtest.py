@@ -121,9 +121,24 @@ def test_a_type_alone_a_quoted_phrase_or_another_message_is_not_a_match():
         matching_failure(FAILED, OUTPUT, ParsedFailure(exception_type="ZeroDivisionError"), "")
         is None
     )
-    assert matching_failure(FAILED, OUTPUT, None, "it says 'assert -1 == 3'") is None
+    # in the test's source only, not in what its failure says
+    assert matching_failure(FAILED, OUTPUT, None, "I call `assert ratio(4, 2) == 2`") is None
     other = ParsedFailure(exception_type="ZeroDivisionError", exception_message="float modulo")
     assert matching_failure(FAILED, OUTPUT, other, "") is None
+
+
+def test_a_failure_matches_the_output_or_the_input_the_report_shows():
+    quoted = matching_failure(FAILED, OUTPUT, None, "it says 'assert -1 == 3'")
+    assert quoted == FailureMatch(FAILED[0], "output 'assert -1 == 3' in its message")
+    block = "```\n$ calc add 1 2\nassert -1 == 3\n```\n"
+    assert matching_failure(FAILED, OUTPUT, None, block) == quoted
+    # a report that shows an exception rules out a failure of another type
+    typed = "it says 'assert -1 == 3', then ZeroDivisionError: float modulo"
+    assert matching_failure(FAILED[:1], OUTPUT, None, typed) is None
+    param = "tests/test_calc.py::test_add[one plus two]"
+    output = OUTPUT.replace(" test_add ", " test_add[one plus two] ").replace("-1 == 3", "x")
+    hit = matching_failure([param], output, None, "adding `one plus two` is wrong")
+    assert hit == FailureMatch(param, "input 'one plus two' in its parameters")
 
 
 def test_a_failure_matches_a_frame_of_the_project_the_reports_traceback_names():
