@@ -7,7 +7,11 @@ fails or the run is interrupted, 3 on an internal error, 4 on a usage error
 the named tests never ran, so the bug was *not* reproduced, and a candidate
 fix after which they cannot run has *not* passed. :func:`classify_run`
 tells these apart from a real failure (and a real pass) for pytest and
-unittest; any other command is judged by its exit status alone.
+unittest; any other command is judged by its exit status alone. A run whose
+every failure comes from the machine, not the code (a missing module, user
+or home, no network, a permission refused outside the copy: see
+:func:`fixbugs.pyenv.failures.environment_signature`), "could not run" too:
+such a failure is never a reproduction.
 
 Validation uses the same function: ``classify_run(...).status == "passed"``
 is the only way a candidate's run counts as green.
@@ -19,10 +23,11 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from fixbugs.pyenv.failures import Runner, environment_signature, failures
+
 __all__ = ["RunVerdict", "classify_run", "tail"]
 
 Status = Literal["failed", "passed", "could_not_run"]
-Runner = Literal["pytest", "unittest", "other"]
 
 _PYTEST_EXIT = {
     2: "the run was interrupted (collection errors)",
@@ -135,9 +140,23 @@ def classify_run(
             "could_not_run", f"command not found or not executable (exit {returncode})"
         )
     if runner == "pytest":
-        return _pytest(returncode, output)
-    if runner == "unittest":
-        return _unittest(returncode, output)
-    if returncode == 0:
-        return RunVerdict("passed", "the command exits 0")
-    return RunVerdict("failed", f"the command fails (exit {returncode})")
+        verdict = _pytest(returncode, output)
+    elif runner == "unittest":
+        verdict = _unittest(returncode, output)
+    elif returncode == 0:
+        verdict = RunVerdict("passed", "the command exits 0")
+    else:
+        verdict = RunVerdict("failed", f"the command fails (exit {returncode})")
+    if verdict.status == "failed":
+        return _environment(runner, output) or verdict
+    return verdict
+
+
+def _environment(runner: Runner, output: str) -> RunVerdict | None:
+    """The "could not run" verdict when every failure in ``output`` comes from the machine."""
+    said = [environment_signature(f.text) for f in failures(runner, output)]
+    if not said or None in said:
+        return None
+    return RunVerdict(
+        "could_not_run", f"the failure comes from the test environment, not the code: {said[0]}"
+    )

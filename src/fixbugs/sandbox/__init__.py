@@ -5,7 +5,9 @@ Every command of the repository runs through an :class:`Executor`;
 copy of the repository on a size-limited filesystem, a subprocess that sees
 only its copy, the system directories and the directories its interpreter
 needs, as a capability-less uid, in a cgroup bounding the whole command's
-memory, processes and CPU, with no network. What could not be enforced is
+memory, processes and CPU, with no network but its own loopback, and as an
+ordinary user of an ordinary machine (a passwd entry and a home, a UTF-8
+locale, UTC: :mod:`fixbugs.sandbox.identity`). What could not be enforced is
 said in each result's ``notes``; so is any limit a command hit. Files a
 command could have written are read back only with :func:`read_untrusted`.
 """

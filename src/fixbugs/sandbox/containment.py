@@ -14,7 +14,10 @@ as data. Running as root (a container, CI), a command runs:
   caller named (the test interpreter's venv and prefix) read-only, and
   private empty ``/tmp``, ``/var/tmp``, ``/dev/shm``, ``HOME`` and
   ``TMPDIR``. Nothing else of the host exists there: ``/root``, ``/home``,
-  other sandboxes and the service workspace are not mounted at all;
+  other sandboxes and the service workspace are not mounted at all. Files
+  the caller names are bound read-only over system files, in this mount
+  namespace only (the sandbox uid's ``/etc/passwd`` and ``/etc/group``,
+  :mod:`fixbugs.sandbox.identity`);
 * as an unprivileged uid of its own (``setpriv``) with *no* capability
   (empty bounding set, ``no_new_privs``): file permissions apply to it, so
   ``/etc/shadow`` is unreadable, and ``open_by_handle_at`` (which needs
@@ -61,12 +64,15 @@ class View:
 
     Every path appears at its host path: ``writable`` bound read-write,
     ``private`` as a fresh tmpfs of this command alone, ``readonly`` bound
-    read-only. A path that does not exist is left out.
+    read-only. A path that does not exist is left out. ``files`` are
+    (host file, path in the sandbox) pairs bound read-only over what the
+    system directories show there.
     """
 
     writable: tuple[Path, ...] = ()
     private: tuple[Path, ...] = ()
     readonly: tuple[Path, ...] = ()
+    files: tuple[tuple[Path, Path], ...] = ()
     tmp_bytes: int = 256 << 20
 
 
@@ -185,6 +191,8 @@ def _namespaced(view: View, *, workdir: Path, network: bool) -> list[str]:
     out += ["--die-with-parent", "--new-session"]
     for d in SYSTEM_DIRS:
         out += ["--ro-bind-try", d, d]
+    for source, dest in view.files:
+        out += ["--ro-bind", str(source), str(dest)]
     out += ["--proc", "/proc", "--ro-bind", "/sys", "/sys", "--dev", "/dev"]
     for t in ("/tmp", "/var/tmp", "/dev/shm"):
         out += _tmpfs(t, tmp)

@@ -29,7 +29,14 @@ if TYPE_CHECKING:
     from fixbugs.sandbox.testing import PlainWorkspace
     from fixbugs.sandbox.workspace import Sandbox
 
-__all__ = ["ClosedOnExit", "Executor", "Workspace", "WorkspaceFactory", "command_environment"]
+__all__ = [
+    "ORDINARY_ENVIRONMENT",
+    "ClosedOnExit",
+    "Executor",
+    "Workspace",
+    "WorkspaceFactory",
+    "command_environment",
+]
 
 
 class Executor(Protocol):
@@ -104,13 +111,20 @@ class WorkspaceFactory(Protocol):
     def __call__(self, repo_root: Path, *, readonly_paths: Sequence[Path] = ()) -> Workspace: ...
 
 
+# What an ordinary machine sets: a UTF-8 locale every C library has, and UTC.
+# Fixed, not the caller's, so a test's text and times do not depend on who runs it.
+ORDINARY_ENVIRONMENT = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC"}
+
+
 def command_environment(extra: Mapping[str, str]) -> dict[str, str]:
-    """What a repository's command sees of ours: the caller's PATH and locale, then ``extra``.
+    """What a repository's command sees of ours: the caller's PATH and TERM, then
+    :data:`ORDINARY_ENVIRONMENT`, then ``extra``.
 
     No other variable of this process (an API key, a ``GIT_*`` setting) is passed.
     """
-    out = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TERM")}
+    out = {k: v for k, v in os.environ.items() if k in ("PATH", "TERM")}
     out.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    out.update(ORDINARY_ENVIRONMENT)
     out.update(extra)
     return out
 

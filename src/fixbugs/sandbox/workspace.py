@@ -24,6 +24,7 @@ from fixbugs.sandbox import patching
 from fixbugs.sandbox.containment import Mechanisms, View, probe
 from fixbugs.sandbox.executor import ClosedOnExit, command_environment
 from fixbugs.sandbox.hosttools import ToolRun
+from fixbugs.sandbox.identity import Identity, write_identity
 from fixbugs.sandbox.interpreters import is_system_path
 from fixbugs.sandbox.limits import CommandResult, Limits
 from fixbugs.sandbox.mounts import mark_owner, mount_tmpfs, sweep_stale, unmount
@@ -70,6 +71,7 @@ class Sandbox(ClosedOnExit):
         self._git_dir = base / "baseline.git"
         self._trees = TreeStore(self._git_dir, scratch=base)
         self._tmpfs = False
+        self.identity: Identity | None = None  # the uid's passwd entry, where binds work
 
     # --- lifecycle -----------------------------------------------------------
 
@@ -149,6 +151,8 @@ class Sandbox(ClosedOnExit):
                 os.chmod(sandbox.baseline, 0o700)
             for extra in ("tmp", "home"):
                 (base / extra).mkdir()
+            if uid is not None and mechanisms.namespaces:
+                sandbox.identity = write_identity(base / "etc", uid=uid, home=base / "home")
             if git_dir is None:
                 sandbox._trees.record_baseline(sandbox.root)
             else:
@@ -190,9 +194,14 @@ class Sandbox(ClosedOnExit):
     # --- commands ------------------------------------------------------------
 
     def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
-        """A small environment: the caller's PATH and locale, no secrets, private HOME/TMPDIR."""
+        """The command's environment (:func:`command_environment`), its user, HOME and TMPDIR."""
         return command_environment(
-            {"HOME": str(self.base / "home"), "TMPDIR": str(self.base / "tmp"), **(env or {})}
+            {
+                "HOME": str(self.base / "home"),
+                "TMPDIR": str(self.base / "tmp"),
+                **(self.identity.environment() if self.identity else {}),
+                **(env or {}),
+            }
         )
 
     async def run(
@@ -234,7 +243,7 @@ class Sandbox(ClosedOnExit):
         )
 
     def view(self, limits: Limits) -> View:
-        """What a command sees: its copy, private HOME and TMPDIR, the read-only extras.
+        """What a command sees: its copy, private HOME and TMPDIR, the read-only extras, its user.
 
         An extra that holds this sandbox (``/``, ``/tmp``, a shared parent) is
         left out: it would show the sandboxes beside this one.
@@ -251,6 +260,7 @@ class Sandbox(ClosedOnExit):
             writable=(self.root,),
             private=(self.base / "home", self.base / "tmp"),
             readonly=extras,
+            files=self.identity.binds() if self.identity else (),
             tmp_bytes=limits.tmp_mb * 1024 * 1024,
         )
 

@@ -4,8 +4,9 @@ In order: a test command in the report (a code block, a "steps to
 reproduce" section, a ``$ pytest …`` line); a test function named in the
 report's traceback (``tests/test_x.py`` frame of ``test_y`` becomes
 ``python -m pytest tests/test_x.py -k test_y``); else the existing test
-modules of the top-ranked files are run once and a failing test whose error
-matches the report is kept. When none works the reproduction says so, and
+modules of the top-ranked files are run once and a failing test whose failure
+is the one the report shows is kept (:func:`matching_failure` says which
+evidence matched). When none works the reproduction says so, and
 localization stands on static evidence alone.
 
 The text-only parts (:func:`command_from_report`, :func:`command_from_frames`,
@@ -18,10 +19,23 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
-from fixbugs.localize.traceback import ParsedFailure, is_test_path
+from fixbugs.localize.traceback import ParsedFailure, is_test_path, parse_failure
+from fixbugs.pyenv.failures import (
+    Failure,
+    environment_signature,
+    failure_message,
+    failures,
+    final_exception,
+)
 
-__all__ = ["command_from_frames", "command_from_report", "matching_failure"]
+__all__ = [
+    "FailureMatch",
+    "command_from_frames",
+    "command_from_report",
+    "matching_failure",
+]
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 _TEST_CMD = re.compile(
@@ -33,7 +47,12 @@ _STEPS = re.compile(
     r"^#+\s*(?:steps\s+to\s+reproduce|reproduc\w*|how\s+to\s+reproduce)\b.*$", re.I | re.M
 )
 _INLINE = re.compile(r"`((?:python\d?(?:\.\d+)? -m pytest|pytest|py\.test) [^`\n]+)`")
-_FAILED_SECTION = re.compile(r"^_{3,} (?P<name>\S.*?) _{3,}$", re.M)
+_PROMPT = re.compile(r"^(?:\$|>>>|\.\.\.|>)\s+")
+_QUOTED = re.compile(r"['\"`]([^'\"`\n]{6,80})['\"`]")
+_REPORT_EXC = re.compile(
+    r"\b(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure))"
+    r"(?::[ \t]*(?P<msg>[^\n`]*))?"
+)
 
 
 def command_from_report(text: str) -> str | None:
@@ -73,35 +92,106 @@ def command_from_frames(failure: ParsedFailure | None, files: Collection[str]) -
     return None
 
 
-def _sections(output: str) -> dict[str, str]:
-    """pytest's failure sections (``____ Class.test ____``) by their heading."""
-    marks = list(_FAILED_SECTION.finditer(output))
-    return {
-        m["name"].strip(): output[m.end() : marks[i + 1].start() if i + 1 < len(marks) else None]
-        for i, m in enumerate(marks)
-    }
+@dataclass(frozen=True, slots=True)
+class FailureMatch:
+    """A discovered failing test that fails as the report shows, and the evidence that matched."""
+
+    test_id: str
+    # "exception ZeroDivisionError: division by zero", "output 'man 3 read' in its message",
+    # "input 'cut,git,sed' in its parameters", "frame pkg/a.py in add"
+    evidence: str
+
+
+def _report_exceptions(failure: ParsedFailure | None, report: str) -> list[tuple[str, str]]:
+    """(short type, message) of each exception the report shows, its traceback's first."""
+    out: list[tuple[str, str]] = []
+    if failure is not None and failure.exception_type:
+        out.append((_short(failure.exception_type), (failure.exception_message or "").strip()))
+    for m in _REPORT_EXC.finditer(report):
+        out.append((_short(m["type"]), (m["msg"] or "").strip().rstrip(".,;:").strip()))
+    return list(dict.fromkeys(out))
+
+
+def _report_texts(report: str) -> list[str]:
+    """What the report quotes or shows in code blocks (its output, its input), 6+ chars each."""
+    quoted = _QUOTED.findall(report)[:10]
+    shown = [
+        _PROMPT.sub("", line.strip())
+        for block in _FENCE.findall(report)
+        for line in block.splitlines()
+    ]
+    return list(dict.fromkeys(t for t in (*quoted, *shown) if 6 <= len(t) <= 200))
+
+
+def _short(kind: str) -> str:
+    return kind.rsplit(".", 1)[-1]
+
+
+def _same_message(report: str, seen: str) -> bool:
+    """The report's message and the test's agree: equal, or the shorter (8+ chars) in the other."""
+    a, b = " ".join(report.split()), " ".join(seen.split())
+    if not a or not b:
+        return False
+    short, long = sorted((a, b), key=len)
+    return a == b or (len(short) >= 8 and short in long)
+
+
+def _section_of(test_id: str, sections: Sequence[Failure]) -> Failure | None:
+    full = test_id.split("::", 1)[-1].replace("::", ".")
+    for name in (test_id, full):
+        if found := next((f for f in sections if f.name == name), None):
+            return found
+    base = full.split("[", 1)[0]
+    return next((f for f in sections if f.name.split("[", 1)[0] == base), None)
 
 
 def matching_failure(
     failed: Sequence[str], output: str, failure: ParsedFailure | None, report: str
-) -> str | None:
-    """The failing test id whose error matches the report's exception or message, if any."""
+) -> FailureMatch | None:
+    """The first failing test whose failure is the one the report shows, with the evidence.
+
+    In order: its final exception has the type and the message of an
+    exception the report shows (its traceback's, or a ``Type: message`` in
+    its text); or, its exception type agreeing with the report's where both
+    are known, its message shows text the report quotes or shows in a code
+    block (an assertion's values: the wrong output, or the input, the report
+    shows), its parameters are the report's input, or its traceback passes
+    through a function of the project that the report's traceback names. A
+    type alone is not enough (``KeyError`` is everywhere), nor is a phrase
+    found only in the test's source, and a failure that comes from the
+    machine (:func:`fixbugs.pyenv.failures.environment_signature`) never
+    matches.
+    """
     if not failed:
         return None
-    wants: list[str] = []
-    if failure is not None:
-        if failure.exception_type:
-            wants.append(failure.exception_type.rsplit(".", 1)[-1])
-        if failure.exception_message:
-            wants.append(failure.exception_message.strip()[:80])
-    wants += [q for q in re.findall(r"['\"`]([^'\"`\n]{6,80})['\"`]", report)][:10]
-    wants = [w for w in wants if w]
-    if not wants:
-        return None
-    sections = _sections(output)
+    exceptions = _report_exceptions(failure, report)
+    frames = {
+        (f.path, f.function)
+        for f in (failure.project_frames() if failure is not None else ())
+        if f.function
+    }
+    reported_types = {kind for kind, _ in exceptions}
+    shown = _report_texts(report)
+    sections = failures("pytest", output)
     for test_id in failed:
-        tail = test_id.split("::", 1)[-1].replace("::", ".").split("[", 1)[0]
-        text = next((t for name, t in sections.items() if name.startswith(tail)), "")
-        if any(w in text for w in wants):
-            return test_id
+        section = _section_of(test_id, sections)
+        if section is None or environment_signature(section.text) is not None:
+            continue
+        final = final_exception(section.text)
+        if final is not None:
+            kind, message = _short(final[0]), final[1]
+            for rtype, rmsg in exceptions:
+                if rtype == kind and _same_message(rmsg, message):
+                    return FailureMatch(test_id, f"exception {rtype}: {rmsg}")
+        if final is not None and reported_types and _short(final[0]) not in reported_types:
+            continue
+        said = failure_message(section.text)
+        if out := next((t for t in shown if t in said), None):
+            return FailureMatch(test_id, f"output {out!r} in its message")
+        params = test_id.partition("[")[2].removesuffix("]")
+        if len(params) >= 6 and params in report:
+            return FailureMatch(test_id, f"input {params!r} in its parameters")
+        for frame in parse_failure(section.text).frames:
+            if (frame.path, frame.function) in frames:
+                return FailureMatch(test_id, f"frame {frame.path} in {frame.function}")
     return None

@@ -5,8 +5,10 @@ The command is the user's (``--test``), else one found for them
 sandbox. "Confirmed" means the named tests were collected, ran, and failed
 or errored in the test itself (:func:`fixbugs.pyenv.testverdict.classify_run`). A
 collection or import error, a usage error, no tests collected, a missing
-interpreter or a missing pytest is "could not run: REASON", with the last
-lines of output, and the bug is *not* reproduced. Once confirmed, a verbose
+interpreter or a missing pytest, or failures that all come from the machine
+(a missing module, user or home, no network: :mod:`fixbugs.pyenv.failures`)
+is "could not run: REASON", with the last lines of output, and the bug is
+*not* reproduced. Once confirmed, a verbose
 run of the same test files records which tests pass now, the baseline that
 validation holds a fix to.
 """
@@ -72,7 +74,10 @@ async def _discover(
             ),
         )
         return None
-    return f"python -m pytest -p no:cacheprovider {shlex.quote(hit)}"
+    ctx.journal.note(
+        "reproduction", f"{hit.test_id} fails as the report shows: same {hit.evidence}"
+    )
+    return f"python -m pytest -p no:cacheprovider {shlex.quote(hit.test_id)}"
 
 
 def _missing_pytest(ctx: RunContext, runner: str) -> str | None:
