@@ -173,6 +173,7 @@ class RunContext:
         self.first_hypothesis_s: float | None = None
         self.reproduction: Reproduction | None = None
         self.suspicious: dict[str, list[tuple[int, int, float]]] = {}  # path -> SBFL ranges
+        self.sbfl_skipped: str | None = None  # why SBFL gave nothing on a reproduced bug
         self.root_cause: RootCause | None = None
         self.regions: list[Region] = []  # top suspicious regions (fixbugs.localize.regions)
         self.candidates: list[RepairCandidate] = []  # the fix stage's, ranked best first

@@ -167,10 +167,15 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
         test_files = [m if m.endswith(".py") else m.replace(".", "/") + ".py" for m in mods]
     test_files = [t for t in test_files if t in ctx.files()]
     if not test_files:
+        ctx.sbfl_skipped = "the test command names no test file of the repository"
         return []
     env = ctx.options.python
     if env is not None and not env.has_coverage:
-        ctx.note("reproduction", "SBFL skipped: coverage.py is not available for the tests' Python")
+        ctx.sbfl_skipped = (
+            f"coverage.py is not available for the tests' Python {env.minor} "
+            "(run scripts/setup, or put a coverage wheel in $FIXBUGS_WHEELS)"
+        )
+        ctx.note("reproduction", f"SBFL skipped: {ctx.sbfl_skipped}")
         return []
     python = env.python if env is not None else Path("python")
     fork = await asyncio.to_thread(ctx.sandbox.fork)
@@ -189,6 +194,8 @@ async def _sbfl(ctx: RunContext) -> list[FileEvidence]:
         await asyncio.to_thread(fork.close)
     for n in result.notes:
         ctx.note("reproduction", n)
+    if not result.line_scores:
+        ctx.sbfl_skipped = (result.notes or ("no line run by a failing test was measured",))[0]
     for path, scores in result.line_scores.items():
         ctx.suspicious[path] = [
             (a, b, max(scores.get(i, 0.0) for i in range(a, b + 1)))

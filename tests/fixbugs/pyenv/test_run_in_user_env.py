@@ -156,3 +156,21 @@ async def test_a_project_configuring_pytest_cov_still_gets_sbfl(make_venv, tmp_p
     assert d["environment"]["coverage"] == "7.5.4" and not d["environment"]["coverage_overlay"]
     assert d["reproduction"]["status"] == "confirmed"
     assert _sbfl_ran(d) and d["ranked_files"][0]["path"] == "calc/ops.py", d["notes"]
+
+
+async def test_without_coverage_anywhere_the_verdict_says_the_root_cause_is_static(
+    user_venv, tmp_path, monkeypatch
+):
+    monkeypatch.delenv("FIXBUGS_WHEELS", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))  # no wheel, no overlay
+    repo = _repo(tmp_path / "proj")
+    report = await _run(repo, "python -m pytest tests/test_ops.py::test_add", python=user_venv)
+    d = report.to_dict()
+    assert d["reproduction"]["status"] == "confirmed" and not _sbfl_ran(d)
+    why = d["reproduction"]["sbfl_skipped"]
+    assert why.startswith("coverage.py is not available for the tests' Python 3.10 (")
+    assert sum("SBFL will not run: coverage.py is not installed" in n for n in d["notes"]) == 1
+    assert d["root_cause"]["origin"] == "static"
+    verdict = report.markdown().split("## Verdict", 1)[1].split("## ", 1)[0]
+    assert "SBFL did not run (coverage.py is not available for the tests' Python 3.10" in verdict
+    assert "the root cause stands on static evidence" in verdict
