@@ -1,14 +1,17 @@
-"""Which coverage.py wheel serves which Python, offline, and what unpacking one puts in a folder."""
+"""Which coverage.py wheel serves which Python, offline, and the overlay built from one."""
 
 from __future__ import annotations
 
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from fixbugs.pyenv import coveragewheels
 from fixbugs.pyenv.coveragewheels import RELEASES, best_wheel, fetch, release_for, unpack
+from fixbugs.pyenv.overlay import prepare_env
+from fixbugs.pyenv.userenv import TestEnv
 from fixbugs.sandbox.hosttools import ToolRun
 
 _MANYLINUX = "manylinux_2_17_x86_64.manylinux2014_x86_64"
@@ -111,3 +114,33 @@ def test_fetch_skips_present_wheels_and_says_what_it_could_not_get(
     assert [a[a.index("--implementation") + 1] for a in asked] == ["py", "pp"]
     assert all("coverage==7.2.7" in a and "--python-version" in a for a in asked)
     assert asked[0][asked[0].index("--python-version") + 1] == "3.7"
+
+
+def test_the_overlay_replaces_a_coverage_too_old_for_sbfl_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    wheels = _wheel(tmp_path / "w", "coverage-7.6.1-pp38.pp39.pp310-none-any.whl", ">=3.8").parent
+    monkeypatch.setenv("FIXBUGS_WHEELS", str(wheels))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    env = TestEnv(
+        python=tmp_path / "venv" / "bin" / "python",
+        source="--python",
+        version="3.8.18",
+        prefix=tmp_path / "venv",
+        base_prefix=tmp_path / "base",
+        pytest="3.10.1",
+        coverage="4.5.4",  # no `coverage json`, no per-test contexts
+    )
+    got, notes = prepare_env(env)
+    assert got.overlay is not None and got.overlay_coverage == "7.6.1"
+    assert (got.overlay / "coverage" / "__init__.py").exists()
+    assert notes[0].startswith(
+        "Python 3.8 has coverage.py 4.5.4, older than 5.0: coverage.py 7.6.1"
+    )
+    assert prepare_env(replace(env, coverage="5.5")) == (replace(env, coverage="5.5"), [])
+    # Python 3.7: the folder has nothing for it, and the one line says what to do
+    bare, notes = prepare_env(replace(env, version="3.7.16", coverage=None))
+    assert bare.overlay is None and notes == [
+        "SBFL will not run: coverage.py is not installed for Python 3.7 and FixBugs has no "
+        "copy for it (run scripts/setup, or put a coverage wheel in $FIXBUGS_WHEELS)"
+    ]
