@@ -8,6 +8,8 @@ best line. The core (:func:`ochiai`, :func:`suspicious_ranges`,
 that runs the test files once under ``coverage`` with per-test dynamic
 contexts (one run, not one per test), through an executor (a sandbox fork,
 :class:`fixbugs.sandbox.Executor`), and reads the outcomes from pytest -v.
+Coverage runs with FixBugs' own settings alone: its rcfile, not the
+project's coverage sections, and the project's pytest-cov switched off.
 The coverage report is the tests' to write (a package of the repository may
 shadow ``coverage``): its paths are data, and only those naming a file of the
 pristine baseline (:class:`fixbugs.sandbox.reported.CopyPaths`) are scored.

@@ -28,6 +28,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -106,7 +107,10 @@ def _from_wheels(minor: str, dest: Path) -> bool:
     wheel = best_wheel((int(major), int(low)), wheel_dirs())
     if wheel is None:
         return False
-    unpack(wheel.path, dest)
+    try:
+        unpack(wheel.path, dest)
+    except (OSError, ValueError, zipfile.BadZipFile):  # a damaged or hostile wheel: no overlay
+        return False
     return (dest / "coverage" / "__init__.py").exists()
 
 
