@@ -261,8 +261,7 @@ async def run_sbfl(
                 f"--rcfile={rc}",
                 "--show-contexts",
                 "-o",
-                str(out_json),
-                "-q",
+                str(out_json),  # no -q: coverage.py before 6.0 lacks it
             ],
             timeout_s=60,
             env=env,

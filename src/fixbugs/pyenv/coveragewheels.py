@@ -44,8 +44,9 @@ __all__ = [
     "unpack",
 ]
 
-# ``coverage json`` and per-test dynamic contexts, which SBFL reads, came in 5.0.
-MIN_COVERAGE = Version("5.0")
+# ``coverage json`` with per-test dynamic contexts, which SBFL reads, came in 5.0, whose
+# json report drops the contexts of ``relative_files`` data (all ``{}``): 5.1 is the first.
+MIN_COVERAGE = Version("5.1")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Private additions to the user's environment, visible only inside the sandbox.
 
-SBFL needs coverage.py (5.0 or newer: ``coverage json`` with per-test
+SBFL needs coverage.py (5.1 or newer: ``coverage json`` with per-test
 contexts). When the user's environment lacks it, or has an older one,
 FixBugs must not install it there: it builds a folder holding only
 ``coverage`` for that interpreter's ``major.minor`` (cached under
@@ -62,7 +62,7 @@ def wheel_dirs() -> list[Path]:
 
 
 def usable_coverage(version: str | None) -> bool:
-    """Whether coverage.py ``version`` can give SBFL its per-test report (5.0 or newer)."""
+    """Whether coverage.py ``version`` can give SBFL its per-test report (5.1 or newer)."""
     if version is None:
         return False
     try:

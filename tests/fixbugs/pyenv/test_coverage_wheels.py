@@ -75,8 +75,10 @@ def test_too_old_unreadable_or_misnamed_wheels_are_skipped(tmp_path: Path):
     (d / "coverage-7.0-py3-none-any.whl").write_bytes(b"not a zip")
     _wheel(d, "coverage-x-py3-none-any.whl")
     assert best_wheel((3, 8), [d]) is None
-    _wheel(d, "coverage-5.0-py3-none-any.whl", None)  # no Requires-Python: any
-    assert _best((3, 8), d) == "coverage-5.0-py3-none-any.whl"
+    _wheel(d, "coverage-5.0-py3-none-any.whl", None)  # its json report loses the contexts
+    assert _best((3, 8), d) == ""
+    _wheel(d, "coverage-5.1-py3-none-any.whl", None)  # no Requires-Python: any
+    assert _best((3, 8), d) == "coverage-5.1-py3-none-any.whl"
 
 
 def test_unpack_takes_the_package_and_its_metadata_only(tmp_path: Path):
@@ -135,7 +137,7 @@ def test_the_overlay_replaces_a_coverage_too_old_for_sbfl_and_says_so(
     assert got.overlay is not None and got.overlay_coverage == "7.6.1"
     assert (got.overlay / "coverage" / "__init__.py").exists()
     assert notes[0].startswith(
-        "Python 3.8 has coverage.py 4.5.4, older than 5.0: coverage.py 7.6.1"
+        "Python 3.8 has coverage.py 4.5.4, older than 5.1: coverage.py 7.6.1"
     )
     assert prepare_env(replace(env, coverage="5.5")) == (replace(env, coverage="5.5"), [])
     # Python 3.7: the folder has nothing for it, and the one line says what to do

@@ -141,10 +141,22 @@ async def test_sbfl_under_the_oldest_and_newest_python_without_coverage(
     assert _sbfl_ran(d) and d["ranked_files"][0]["path"] == "calc/ops.py"
 
 
-async def test_a_project_configuring_pytest_cov_still_gets_sbfl(make_venv, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("python", "coverage", "pytest_cov"), [("3.10", "7.5.4", "4.1.0"), ("3.8", "5.5", "2.12.1")]
+)
+async def test_a_project_configuring_pytest_cov_still_gets_sbfl(
+    python, coverage, pytest_cov, make_venv, tmp_path, monkeypatch
+):
     # the project's own coverage settings point elsewhere and its addopts start pytest-cov:
-    # FixBugs' run reads neither, and the project's options still parse
-    venv = make_venv(tmp_path / "venv", "pytest==7.4.4", "pytest-cov==4.1.0", "coverage==7.5.4")
+    # FixBugs' run reads neither, and the project's options still parse; the venv's own
+    # coverage.py runs it (5.5 has no -q, no --data-file)
+    venv = make_venv(
+        tmp_path / "venv",
+        "pytest==7.4.4",
+        f"pytest-cov=={pytest_cov}",
+        f"coverage=={coverage}",
+        python=python,
+    )
     monkeypatch.setenv("VIRTUAL_ENV", str(venv.parent.parent))
     repo = _repo(tmp_path / "proj")
     (repo / "setup.cfg").write_text(
@@ -153,7 +165,7 @@ async def test_a_project_configuring_pytest_cov_still_gets_sbfl(make_venv, tmp_p
     )
     report = await _run(repo, "python -m pytest tests/test_ops.py::test_add")
     d = report.to_dict()
-    assert d["environment"]["coverage"] == "7.5.4" and not d["environment"]["coverage_overlay"]
+    assert d["environment"]["coverage"] == coverage and not d["environment"]["coverage_overlay"]
     assert d["reproduction"]["status"] == "confirmed"
     assert _sbfl_ran(d) and d["ranked_files"][0]["path"] == "calc/ops.py", d["notes"]
 
