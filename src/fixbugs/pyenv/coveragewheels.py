@@ -4,10 +4,11 @@ SBFL runs the project's tests under coverage.py with the project's own
 interpreter, which is rarely FixBugs' and usually has no coverage.py. Each
 coverage release supports a range of Python versions, so no single wheel
 serves 3.6 to 3.13: :data:`RELEASES` names the newest release for each
-minor version (from each release's ``Requires-Python``), as pure-Python
-wheels (``none-any``: coverage works without its C tracer, only slower),
-which run on any platform. :func:`fetch` downloads them once, at setup time
-(``scripts/setup`` runs this module), into FixBugs' wheel cache; at run time
+minor version (from each release's ``Requires-Python``). :func:`fetch`
+downloads each as a pure-Python wheel (``none-any``: coverage works without
+its C tracer, only slower), which runs on any platform, and as this
+machine's builds where there are some, once, at setup time (``scripts/setup``
+runs this module), into FixBugs' wheel cache; at run time
 :func:`best_wheel` picks, offline, the newest wheel of a folder that the
 interpreter can run, and :func:`unpack` puts its ``coverage`` package into
 a folder of its own (a wheel is a zip; no pip of the user's is involved).
@@ -29,7 +30,7 @@ from packaging.tags import Tag, compatible_tags, cpython_tags, parse_tag
 from packaging.version import InvalidVersion, Version
 
 from fixbugs.pyenv.testenv import default_cache_dir
-from fixbugs.sandbox.hosttools import run_tool
+from fixbugs.sandbox.hosttools import ToolRun, run_tool
 
 __all__ = [
     "MIN_COVERAGE",
@@ -59,6 +60,10 @@ class CoverageRelease:
 
     def serves(self, minor: tuple[int, int]) -> bool:
         return self.first <= minor <= self.last
+
+    @property
+    def minors(self) -> tuple[tuple[int, int], ...]:
+        return tuple((self.first[0], m) for m in range(self.first[1], self.last[1] + 1))
 
 
 # The newest release for each minor, checked against each release's Requires-Python;
@@ -174,51 +179,54 @@ def unpack(wheel: Path, dest: Path) -> None:
                 zf.extract(info, dest)
 
 
-def fetch(dest: Path, releases: Sequence[CoverageRelease] = RELEASES) -> list[str]:
-    """Download each release's pure-Python wheel into ``dest``; the problems, one line each.
+def _download(dest: Path, version: str, minor: tuple[int, int], *tags: str) -> ToolRun:
+    return run_tool(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            "{}.{}".format(*minor),
+            *tags,
+            "-d",
+            str(dest),
+            f"coverage=={version}",
+        ],
+        timeout_s=300,
+    )
 
-    Needs the package index (setup time only). Releases before 7.9 publish
-    their pure wheel under PyPy's tags only (``pp38-none-any``): same code.
+
+def fetch(dest: Path, releases: Sequence[CoverageRelease] = RELEASES) -> list[str]:
+    """Download each release's wheels into ``dest``; what is missing, one line per release.
+
+    Needs the package index (setup time only). The pure-Python wheel runs
+    anywhere; releases before 7.9 publish it under PyPy's tags only
+    (``pp38-none-any``): the same code. Beside it, where the release has one,
+    goes the build for each of its Pythons on this machine, whose C tracer
+    runs a large test module under coverage several times faster.
     """
     dest.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
     for rel in releases:
-        if any(
-            w is not None and w.pure and str(w.version) == rel.version
-            for w in map(_wheel, dest.glob(f"coverage-{rel.version}-*.whl"))
-        ):
-            continue
-        said = ""
-        for implementation in ("py", "pp"):
-            out = run_tool(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "-q",
-                    "--disable-pip-version-check",
-                    "--no-deps",
-                    "--only-binary=:all:",
-                    "--python-version",
-                    "{}.{}".format(*rel.first),
-                    "--implementation",
-                    implementation,
-                    "--abi",
-                    "none",
-                    "--platform",
-                    "any",
-                    "-d",
-                    str(dest),
-                    f"coverage=={rel.version}",
-                ],
-                timeout_s=300,
-            )
-            if out.ok:
-                break
-            said = (out.said().strip().splitlines() or ["no output"])[-1]
-        else:
-            problems.append(f"coverage {rel.version}: {said[:200]}")
+        have = [w for w in map(_wheel, dest.glob(f"coverage-{rel.version}-*.whl")) if w]
+        if not any(w.pure for w in have):
+            said = ""
+            for implementation in ("py", "pp"):
+                pure = ("--implementation", implementation, "--abi", "none", "--platform", "any")
+                out = _download(dest, rel.version, rel.first, *pure)
+                if out.ok:
+                    break
+                said = (out.said().strip().splitlines() or ["no output"])[-1]
+            else:
+                problems.append(f"coverage {rel.version}: {said[:200]}")
+        for minor in rel.minors:
+            if not any(not w.pure and w.tags & _platform_tags(minor) for w in have):
+                _download(dest, rel.version, minor)  # none for this machine: the pure one serves
     return problems
 
 
