@@ -1,7 +1,7 @@
-"""Virtualenvs made by the tests: another Python (3.10 from pyenv) and another pytest (7.4.4).
+"""Virtualenvs made by the tests: other Pythons (3.10, 3.6, 3.13 from pyenv) and other pytests.
 
 They are installed offline from the wheels ``scripts/test-wheels`` fetched
-into ``.cache/wheels``; without those wheels (or without pyenv's 3.10) the
+into ``.cache/wheels``; without those wheels (or without pyenv's Python) the
 tests that need them are skipped with the reason.
 """
 
@@ -22,13 +22,15 @@ def _pyenv_python(minor: str) -> Path | None:
     return Path(found[-1]) if found else None
 
 
-def make_venv(where: Path, *packages: str) -> Path:
-    """A Python 3.10 venv at ``where`` with ``packages`` from the local wheels; its python."""
-    base = _pyenv_python("3.10")
+def make_venv(where: Path, *packages: str, python: str = "3.10") -> Path:
+    """A Python ``python`` venv at ``where`` with ``packages`` from the local wheels; its python."""
+    base = _pyenv_python(python)
     if base is None:
-        pytest.skip("needs Python 3.10 under ~/.pyenv/versions")
-    if packages and not list(WHEELS.glob("pytest-*.whl")):
-        pytest.skip("needs the wheels scripts/test-wheels fetches into .cache/wheels")
+        pytest.skip(f"needs Python {python} under ~/.pyenv/versions")
+    if packages and not (WHEELS / f".ready-py{python}").exists():
+        pytest.skip(
+            f"needs the Python {python} wheels scripts/test-wheels fetches into .cache/wheels"
+        )
     subprocess.run([str(base), "-m", "venv", str(where)], check=True, timeout=120)
     if packages:
         subprocess.run(

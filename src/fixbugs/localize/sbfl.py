@@ -8,6 +8,8 @@ best line. The core (:func:`ochiai`, :func:`suspicious_ranges`,
 that runs the test files once under ``coverage`` with per-test dynamic
 contexts (one run, not one per test), through an executor (a sandbox fork,
 :class:`fixbugs.sandbox.Executor`), and reads the outcomes from pytest -v.
+Coverage runs with FixBugs' own settings alone: its rcfile, not the
+project's coverage sections, and the project's pytest-cov switched off.
 The coverage report is the tests' to write (a package of the repository may
 shadow ``coverage``): its paths are data, and only those naming a file of the
 pristine baseline (:class:`fixbugs.sandbox.reported.CopyPaths`) are scored.
@@ -43,7 +45,34 @@ __all__ = [
 ]
 
 _MAX_COVERAGE_BYTES = 64 << 20
-_COVERAGE_RC = "[run]\ndynamic_context = test_function\nrelative_files = true\n"
+# FixBugs' own coverage configuration. Given with --rcfile, it is the only one coverage.py
+# reads (a project's .coveragerc, setup.cfg, tox.ini or pyproject.toml [coverage:*]
+# sections are not): its data goes where only FixBugs reads it. ``data_file`` is set here,
+# not with --data-file, which coverage.py before 6.3 (Python 3.6's) lacks.
+_COVERAGE_RC = """[run]
+dynamic_context = test_function
+relative_files = true
+data_file = {data}
+"""
+# The project's pytest-cov (``addopts = --cov``) would start a coverage of its own over
+# FixBugs' and take its data ("No data to report"): it is blocked with ``-p no:cov``, and
+# this stand-in plugin accepts its options so that the project's addopts still parse.
+_PLUGIN = "fixbugs_sbfl_nocov"
+_PLUGIN_SOURCE = '''"""FixBugs' stand-in for pytest-cov under SBFL: takes its options, no more."""
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("cov", "pytest-cov options (ignored: FixBugs measures coverage)")
+    for name in ("--cov", "--cov-report"):
+        group.addoption(name, action="append", nargs="?", const=True, default=[],
+                        dest="fixbugs_ignored" + name.replace("-", "_"))
+    for name in ("--cov-config", "--cov-fail-under", "--cov-context", "--cov-precision"):
+        group.addoption(name, action="store", default=None,
+                        dest="fixbugs_ignored" + name.replace("-", "_"))
+    for name in ("--cov-reset", "--cov-append", "--cov-branch", "--no-cov", "--no-cov-on-fail"):
+        group.addoption(name, action="store_true", default=False,
+                        dest="fixbugs_ignored" + name.replace("-", "_"))
+'''
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,23 +220,28 @@ async def run_sbfl(
     ) as tmp:
         os.chmod(tmp, 0o777)
         rc, data, out_json = Path(tmp) / "coveragerc", Path(tmp) / "data", Path(tmp) / "cov.json"
-        rc.write_text(_COVERAGE_RC)
+        rc.write_text(_COVERAGE_RC.format(data=data))
+        (Path(tmp) / f"{_PLUGIN}.py").write_text(_PLUGIN_SOURCE)
+        run_env = {**(env or {}), "PYTHONPATH": _path_first(tmp, (env or {}).get("PYTHONPATH"))}
         cov = [str(python), "-m", "coverage"]
         run = await executor.run(
             [
                 *cov,
                 "run",
                 f"--rcfile={rc}",
-                f"--data-file={data}",
                 "-m",
                 "pytest",
                 "-v",
                 "-p",
                 "no:cacheprovider",
+                "-p",
+                "no:cov",
+                "-p",
+                _PLUGIN,
                 *test_files,
             ],
             timeout_s=timeout_s,
-            env=env,
+            env=run_env,
         )
         if run.timed_out:
             return SbflResult(
@@ -225,11 +259,9 @@ async def run_sbfl(
                 *cov,
                 "json",
                 f"--rcfile={rc}",
-                f"--data-file={data}",
                 "--show-contexts",
                 "-o",
-                str(out_json),
-                "-q",
+                str(out_json),  # no -q: coverage.py before 6.0 lacks it
             ],
             timeout_s=60,
             env=env,
@@ -252,6 +284,11 @@ async def run_sbfl(
     spectrum, note = baseline_spectrum(spectrum, paths)
     result = ochiai(spectrum)
     return replace(result, notes=(*result.notes, note)) if note else result
+
+
+def _path_first(folder: str, rest: str | None) -> str:
+    """``folder`` first on a ``PYTHONPATH``, before what was there (the coverage overlay)."""
+    return os.pathsep.join([folder, *([rest] if rest else [])])
 
 
 def baseline_spectrum(spectrum: Spectrum, paths: CopyPaths) -> tuple[Spectrum, str | None]:

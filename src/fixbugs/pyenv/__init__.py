@@ -2,7 +2,8 @@
 
 :mod:`.userenv` finds the user's interpreter, :mod:`.repovenv` handles a venv
 the repository ships, :mod:`.testenv` caches the eval's venvs,
-:mod:`.overlay` adds coverage.py visible only in the sandbox,
+:mod:`.overlay` adds coverage.py visible only in the sandbox (from the
+wheels of :mod:`.coveragewheels`, one per range of Python versions),
 :mod:`.testrun` reads test commands and per-test outcomes and
 :mod:`.testverdict` says whether a run ran the tests at all. Nothing is
 re-exported here: import from the module.

@@ -1,15 +1,16 @@
 """Private additions to the user's environment, visible only inside the sandbox.
 
-SBFL needs coverage.py. When the user's environment lacks it, FixBugs must
-not install it there: it builds a folder holding only ``coverage`` for that
-interpreter's ``major.minor`` (cached under ``~/.cache/fixbugs/coverage``)
-and puts it on ``PYTHONPATH`` of the sandboxed commands. Sources, in order:
-an existing coverage install for the same Python version (a cached case
-environment, the base interpreter's site-packages), then ``pip install
---target`` from local wheel folders (``$FIXBUGS_WHEELS``,
-``~/.cache/fixbugs/wheels``), then, only when allowed, from the package
-index. Nothing is fetched while a test runs in the sandbox (it has no
-network).
+SBFL needs coverage.py (5.1 or newer: ``coverage json`` with per-test
+contexts). When the user's environment lacks it, or has an older one,
+FixBugs must not install it there: it builds a folder holding only
+``coverage`` for that interpreter's ``major.minor`` (cached under
+``~/.cache/fixbugs/coverage``) and puts it on ``PYTHONPATH`` of the
+sandboxed commands. Sources, in order: an existing coverage install for the
+same Python version (a cached case environment, the base interpreter's
+site-packages), then the newest usable wheel of the local wheel folders
+(``$FIXBUGS_WHEELS``, then ``~/.cache/fixbugs/wheels``, where
+``scripts/setup`` put one pure-Python release for each of Python 3.6 to
+3.14: :mod:`fixbugs.pyenv.coveragewheels`). Nothing is fetched at run time.
 
 A test command says ``python``; when the chosen interpreter's folder has no
 ``python`` that is the same interpreter (a bare ``/usr/bin/python3``), a
@@ -27,15 +28,24 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
+from fixbugs.pyenv.coveragewheels import MIN_COVERAGE, best_wheel, own_wheel_dir, unpack
 from fixbugs.pyenv.testenv import default_cache_dir, make_readable
 from fixbugs.pyenv.userenv import TestEnv
-from fixbugs.sandbox.hosttools import run_tool
 
-__all__ = ["coverage_overlay", "needs_shim", "prepare_env", "shim_dir", "wheel_dirs"]
+__all__ = [
+    "coverage_overlay",
+    "needs_shim",
+    "prepare_env",
+    "shim_dir",
+    "usable_coverage",
+    "wheel_dirs",
+]
 
 _READY = ".fixbugs-ready"
 
@@ -45,14 +55,30 @@ def _cache_root(cache_dir: Path | None) -> Path:
 
 
 def wheel_dirs() -> list[Path]:
-    """Local folders of wheels, searched before any download."""
+    """Local folders of wheels, ``$FIXBUGS_WHEELS`` first, then FixBugs' own cache."""
     dirs = [Path(p) for p in os.environ.get("FIXBUGS_WHEELS", "").split(os.pathsep) if p]
-    dirs.append(default_cache_dir().parent / "wheels")
+    dirs.append(own_wheel_dir())
     return [d for d in dirs if d.is_dir()]
 
 
+def usable_coverage(version: str | None) -> bool:
+    """Whether coverage.py ``version`` can give SBFL its per-test report (5.1 or newer)."""
+    if version is None:
+        return False
+    try:
+        return Version(version) >= MIN_COVERAGE
+    except InvalidVersion:
+        return False
+
+
+def _installed_version(site: Path) -> str | None:
+    for info in site.glob("coverage-*.dist-info"):
+        return info.name.removeprefix("coverage-").removesuffix(".dist-info")
+    return None
+
+
 def _existing_coverage(minor: str, base_prefix: Path) -> Path | None:
-    """A ``site-packages`` folder holding coverage for Python ``minor``, if any."""
+    """A ``site-packages`` folder holding a usable coverage for Python ``minor``, if any."""
     patterns = [
         f"{default_cache_dir()}/py{minor}-*/lib/python{minor}/site-packages",
         f"{base_prefix}/lib/python{minor}/site-packages",
@@ -63,7 +89,9 @@ def _existing_coverage(minor: str, base_prefix: Path) -> Path | None:
         patterns.append(f"{sys.prefix}/lib/python{minor}/site-packages")
     for pattern in patterns:
         for site in sorted(glob.glob(pattern)):
-            if (Path(site) / "coverage" / "__init__.py").exists():
+            if (Path(site) / "coverage" / "__init__.py").exists() and usable_coverage(
+                _installed_version(Path(site))
+            ):
                 return Path(site)
     return None
 
@@ -74,56 +102,33 @@ def _copy_coverage(site: Path, dest: Path) -> None:
         shutil.copytree(info, dest / info.name)
 
 
-def _pip_target(minor: str, dest: Path, find_links: Sequence[Path], *, index: bool) -> bool:
-    argv = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--disable-pip-version-check",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--python-version",
-        minor,
-        "--target",
-        str(dest),
-    ]
-    if not index:
-        argv.append("--no-index")
-    for d in find_links:
-        argv += ["--find-links", str(d)]
-    argv.append("coverage")
-    out = run_tool(argv, timeout_s=300)
-    return out.ok and (dest / "coverage" / "__init__.py").exists()
+def _from_wheels(minor: str, dest: Path) -> bool:
+    major, _, low = minor.partition(".")
+    wheel = best_wheel((int(major), int(low)), wheel_dirs())
+    if wheel is None:
+        return False
+    try:
+        unpack(wheel.path, dest)
+    except (OSError, ValueError, zipfile.BadZipFile):  # a damaged or hostile wheel: no overlay
+        return False
+    return (dest / "coverage" / "__init__.py").exists()
 
 
-def _version_in(folder: Path) -> str:
-    for info in folder.glob("coverage-*.dist-info"):
-        return info.name.removeprefix("coverage-").removesuffix(".dist-info")
-    return "unknown"
-
-
-def coverage_overlay(
-    env: TestEnv, *, allow_download: bool = False, cache_dir: Path | None = None
-) -> tuple[Path, str] | None:
+def coverage_overlay(env: TestEnv, *, cache_dir: Path | None = None) -> tuple[Path, str] | None:
     """A folder holding only coverage.py for ``env``'s Python version, and its version.
 
     Built once per ``major.minor`` and reused; None when no source has it.
     """
     root = _cache_root(cache_dir) / "coverage" / f"py{env.minor}"
     if (root / _READY).exists():
-        return root, _version_in(root)
+        return root, _installed_version(root) or "unknown"
     root.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".py{env.minor}-", dir=root.parent))
     try:
         site = _existing_coverage(env.minor, env.base_prefix)
         if site is not None:
             _copy_coverage(site, tmp)
-        elif not (
-            _pip_target(env.minor, tmp, wheel_dirs(), index=False)
-            or (allow_download and _pip_target(env.minor, tmp, wheel_dirs(), index=True))
-        ):
+        elif not _from_wheels(env.minor, tmp):
             return None
         (tmp / _READY).write_text("")
         make_readable(tmp)
@@ -133,7 +138,7 @@ def coverage_overlay(
         shutil.rmtree(tmp, ignore_errors=True)
     if not (root / _READY).exists():
         return None
-    return root, _version_in(root)
+    return root, _installed_version(root) or "unknown"
 
 
 def needs_shim(python: Path) -> bool:
@@ -159,22 +164,26 @@ def shim_dir(python: Path, *, cache_dir: Path | None = None) -> Path:
     return folder
 
 
-def prepare_env(
-    env: TestEnv, *, allow_download: bool = False, cache_dir: Path | None = None
-) -> tuple[TestEnv, list[str]]:
-    """``env`` with a coverage overlay where it lacks coverage, and notes for the report."""
+def prepare_env(env: TestEnv, *, cache_dir: Path | None = None) -> tuple[TestEnv, list[str]]:
+    """``env`` with a coverage overlay where it lacks a usable coverage; notes for the report."""
     notes: list[str] = []
-    if env.coverage is None:
-        got = coverage_overlay(env, allow_download=allow_download, cache_dir=cache_dir)
-        if got is None:
-            notes.append(
-                f"coverage.py is not installed for Python {env.minor} and no local copy was "
-                "found; SBFL will not run (put a coverage wheel in $FIXBUGS_WHEELS)"
-            )
-        else:
-            env = replace(env, overlay=got[0], overlay_coverage=got[1])
-            notes.append(
-                f"coverage.py {got[1]} supplied from a private overlay ({got[0]}); "
-                "the project's environment was not changed"
-            )
+    if usable_coverage(env.coverage):
+        return env, notes
+    got = coverage_overlay(env, cache_dir=cache_dir)
+    what = (
+        f"Python {env.minor} has coverage.py {env.coverage}, older than {MIN_COVERAGE}"
+        if env.coverage
+        else f"coverage.py is not installed for Python {env.minor}"
+    )
+    if got is None:
+        notes.append(
+            f"SBFL will not run: {what} and FixBugs has no copy for it "
+            "(run scripts/setup, or put a coverage wheel in $FIXBUGS_WHEELS)"
+        )
+        return env, notes
+    env = replace(env, overlay=got[0], overlay_coverage=got[1])
+    notes.append(
+        f"{what}: coverage.py {got[1]} supplied from a private overlay ({got[0]}); "
+        "the project's environment was not changed"
+    )
     return env, notes

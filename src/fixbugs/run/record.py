@@ -145,6 +145,7 @@ class Sbfl(_Record):
 
     suspicious: dict[str, tuple[tuple[int, int, float], ...]] = Field(default_factory=dict)
     evidence: tuple[FileEvidence, ...] = ()
+    skipped: str | None = None  # why SBFL gave nothing on a reproduced bug, in one line
 
 
 class Diagnosis(_Record):

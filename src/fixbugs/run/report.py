@@ -97,6 +97,9 @@ class RunReport:
             out += [f"**{md_text(d['verdict_head'])}**; the result stands on static evidence.", ""]
         if d["reproduction"].get("status") in ("could_not_run", "passes", "none"):
             out += ["The bug was not reproduced.", ""]
+        elif d["reproduction"].get("sbfl_skipped"):
+            why = md_text(d["reproduction"]["sbfl_skipped"])
+            out += [f"SBFL did not run ({why}): the root cause stands on static evidence.", ""]
         summary = md_text(d["validation"]["summary"])
         if d["validated"]:
             out += [f"**Validated fix** — {summary}.", "", ORACLE_LINE]
@@ -240,6 +243,7 @@ def build_report(
             summary=rep.summary if rep else "not run",
             status=rep.status if rep else "none",
             output_tail=rep.output_tail if rep else "",
+            sbfl_skipped=run.sbfl.skipped,
         ),
         first_hypothesis_s=run.analysis.first_hypothesis_s,
         total_s=round(total_s, 3),

@@ -181,13 +181,15 @@ async def _sbfl(rep: Reproduction, ctx: RunContext, workspace: Workspace) -> Sbf
         test_files = [m if m.endswith(".py") else m.replace(".", "/") + ".py" for m in mods]
     test_files = [t for t in test_files if t in ctx.files()]
     if not test_files:
-        return Sbfl()
+        return Sbfl(skipped="the test command names no test file of the repository")
     env = ctx.options.python
     if env is not None and not env.has_coverage:
-        ctx.journal.note(
-            "reproduction", "SBFL skipped: coverage.py is not available for the tests' Python"
+        no_cov = (
+            f"coverage.py is not available for the tests' Python {env.minor} "
+            "(run scripts/setup, or put a coverage wheel in $FIXBUGS_WHEELS)"
         )
-        return Sbfl()
+        ctx.journal.note("reproduction", f"SBFL skipped: {no_cov}")
+        return Sbfl(skipped=no_cov)
     python = env.python if env is not None else Path("python")
     fork = await asyncio.to_thread(workspace.fork)
     try:
@@ -205,6 +207,9 @@ async def _sbfl(rep: Reproduction, ctx: RunContext, workspace: Workspace) -> Sbf
         await asyncio.to_thread(fork.close)
     for n in result.notes:
         ctx.journal.note("reproduction", n)
+    skipped = None
+    if not result.line_scores:
+        skipped = (result.notes or ("no line run by a failing test was measured",))[0]
     suspicious = {
         path: tuple(
             (a, b, max(scores.get(i, 0.0) for i in range(a, b + 1)))
@@ -212,4 +217,4 @@ async def _sbfl(rep: Reproduction, ctx: RunContext, workspace: Workspace) -> Sbf
         )
         for path, scores in result.line_scores.items()
     }
-    return Sbfl(suspicious=suspicious, evidence=tuple(sbfl_evidence(result)))
+    return Sbfl(suspicious=suspicious, evidence=tuple(sbfl_evidence(result)), skipped=skipped)

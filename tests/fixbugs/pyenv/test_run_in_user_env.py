@@ -14,6 +14,8 @@ from fixbugs.run.agent import run_from_paths
 
 pytestmark = pytest.mark.needs_root
 
+WHEELS = Path(__file__).resolve().parents[3] / ".cache" / "wheels"
+
 REPORT = "# test_add fails\n\n`add(1, 2)` returns -1 instead of 3.\n"
 SOURCE = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 TEST = (
@@ -93,3 +95,94 @@ async def test_env_without_pytest_says_so_in_one_line(tmp_path, make_venv, monke
     assert d["reproduction"]["status"] == "could_not_run"
     assert "pytest is not installed" in d["reproduction"]["summary"]
     assert sum("pytest is not installed" in n for n in d["notes"]) == 1
+
+
+def _sbfl_ran(d: dict[str, object]) -> bool:
+    files = d["ranked_files"]
+    assert isinstance(files, list)
+    return any("Ochiai" in r for f in files for r in f["reasons"])
+
+
+# Python 3.6's pip (18.1) takes the newest wheel it finds and then fails on its
+# Requires-Python: its pytest's dependencies are pinned to what supports 3.6.
+_PY36_PYTEST = (
+    "pytest==7.0.1",
+    "attrs==22.2.0",
+    "iniconfig==1.1.1",
+    "packaging==21.3",
+    "pyparsing==3.0.7",
+    "pluggy==1.0.0",
+    "py==1.11.0",
+    "tomli==1.2.3",
+    "importlib-metadata==4.8.3",
+    "zipp==3.6.0",
+    "typing-extensions==4.1.1",
+)
+
+
+@pytest.mark.parametrize(("python", "packages"), [("3.6", _PY36_PYTEST), ("3.13", ("pytest",))])
+async def test_sbfl_under_the_oldest_and_newest_python_without_coverage(
+    python, packages, make_venv, wheels_env, tmp_path, monkeypatch
+):
+    from fixbugs.pyenv.coveragewheels import release_for
+
+    if not (WHEELS / ".ready-coverage").exists():
+        pytest.skip("needs the coverage wheels scripts/test-wheels fetches into .cache/wheels")
+    venv = make_venv(tmp_path / "venv", *packages, python=python)
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv.parent.parent))
+    repo = _repo(tmp_path / "proj")
+    report = await _run(repo, "python -m pytest tests/test_ops.py::test_add")
+    d = report.to_dict()
+    env = d["environment"]
+    assert env["version"].startswith(python + ".") and env["coverage"] is None
+    release = release_for((3, int(python.split(".")[1])))
+    assert release is not None and env["overlay_coverage"] == release.version
+    assert d["reproduction"]["status"] == "confirmed"
+    assert _sbfl_ran(d) and d["ranked_files"][0]["path"] == "calc/ops.py"
+
+
+@pytest.mark.parametrize(
+    ("python", "coverage", "pytest_cov"), [("3.10", "7.5.4", "4.1.0"), ("3.8", "5.5", "2.12.1")]
+)
+async def test_a_project_configuring_pytest_cov_still_gets_sbfl(
+    python, coverage, pytest_cov, make_venv, tmp_path, monkeypatch
+):
+    # the project's own coverage settings point elsewhere and its addopts start pytest-cov:
+    # FixBugs' run reads neither, and the project's options still parse; the venv's own
+    # coverage.py runs it (5.5 has no -q, no --data-file)
+    venv = make_venv(
+        tmp_path / "venv",
+        "pytest==7.4.4",
+        f"pytest-cov=={pytest_cov}",
+        f"coverage=={coverage}",
+        python=python,
+    )
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv.parent.parent))
+    repo = _repo(tmp_path / "proj")
+    (repo / "setup.cfg").write_text(
+        "[tool:pytest]\naddopts = --cov --cov-report=term --cov-config=setup.cfg\n\n"
+        "[coverage:run]\nsource = elsewhere\ndata_file = .coverage.project\n"
+    )
+    report = await _run(repo, "python -m pytest tests/test_ops.py::test_add")
+    d = report.to_dict()
+    assert d["environment"]["coverage"] == coverage and not d["environment"]["coverage_overlay"]
+    assert d["reproduction"]["status"] == "confirmed"
+    assert _sbfl_ran(d) and d["ranked_files"][0]["path"] == "calc/ops.py", d["notes"]
+
+
+async def test_without_coverage_anywhere_the_verdict_says_the_root_cause_is_static(
+    user_venv, tmp_path, monkeypatch
+):
+    monkeypatch.delenv("FIXBUGS_WHEELS", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))  # no wheel, no overlay
+    repo = _repo(tmp_path / "proj")
+    report = await _run(repo, "python -m pytest tests/test_ops.py::test_add", python=user_venv)
+    d = report.to_dict()
+    assert d["reproduction"]["status"] == "confirmed" and not _sbfl_ran(d)
+    why = d["reproduction"]["sbfl_skipped"]
+    assert why.startswith("coverage.py is not available for the tests' Python 3.10 (")
+    assert sum("SBFL will not run: coverage.py is not installed" in n for n in d["notes"]) == 1
+    assert d["root_cause"]["origin"] == "static"
+    verdict = report.markdown().split("## Verdict", 1)[1].split("## ", 1)[0]
+    assert "SBFL did not run (coverage.py is not available for the tests' Python 3.10" in verdict
+    assert "the root cause stands on static evidence" in verdict
