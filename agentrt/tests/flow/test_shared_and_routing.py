@@ -11,12 +11,13 @@ from agentrt._clock import FakeClock
 from agentrt._errors import ConfigError
 from agentrt.flow import (
     AdaptiveLimit,
+    BreakerModel,
     CircuitBreaker,
     ConcurrencyLimiter,
     LocalRetryBudget,
     Reservation,
-    ResilientModel,
     RetryBudget,
+    RetryingModel,
     RoutedModel,
     RoutingTable,
     StaticLimit,
@@ -149,17 +150,11 @@ async def test_routing_by_stage_with_fallback_when_the_breaker_opens():
     large_inner = FakeModel(
         model="large", clock=clock, latency=lat, failures=[provider_error(503)] * 100
     )
-    large = ResilientModel(
-        large_inner,
-        clock=clock,
-        budget=budget,
-        # min_span_s=0: four failures open it however close the jittered retries
-        # fell (with the default 1 s span, about 1 run in 30 needed a fifth)
-        breaker=CircuitBreaker(
-            window=4, min_calls=4, failure_ratio=0.75, open_s=60, min_span_s=0.0
-        ),
-    )
-    small = ResilientModel(FakeModel(model="small", clock=clock, latency=lat), clock=clock)
+    # min_span_s=0: four failures open it however close the jittered retries
+    # fell (with the default 1 s span, about 1 run in 30 needed a fifth)
+    breaker = CircuitBreaker(window=4, min_calls=4, failure_ratio=0.75, open_s=60, min_span_s=0.0)
+    large = RetryingModel(BreakerModel(large_inner, breaker), clock=clock, budget=budget)
+    small = RetryingModel(FakeModel(model="small", clock=clock, latency=lat), clock=clock)
     table = RoutingTable.from_mapping(
         {"default": ["small"], "plan": ["large", "small"]}, known=["large", "small"]
     )

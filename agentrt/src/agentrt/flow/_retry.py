@@ -18,7 +18,7 @@ Google SRE settled on:
 * only what can succeed when repeated is retried (connection errors, 408,
   409, 429, 5xx, 529) — never a quota-exhausted 429 or another 4xx;
 * a 429 with ``Retry-After`` is pacing, not failure: the driver waits and
-  sends again without spending from this budget (see ``ResilientModel``);
+  sends again without spending from this budget (see ``RetryingModel``);
 * no attempt starts at or after the caller's deadline.
 
 :func:`next_action` is the core, in the spirit of tenacity's ``iter()``: it
