@@ -94,4 +94,4 @@ def test_retry_budget_is_scoped_by_configuration_not_the_process(tmp_path, monke
     assert isinstance(c, RetryingModel)
     assert a.budget is b.budget is shared  # one run's clients share what they are given
     assert c.budget is not shared  # and nothing else does
-    assert shared.budget.share == 0.5 and a.policy.max_attempts == 6
+    assert shared.budget.rules.share == 0.5 and a.policy.max_attempts == 6

@@ -28,6 +28,7 @@ from agentrt.flow import (
     RateLimitedModel,
     Reservation,
     RetryBudget,
+    RetryBudgetRules,
     RetryingModel,
     StaticLimit,
     fail_after,
@@ -96,7 +97,7 @@ def rig(
     )
     limiter = ConcurrencyLimiter(StaticLimit(limit), clock=clock)
     gate = CountingGate(rpm, clock=clock)
-    budget = RetryBudget(min_samples=1000)  # never a brownout in these tests
+    budget = RetryBudget(RetryBudgetRules(min_samples=1000))  # never a brownout in these tests
     brk = breaker or CircuitBreaker()
     model = RetryingModel(
         BreakerModel(RateLimitedModel(ConcurrencyLimitedModel(inner, limiter), gate), brk),

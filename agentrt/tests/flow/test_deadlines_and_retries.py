@@ -17,6 +17,7 @@ from agentrt.flow import (
     RateLimitedModel,
     RetryAfter,
     RetryBudget,
+    RetryBudgetRules,
     RetryingModel,
     RetryPolicy,
     fail_after,
@@ -41,7 +42,7 @@ class SendLog(FakeModel):
 
 def _model(clock, failures, *, ttft=0.5, **kw):
     inner = SendLog(clock=clock, latency=LatencyModel(ttft, 0.0, 1000.0), failures=failures)
-    budget = LocalRetryBudget(RetryBudget(ratio=1.0, burst=100))
+    budget = LocalRetryBudget(RetryBudget(RetryBudgetRules(ratio=1.0, burst=100)))
     return inner, RetryingModel(inner, clock=clock, budget=budget, rng=random.Random(1), **kw)
 
 
@@ -100,7 +101,7 @@ async def test_retry_after_blocks_other_calls_on_the_same_endpoint():
         failures=[provider_error(429, retry_after=10.0)],
     )
     gate = LocalRateGate(rpm=1000, tpm=None, clock=clock)
-    budget = LocalRetryBudget(RetryBudget(ratio=1.0, burst=100))
+    budget = LocalRetryBudget(RetryBudget(RetryBudgetRules(ratio=1.0, burst=100)))
     model = RetryingModel(RateLimitedModel(inner, gate), clock=clock, budget=budget)
     async with clock.autojumping():
         await model.complete(ChatRequest.of("first"))  # 429 at 0.5, retried at >= 10.5

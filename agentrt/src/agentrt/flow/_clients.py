@@ -15,7 +15,7 @@ from agentrt.flow._breaker import CircuitBreaker
 from agentrt.flow._breaker_model import BreakerModel
 from agentrt.flow._concurrency_model import ConcurrencyLimitedModel
 from agentrt.flow._gate import LocalRetryBudget, SharedBudget
-from agentrt.flow._retry import RetryBudget, RetryPolicy
+from agentrt.flow._retry import RetryBudget, RetryBudgetRules, RetryPolicy
 from agentrt.flow._retry_model import RetryingModel
 from agentrt.llm._factory import make_client
 from agentrt.llm._protocol import ChatModel
@@ -34,12 +34,14 @@ def retry_budget(settings: Settings) -> LocalRetryBudget:
     r = settings.retry
     return LocalRetryBudget(
         RetryBudget(
-            share=r.share,
-            min_in_flight=r.min_in_flight,
-            ratio=r.ratio,
-            burst=r.burst,
-            brownout_ratio=r.brownout_ratio,
-            window=r.window,
+            RetryBudgetRules(
+                share=r.share,
+                min_in_flight=r.min_in_flight,
+                ratio=r.ratio,
+                burst=r.burst,
+                brownout_ratio=r.brownout_ratio,
+                window=r.window,
+            )
         )
     )
 

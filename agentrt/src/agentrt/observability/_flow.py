@@ -76,7 +76,7 @@ def flow_state(clients: Iterable[ChatModel]) -> FlowState:
                 b.retrying,
                 b.in_flight_cap(),
                 round(b.balance, 3),
-                b.burst,
+                b.rules.burst,
                 b.calls,
                 b.retries,
                 b.denied,
