@@ -67,19 +67,21 @@ def test_missing_config_file_and_bad_env_field(tmp_path):
 
 
 def test_role_clients_sit_behind_the_one_retrying_layer(tmp_path, monkeypatch):
-    from agentrt.flow import ResilientModel, client_for_role
+    from agentrt.flow import RetryingModel, client_for_role
     from agentrt.llm import OpenAIModel
 
     monkeypatch.chdir(tmp_path)
     s = load_settings(env={"AGENTRT_BASE_URL": "http://127.0.0.1:9/v1", "AGENTRT_MODEL": "m"})
     c = client_for_role(s, "judge")
-    assert isinstance(c, ResilientModel) and isinstance(c.inner, OpenAIModel)
-    assert c.inner.sdk.max_retries == 0  # the SDK never retries underneath us
-    assert not isinstance(client_for_role(s, "judge", resilient=False), ResilientModel)
+    assert isinstance(c, RetryingModel)
+    backend = c.unwrap()
+    assert isinstance(backend, OpenAIModel)
+    assert backend.sdk.max_retries == 0  # the SDK never retries underneath us
+    assert isinstance(client_for_role(s, "judge", resilient=False), OpenAIModel)
 
 
 def test_retry_budget_is_scoped_by_configuration_not_the_process(tmp_path, monkeypatch):
-    from agentrt.flow import ResilientModel, client_for_role, retry_budget
+    from agentrt.flow import RetryingModel, client_for_role, retry_budget
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "agentrt.toml").write_text("[retry]\nmax_attempts = 6\nshare = 0.5\n")
@@ -88,8 +90,8 @@ def test_retry_budget_is_scoped_by_configuration_not_the_process(tmp_path, monke
     a = client_for_role(s, "map", budget=shared)
     b = client_for_role(s, "judge", budget=shared)
     c = client_for_role(s, "judge")
-    assert isinstance(a, ResilientModel) and isinstance(b, ResilientModel)
-    assert isinstance(c, ResilientModel)
+    assert isinstance(a, RetryingModel) and isinstance(b, RetryingModel)
+    assert isinstance(c, RetryingModel)
     assert a.budget is b.budget is shared  # one run's clients share what they are given
     assert c.budget is not shared  # and nothing else does
-    assert shared.budget.share == 0.5 and a.policy.max_attempts == 6
+    assert shared.budget.rules.share == 0.5 and a.policy.max_attempts == 6

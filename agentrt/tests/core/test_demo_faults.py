@@ -11,7 +11,7 @@ from rich.console import Console
 
 from agentrt._clock import FakeClock
 from agentrt._demo import EXIT_NO_RESULT, failure_line, run_demo
-from agentrt.flow import CircuitBreaker, LocalRetryBudget, ResilientModel
+from agentrt.flow import BreakerModel, CircuitBreaker, LocalRetryBudget, RetryingModel
 from agentrt.sim import get_profile, in_process_model
 
 
@@ -23,10 +23,9 @@ async def _demo(tmp_path, monkeypatch, seed: int, faults: dict[str, float]):
     out = io.StringIO()
     path = tmp_path / f"run{seed}.json"
     async with in_process_model(profile, clock=clock) as sim:
-        model = ResilientModel(
-            sim,
+        model = RetryingModel(
+            BreakerModel(sim, CircuitBreaker()),
             clock=clock,
-            breaker=CircuitBreaker(),
             budget=LocalRetryBudget(),
             rng=random.Random(seed),
         )

@@ -44,7 +44,7 @@ def test_top_level_all_is_curated_and_importable() -> None:
     assert len(set(names)) == len(names)
     missing = [name for name in names if not hasattr(agentrt, name)]
     assert missing == []
-    for name in ("Graph", "gather_map", "ResilientModel"):
+    for name in ("Graph", "gather_map", "RetryingModel"):
         assert name in names
 
 

@@ -1,4 +1,4 @@
-"""ResilientModel gives back what it holds on every way out of a call.
+"""The flow layers give back what they hold on every way out of a call.
 
 Permit, rate reservation, half-open breaker probe and retry budget are
 released on success, failure, cancellation (a caller's deadline, a
@@ -18,14 +18,18 @@ from hypothesis import strategies as st
 
 from agentrt._clock import FakeClock
 from agentrt.flow import (
+    BreakerModel,
     CircuitBreaker,
+    ConcurrencyLimitedModel,
     ConcurrencyLimiter,
     DeadlineExceeded,
     LocalRateGate,
     LocalRetryBudget,
+    RateLimitedModel,
     Reservation,
-    ResilientModel,
     RetryBudget,
+    RetryBudgetRules,
+    RetryingModel,
     StaticLimit,
     fail_after,
 )
@@ -72,7 +76,7 @@ class Rig:
     gate: CountingGate
     budget: RetryBudget
     breaker: CircuitBreaker
-    model: ResilientModel
+    model: RetryingModel
     tasks: list[asyncio.Task[object]] = field(default_factory=list)
 
     def sent(self) -> int:
@@ -93,15 +97,12 @@ def rig(
     )
     limiter = ConcurrencyLimiter(StaticLimit(limit), clock=clock)
     gate = CountingGate(rpm, clock=clock)
-    budget = RetryBudget(min_samples=1000)  # never a brownout in these tests
+    budget = RetryBudget(RetryBudgetRules(min_samples=1000))  # never a brownout in these tests
     brk = breaker or CircuitBreaker()
-    model = ResilientModel(
-        inner,
+    model = RetryingModel(
+        BreakerModel(RateLimitedModel(ConcurrencyLimitedModel(inner, limiter), gate), brk),
         clock=clock,
-        limiter=limiter,
-        rate=gate,
         budget=LocalRetryBudget(budget),
-        breaker=brk,
         deadline_s=deadline_s,
         rng=random.Random(3),
     )

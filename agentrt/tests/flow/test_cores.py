@@ -15,6 +15,7 @@ from agentrt.flow import (
     RateBuckets,
     Reservation,
     RetryBudget,
+    RetryBudgetRules,
     Sample,
     parse_duration,
     parse_rate_headers,
@@ -82,7 +83,7 @@ def test_adaptive_limit_does_not_grow_while_the_caller_is_the_bottleneck():
 
 
 def test_retry_budget_in_flight_share_with_minimum():
-    b = RetryBudget(share=0.2, min_in_flight=3, ratio=1.0, burst=1000)
+    b = RetryBudget(RetryBudgetRules(share=0.2, min_in_flight=3, ratio=1.0, burst=1000))
     for _ in range(10):
         b.call_started()
     assert [b.try_retry() for _ in range(5)] == [True, True, True, False, False]
@@ -95,7 +96,9 @@ def test_retry_budget_in_flight_share_with_minimum():
 
 
 def test_retry_budget_ratio_over_time_applies_in_a_brownout():
-    b = RetryBudget(share=1.0, min_in_flight=1000, ratio=0.1, burst=3, brownout_ratio=0.35)
+    b = RetryBudget(
+        RetryBudgetRules(share=1.0, min_in_flight=1000, ratio=0.1, burst=3, brownout_ratio=0.35)
+    )
     granted = 0
     for i in range(1000):
         b.call_started()
@@ -105,12 +108,14 @@ def test_retry_budget_ratio_over_time_applies_in_a_brownout():
             b.retry_finished()
         b.call_finished()
     assert b.in_brownout()
-    assert granted <= 0.1 * 1000 + 3 + b.min_samples
+    assert granted <= 0.1 * 1000 + 3 + b.rules.min_samples
     assert granted >= 0.1 * 1000 - 1
 
 
 def test_retry_budget_retries_a_steady_error_rate_in_full():
-    b = RetryBudget(share=1.0, min_in_flight=1000, ratio=0.1, burst=3, brownout_ratio=0.35)
+    b = RetryBudget(
+        RetryBudgetRules(share=1.0, min_in_flight=1000, ratio=0.1, burst=3, brownout_ratio=0.35)
+    )
     granted = 0
     for i in range(1000):
         b.call_started()
@@ -124,7 +129,9 @@ def test_retry_budget_retries_a_steady_error_rate_in_full():
 
 
 def test_retry_budget_says_busy_or_refused():
-    b = RetryBudget(share=0.2, min_in_flight=1, ratio=0.0, burst=0.0, min_samples=2)
+    b = RetryBudget(
+        RetryBudgetRules(share=0.2, min_in_flight=1, ratio=0.0, burst=0.0, min_samples=2)
+    )
     b.call_started()
     assert b.ask_retry() == "granted"
     assert b.ask_retry() == "busy"  # one retry in flight already

@@ -1,4 +1,4 @@
-"""Deadlines and Retry-After, driven through ResilientModel on a FakeClock."""
+"""Deadlines and Retry-After, driven through the flow layers on a FakeClock."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ from agentrt.flow import (
     GiveUp,
     LocalRateGate,
     LocalRetryBudget,
-    ResilientModel,
+    RateLimitedModel,
     RetryAfter,
     RetryBudget,
+    RetryBudgetRules,
+    RetryingModel,
     RetryPolicy,
     fail_after,
     next_action,
@@ -40,8 +42,8 @@ class SendLog(FakeModel):
 
 def _model(clock, failures, *, ttft=0.5, **kw):
     inner = SendLog(clock=clock, latency=LatencyModel(ttft, 0.0, 1000.0), failures=failures)
-    budget = LocalRetryBudget(RetryBudget(ratio=1.0, burst=100))
-    return inner, ResilientModel(inner, clock=clock, budget=budget, rng=random.Random(1), **kw)
+    budget = LocalRetryBudget(RetryBudget(RetryBudgetRules(ratio=1.0, burst=100)))
+    return inner, RetryingModel(inner, clock=clock, budget=budget, rng=random.Random(1), **kw)
 
 
 async def test_no_attempt_starts_after_the_deadline():
@@ -99,8 +101,8 @@ async def test_retry_after_blocks_other_calls_on_the_same_endpoint():
         failures=[provider_error(429, retry_after=10.0)],
     )
     gate = LocalRateGate(rpm=1000, tpm=None, clock=clock)
-    budget = LocalRetryBudget(RetryBudget(ratio=1.0, burst=100))
-    model = ResilientModel(inner, clock=clock, rate=gate, budget=budget)
+    budget = LocalRetryBudget(RetryBudget(RetryBudgetRules(ratio=1.0, burst=100)))
+    model = RetryingModel(RateLimitedModel(inner, gate), clock=clock, budget=budget)
     async with clock.autojumping():
         await model.complete(ChatRequest.of("first"))  # 429 at 0.5, retried at >= 10.5
         await model.complete(ChatRequest.of("second"))
@@ -156,12 +158,12 @@ def test_retryable_statuses_and_full_jitter(status):
 
 
 async def test_waits_for_permits_and_rate_buckets_respect_the_deadline():
-    from agentrt.flow import ConcurrencyLimiter, StaticLimit
+    from agentrt.flow import ConcurrencyLimitedModel, ConcurrencyLimiter, StaticLimit
 
     clock = FakeClock()
     inner = SendLog(clock=clock, latency=LatencyModel(30.0, 0.0, 1000.0))
     limiter = ConcurrencyLimiter(StaticLimit(1), clock=clock)
-    model = ResilientModel(inner, clock=clock, limiter=limiter)
+    model = RetryingModel(ConcurrencyLimitedModel(inner, limiter), clock=clock)
     async with clock.autojumping():
         holder = asyncio.create_task(model.complete(ChatRequest.of("slow")))
         await asyncio.sleep(0)
@@ -174,7 +176,7 @@ async def test_waits_for_permits_and_rate_buckets_respect_the_deadline():
 
     # a rate-limit wait longer than the time left fails at once, without sleeping
     gate = LocalRateGate(rpm=1, tpm=None, clock=clock, headroom=0.0)
-    model = ResilientModel(SendLog(clock=clock), clock=clock, rate=gate)
+    model = RetryingModel(RateLimitedModel(SendLog(clock=clock), gate), clock=clock)
     async with clock.autojumping():
         await model.complete(ChatRequest.of("takes the only request of the minute"))
         t = clock.now()

@@ -11,12 +11,14 @@ from agentrt._clock import FakeClock
 from agentrt._errors import ConfigError
 from agentrt.flow import (
     AdaptiveLimit,
+    BreakerModel,
     CircuitBreaker,
     ConcurrencyLimiter,
     LocalRetryBudget,
     Reservation,
-    ResilientModel,
     RetryBudget,
+    RetryBudgetRules,
+    RetryingModel,
     RoutedModel,
     RoutingTable,
     StaticLimit,
@@ -59,8 +61,12 @@ async def test_redis_retry_budget_is_shared(redis_url):
     key = f"test:{uuid.uuid4().hex}"
     a, b = Redis.from_url(redis_url), Redis.from_url(redis_url)
     try:
-        ba = RedisRetryBudget(a, key, share=0.2, min_in_flight=3, ratio=1.0, burst=100)
-        bb = RedisRetryBudget(b, key, share=0.2, min_in_flight=3, ratio=1.0, burst=100)
+        ba = RedisRetryBudget(
+            a, key, RetryBudgetRules(share=0.2, min_in_flight=3, ratio=1.0, burst=100)
+        )
+        bb = RedisRetryBudget(
+            b, key, RetryBudgetRules(share=0.2, min_in_flight=3, ratio=1.0, burst=100)
+        )
         for _ in range(20):
             await ba.call_started()
             await bb.call_started()
@@ -85,8 +91,8 @@ async def test_redis_retry_budget_decides_as_the_local_one(redis_url):
     key = f"test:{uuid.uuid4().hex}"
     r = Redis.from_url(redis_url)
     try:
-        shared = RedisRetryBudget(r, key, min_in_flight=1)
-        local = RetryBudget(min_in_flight=1)
+        shared = RedisRetryBudget(r, key, RetryBudgetRules(min_in_flight=1))
+        local = RetryBudget(RetryBudgetRules(min_in_flight=1))
         rng = random.Random(0)
         verdicts = []
         for step in range(400):
@@ -145,21 +151,15 @@ async def test_limiter_never_exceeds_its_limit_and_adapts():
 async def test_routing_by_stage_with_fallback_when_the_breaker_opens():
     clock = FakeClock()
     lat = LatencyModel(0.1, 0.0, 1e9)
-    budget = LocalRetryBudget(RetryBudget(ratio=1.0, burst=100))
+    budget = LocalRetryBudget(RetryBudget(RetryBudgetRules(ratio=1.0, burst=100)))
     large_inner = FakeModel(
         model="large", clock=clock, latency=lat, failures=[provider_error(503)] * 100
     )
-    large = ResilientModel(
-        large_inner,
-        clock=clock,
-        budget=budget,
-        # min_span_s=0: four failures open it however close the jittered retries
-        # fell (with the default 1 s span, about 1 run in 30 needed a fifth)
-        breaker=CircuitBreaker(
-            window=4, min_calls=4, failure_ratio=0.75, open_s=60, min_span_s=0.0
-        ),
-    )
-    small = ResilientModel(FakeModel(model="small", clock=clock, latency=lat), clock=clock)
+    # min_span_s=0: four failures open it however close the jittered retries
+    # fell (with the default 1 s span, about 1 run in 30 needed a fifth)
+    breaker = CircuitBreaker(window=4, min_calls=4, failure_ratio=0.75, open_s=60, min_span_s=0.0)
+    large = RetryingModel(BreakerModel(large_inner, breaker), clock=clock, budget=budget)
+    small = RetryingModel(FakeModel(model="small", clock=clock, latency=lat), clock=clock)
     table = RoutingTable.from_mapping(
         {"default": ["small"], "plan": ["large", "small"]}, known=["large", "small"]
     )

@@ -1,4 +1,4 @@
-"""Streaming through ResilientModel, and a small brownout run of the benchmark."""
+"""Streaming through RetryingModel, and a small brownout run of the benchmark."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from agentrt._clock import FakeClock
 from agentrt._errors import ProviderError
-from agentrt.flow import LocalRetryBudget, ResilientModel, RetryBudget
+from agentrt.flow import LocalRetryBudget, RetryBudget, RetryBudgetRules, RetryingModel
 from agentrt.llm import ChatRequest, Completed, FakeModel, TextDelta, provider_error
 from agentrt.metrics import MetricsRecorder
 from agentrt.tokens import LatencyModel
@@ -19,8 +19,8 @@ async def test_stream_is_retried_before_its_first_text_only():
     inner = FakeModel(
         clock=clock, latency=LatencyModel(0.2, 0.0, 100.0), failures=[provider_error(503)]
     )
-    budget = LocalRetryBudget(RetryBudget(ratio=1.0, burst=10))
-    model = ResilientModel(inner, clock=clock, budget=budget, rng=random.Random(0))
+    budget = LocalRetryBudget(RetryBudget(RetryBudgetRules(ratio=1.0, burst=10)))
+    model = RetryingModel(inner, clock=clock, budget=budget, rng=random.Random(0))
     rec = MetricsRecorder(clock)
     events = []
     async with clock.autojumping():
@@ -37,8 +37,10 @@ async def test_stream_is_retried_before_its_first_text_only():
 async def test_retry_budget_exhaustion_surfaces_the_provider_error():
     clock = FakeClock()
     inner = FakeModel(clock=clock, failures=[provider_error(503)] * 10)
-    budget = LocalRetryBudget(RetryBudget(share=0.0, min_in_flight=0))  # no retries at all
-    model = ResilientModel(inner, clock=clock, budget=budget)
+    budget = LocalRetryBudget(
+        RetryBudget(RetryBudgetRules(share=0.0, min_in_flight=0))
+    )  # no retries at all
+    model = RetryingModel(inner, clock=clock, budget=budget)
     async with clock.autojumping():
         with pytest.raises(ProviderError, match="503"):
             await model.complete(ChatRequest.of("hi"))

@@ -6,7 +6,7 @@ import pytest
 
 from agentrt._clock import FakeClock
 from agentrt._errors import ProviderError, StructuredOutputError
-from agentrt.flow import ResilientModel
+from agentrt.flow import ConcurrencyLimitedModel, RetryingModel
 from agentrt.llm import ChatRequest, Completed, FakeModel, TextDelta, provider_error
 from agentrt.llm._client import check_structured
 from agentrt.metrics import MetricsRecorder, stage
@@ -56,7 +56,7 @@ async def test_stream_yields_deltas_then_the_result():
 
 
 async def test_the_declared_limit_is_held_once_by_the_flow_layer_and_reported_as_wait():
-    # one concurrency layer: the bare client does not limit, the ResilientModel
+    # one concurrency layer: the bare client does not limit, the flow layer
     # over it holds the endpoint's declared max_concurrency
     clock = FakeClock()
     bare = FakeModel(latency=LAT, clock=clock, max_concurrency=1)
@@ -66,8 +66,9 @@ async def test_the_declared_limit_is_held_once_by_the_flow_layer_and_reported_as
 
     rec = MetricsRecorder(clock)
     inner = FakeModel(latency=LAT, clock=clock, max_concurrency=1)
-    model = ResilientModel(inner, clock=clock, recorder=rec)
-    assert model.limiter is not None and model.limiter.algorithm.limit == 1
+    limited = ConcurrencyLimitedModel(inner)
+    model = RetryingModel(limited, clock=clock, recorder=rec)
+    assert limited.limiter.algorithm.limit == 1
     async with clock.autojumping():
         await asyncio.gather(model.complete(_req()), model.complete(_req()))
     assert inner.max_in_flight == 1

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("llama_cpp")
 
 from agentrt._errors import UnknownModel, UserError
-from agentrt.flow import ResilientModel
+from agentrt.flow import ConcurrencyLimitedModel, RetryingModel
 from agentrt.llm import _llama_backend as llama_backend
 from agentrt.llm._client import RawResult
 from agentrt.llm._llama_backend import LlamaModel, default_model_path
@@ -205,7 +205,7 @@ async def test_max_concurrency_one_runs_one_call_at_a_time(
 
     monkeypatch.setattr(model, "_complete", counting)
     requests = [ChatRequest.of(f"Count to {n}.", max_tokens=6) for n in (3, 4)]
-    limited = ResilientModel(model)
+    limited = ConcurrencyLimitedModel(model)
     results = await asyncio.gather(*(limited.complete(r) for r in requests))
 
     assert all(r.text for r in results)
@@ -299,7 +299,7 @@ async def test_the_embedded_model_scores_tokens_through_its_wrappers(model: Llam
     # a typed TokenScorer found under the flow layer, never the raw llama.cpp object
     from agentrt.llm import token_scorer
 
-    scorer = token_scorer(ResilientModel(model))
+    scorer = token_scorer(RetryingModel(ConcurrencyLimitedModel(model)))
     assert scorer is model
     prefix = "def add(a, b):\n"
     natural = await scorer.score(prefix, "    return a + b\n")

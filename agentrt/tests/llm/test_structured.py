@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agentrt import FakeClock, StructuredOutputError
-from agentrt.flow import ResilientModel
+from agentrt.flow import RetryingModel
 from agentrt.llm import ChatRequest, FakeModel, schema_of
 
 
@@ -59,7 +59,7 @@ def test_the_schema_is_derived_compact_and_self_contained() -> None:
 async def test_the_answer_comes_back_as_an_instance_through_the_flow_layer() -> None:
     clock = FakeClock()
     text = json.dumps({"files": [{"path": "a.py", "relevant": True}], "start_line": "12"})
-    model = ResilientModel(FakeModel(clock=clock, responder=_says(text)))
+    model = RetryingModel(FakeModel(clock=clock, responder=_says(text)))
     async with clock.autojumping():
         result = await model.complete(ChatRequest.of("q", output_type=Answer))
     answer = result.output(Answer)

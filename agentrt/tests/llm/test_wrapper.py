@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentrt import FakeClock
-from agentrt.flow import ResilientModel
+from agentrt.flow import ConcurrencyLimitedModel, RetryingModel
 from agentrt.llm import (
     ChatRequest,
     FakeModel,
@@ -28,8 +28,9 @@ class Counting(WrapperModel):
 async def test_wrappers_stack_and_unwrap_to_the_backend() -> None:
     backend = FakeModel(clock=FakeClock(), max_concurrency=3)
     counting = Counting(backend)
-    stack = ResilientModel(counting)
-    assert list(layers(stack)) == [stack, counting, backend]
+    limited = ConcurrencyLimitedModel(counting)
+    stack = RetryingModel(limited)
+    assert list(layers(stack)) == [stack, limited, counting, backend]
     assert stack.unwrap() is backend and unwrap(backend) is backend
     assert find_layer(stack, Counting) is counting
     assert find_layer(backend, Counting) is None

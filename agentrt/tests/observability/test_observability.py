@@ -8,7 +8,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agentrt._clock import FakeClock
 from agentrt.cli import main as agentrt_main
-from agentrt.flow import ConcurrencyLimiter, LocalRetryBudget, ResilientModel, StaticLimit
+from agentrt.flow import (
+    ConcurrencyLimitedModel,
+    ConcurrencyLimiter,
+    LocalRetryBudget,
+    RetryingModel,
+    StaticLimit,
+)
 from agentrt.llm import FakeModel
 from agentrt.metrics import CallRecord
 from agentrt.observability import (
@@ -92,9 +98,8 @@ def test_unknown_exporter_is_a_user_error() -> None:
 
 def test_prometheus_histograms_and_live_gauges() -> None:
     clock = FakeClock()
-    limited = ResilientModel(
-        FakeModel(clock=clock),
-        limiter=ConcurrencyLimiter(StaticLimit(7)),
+    limited = RetryingModel(
+        ConcurrencyLimitedModel(FakeModel(clock=clock), ConcurrencyLimiter(StaticLimit(7))),
         budget=LocalRetryBudget(),
         name="judge",
         clock=clock,

@@ -13,7 +13,7 @@ import random
 import pytest
 
 from agentrt._clock import FakeClock
-from agentrt.flow import LocalRetryBudget, ResilientModel
+from agentrt.flow import LocalRetryBudget, RetryingModel
 from agentrt.llm import ChatRequest
 from agentrt.metrics import MetricsRecorder
 from agentrt.sim import get_profile, in_process_model
@@ -30,7 +30,7 @@ async def test_call_records_match_the_simulators_record_of_each_request():
     )
     rec = MetricsRecorder(clock)
     async with in_process_model(profile, clock=clock) as sim:
-        model = ResilientModel(sim, clock=clock, budget=LocalRetryBudget(), rng=random.Random(5))
+        model = RetryingModel(sim, clock=clock, budget=LocalRetryBudget(), rng=random.Random(5))
         async with clock.autojumping():
             with rec.activate():
                 for i in range(24):  # one after another: the i-th call's requests are adjacent

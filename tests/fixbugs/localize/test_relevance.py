@@ -1,6 +1,7 @@
 import json
 
-from agentrt import FakeClock, ResilientModel
+from agentrt import FakeClock, RetryingModel
+from agentrt.flow import ConcurrencyLimitedModel
 from agentrt.llm import FakeModel, provider_error
 from agentrt.sim import ResponderInput
 from agentrt.tokens import LatencyModel
@@ -60,12 +61,14 @@ async def test_deadline_keeps_the_answers_that_arrived_in_time():
     clock = FakeClock()
     # each call takes 10 s of the fake clock; one at a time (the flow layer holds
     # the endpoint's limit), so only the first fits in 15 s
-    model = ResilientModel(
-        FakeModel(
-            responder=says_relevant("a.py", "b.py", "c.py"),
-            latency=LatencyModel(10.0, 0.0, 1e9),
-            clock=clock,
-            max_concurrency=1,
+    model = RetryingModel(
+        ConcurrencyLimitedModel(
+            FakeModel(
+                responder=says_relevant("a.py", "b.py", "c.py"),
+                latency=LatencyModel(10.0, 0.0, 1e9),
+                clock=clock,
+                max_concurrency=1,
+            )
         )
     )
     async with clock.autojumping():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentrt.flow import ResilientModel
+from agentrt.flow import RetryingModel
 from agentrt.llm import FakeModel
 from agentrt.queues import EpochClock
 from fixbugs.queued import StagedAgent, StagedConfig, model_slots_for
@@ -29,7 +29,7 @@ def test_model_stages_follow_the_endpoints_limit() -> None:
 
 def test_the_limit_is_found_behind_the_retrying_layer() -> None:
     inner = FakeModel(max_concurrency=6)
-    models = Models(map=ResilientModel(inner), judge=ResilientModel(inner))
+    models = Models(map=RetryingModel(inner), judge=RetryingModel(inner))
     assert model_slots_for(models) == 6
 
 

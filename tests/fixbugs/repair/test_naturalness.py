@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentrt import FakeClock, ResilientModel
+from agentrt import FakeClock, RetryingModel
 from agentrt.llm import FakeModel
 from fixbugs.repair.naturalness import naturalness_factors
 from fixbugs.repair.ranking import RepairCandidate
@@ -43,7 +43,7 @@ def _cand(cid: int, new_line: str) -> RepairCandidate:
 async def test_factors_come_from_the_scorer_under_the_flow_layer() -> None:
     backend = ScoringFake()
     cands = [_cand(1, "    return a + b\n"), _cand(2, "    return a * b\n")]
-    factors = await naturalness_factors(ResilientModel(backend), cands, {"m.py": OLD})
+    factors = await naturalness_factors(RetryingModel(backend), cands, {"m.py": OLD})
     assert factors == {1: 1.5, 2: 0.5}  # exp(±1), clamped to [0.5, 1.5]
     # the original lines are scored once for both candidates, after the same context
     assert [c for _p, c in backend.scored].count("    return a - b\n") == 1
@@ -52,4 +52,4 @@ async def test_factors_come_from_the_scorer_under_the_flow_layer() -> None:
 
 async def test_a_model_without_a_scorer_gives_no_factors() -> None:
     cands = [_cand(1, "    return a + b\n")]
-    assert await naturalness_factors(ResilientModel(FakeModel()), cands, {"m.py": OLD}) == {}
+    assert await naturalness_factors(RetryingModel(FakeModel()), cands, {"m.py": OLD}) == {}

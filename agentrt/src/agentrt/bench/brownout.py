@@ -11,8 +11,8 @@ are 503 or 529.
   sleep is moved onto the fake clock) under a framework that re-attempts
   every failed call 3 times, 1 s apart: up to 9 requests per call;
 * agentrt: the SDK with ``max_retries=0`` inside a
-  :class:`~agentrt.flow.ResilientModel` (shared retry budget, full-jitter
-  backoff, adaptive throttling, breaker).
+  :class:`~agentrt.flow.RetryingModel` (shared retry budget, full-jitter
+  backoff) over a breaker and adaptive throttling.
 
 Attempts are counted by the simulator itself (requests it received).
 Recovery is the time from the end of the window until the rate of
@@ -34,11 +34,14 @@ import openai
 from agentrt._clock import FakeClock
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.flow._breaker import CircuitBreaker
+from agentrt.flow._breaker_model import BreakerModel
 from agentrt.flow._gate import LocalRetryBudget
-from agentrt.flow._resilient import ResilientModel
 from agentrt.flow._retry import RetryBudget
+from agentrt.flow._retry_model import RetryingModel
 from agentrt.flow._throttle import AdaptiveThrottle
+from agentrt.flow._throttle_model import ThrottlingModel
 from agentrt.llm._openai_backend import OpenAIModel, prepare_sdk
+from agentrt.llm._protocol import ChatModel
 from agentrt.llm._types import ChatRequest
 from agentrt.sim import StreamingASGITransport, create_app, get_profile
 
@@ -94,17 +97,19 @@ async def sdk_client(clock: FakeClock, http: httpx.AsyncClient) -> FakeClockSDK:
 
 async def agentrt_model(
     clock: FakeClock, http: httpx.AsyncClient, model: str, seed: int, *, throttle: bool
-) -> ResilientModel:
-    """The SDK with no retries of its own inside ResilientModel's defaults."""
-    inner = OpenAIModel(model=model, base_url="http://sim/v1", http_client=http, clock=clock)
-    await inner.prepare()
-    return ResilientModel(
-        inner,
+) -> RetryingModel:
+    """The SDK with no retries of its own under the default flow layers."""
+    backend = OpenAIModel(model=model, base_url="http://sim/v1", http_client=http, clock=clock)
+    await backend.prepare()
+    rng = random.Random(seed)  # one stream of draws for the throttle and the backoff
+    inner: ChatModel = backend
+    if throttle:
+        inner = ThrottlingModel(inner, AdaptiveThrottle(), rng=rng, clock=clock)
+    return RetryingModel(
+        BreakerModel(inner, CircuitBreaker(), clock=clock),
         clock=clock,
         budget=LocalRetryBudget(RetryBudget()),
-        throttle=AdaptiveThrottle() if throttle else None,
-        breaker=CircuitBreaker(),
-        rng=random.Random(seed),
+        rng=rng,
     )
 
 

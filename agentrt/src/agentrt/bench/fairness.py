@@ -17,7 +17,7 @@ from typing import Any
 
 from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
-from agentrt.bench.simproc import running_simulator
+from agentrt.bench.simproc import simulated_model
 from agentrt.llm._openai_backend import OpenAIModel
 from agentrt.llm._types import ChatRequest
 from agentrt.metrics._recorder import percentile
@@ -95,16 +95,11 @@ async def run_fairness_bench(opts: dict[str, Any]) -> BenchResult:
     }
     sjf = ShortestJobFirst(aging=float(opts["aging"]))
     big = int(opts["big_factor"])
-    async with running_simulator("default", time_scale=scale) as base_url:
-        model = OpenAIModel(model="sim-model", base_url=base_url, clock=clock)
-        try:
-            await model.complete(ChatRequest.of("warm up", max_tokens=2))
-            with tempfile.TemporaryDirectory() as tmp:
-                alone = await _run(model, clock, Path(tmp) / "a.db", sjf, big_factor=0, **kw)
-                with_big = await _run(model, clock, Path(tmp) / "b.db", sjf, big_factor=big, **kw)
-                fifo = await _run(model, clock, Path(tmp) / "c.db", Fifo(), big_factor=big, **kw)
-        finally:
-            await model.aclose()
+    async with simulated_model(clock, time_scale=scale) as model:
+        with tempfile.TemporaryDirectory() as tmp:
+            alone = await _run(model, clock, Path(tmp) / "a.db", sjf, big_factor=0, **kw)
+            with_big = await _run(model, clock, Path(tmp) / "b.db", sjf, big_factor=big, **kw)
+            fifo = await _run(model, clock, Path(tmp) / "c.db", Fifo(), big_factor=big, **kw)
     p_alone = percentile(alone, 95) or 0.0
     p_big = percentile(with_big, 95) or 0.0
     p_fifo = percentile(fifo, 95) or 0.0

@@ -15,7 +15,7 @@ The stacks:
   exponential backoff, ``Retry-After`` honoured; only its sleep is moved
   onto the fake clock);
 * agentrt: the SDK with ``max_retries=0`` inside the
-  :class:`~agentrt.flow.ResilientModel` that ``client_for_role`` builds
+  :class:`~agentrt.flow.RetryingModel` stack that ``client_for_role`` builds
   (the default retry policy and budget, a circuit breaker).
 
 Requests are counted by the simulator itself. Each mix runs once per seed

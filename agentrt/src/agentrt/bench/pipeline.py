@@ -19,7 +19,7 @@ from typing import Any
 
 from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
-from agentrt.bench.simproc import running_simulator
+from agentrt.bench.simproc import simulated_model
 from agentrt.llm._openai_backend import OpenAIModel
 from agentrt.llm._types import ChatRequest
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
@@ -117,17 +117,12 @@ async def run_pipeline_bench(opts: dict[str, Any]) -> BenchResult:
     clock = ScaledClock(scale)
     docs = [_doc(i) for i in range(n)]
     overrides = {"slots": int(opts["slots"])}
-    async with running_simulator(
-        str(opts["profile"]), time_scale=scale, overrides=overrides
-    ) as base_url:
-        model = OpenAIModel(model="sim-model", base_url=base_url, clock=clock)
-        try:
-            await model.complete(ChatRequest.of("warm up", max_tokens=2))
-            with tempfile.TemporaryDirectory() as tmp:
-                pipeline_s, done = await _pipelined(model, docs, clock, workers, Path(tmp) / "q.db")
-            sequential_s = await _sequential(model, docs, clock)
-        finally:
-            await model.aclose()
+    async with simulated_model(
+        clock, str(opts["profile"]), time_scale=scale, overrides=overrides
+    ) as model:
+        with tempfile.TemporaryDirectory() as tmp:
+            pipeline_s, done = await _pipelined(model, docs, clock, workers, Path(tmp) / "q.db")
+        sequential_s = await _sequential(model, docs, clock)
     ratio = sequential_s / pipeline_s
     return BenchResult(
         name="pipeline",

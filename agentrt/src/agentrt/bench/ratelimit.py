@@ -2,7 +2,7 @@
 
 A real simulator server enforces RPM/TPM like OpenAI (429 with
 ``Retry-After`` past the limit). Four worker processes each run a
-:class:`~agentrt.flow.ResilientModel` that sends as fast as its rate limits
+:class:`~agentrt.flow.RateLimitedModel` that sends as fast as its rate limits
 allow for one (time-scaled) minute, with demand well above the limit. Two
 runs, each against a fresh simulator:
 
@@ -36,8 +36,9 @@ from agentrt._errors import ProviderError, UserError
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import free_port, running_simulator
 from agentrt.flow._gate import LocalRateGate, LocalRetryBudget, RateGate
-from agentrt.flow._resilient import ResilientModel
+from agentrt.flow._rate_model import RateLimitedModel
 from agentrt.flow._retry import RetryBudget
+from agentrt.flow._retry_model import RetryingModel
 from agentrt.llm._openai_backend import OpenAIModel
 from agentrt.llm._types import ChatRequest
 
@@ -92,7 +93,11 @@ async def _worker_main(a: dict[str, Any]) -> dict[str, int]:
         rate = RedisRateGate(redis, a["key"], rpm=a["rpm"], tpm=a["tpm"], time_scale=scale)
     else:
         rate = LocalRateGate(a["rpm"], a["tpm"], clock=clock)
-    model = ResilientModel(inner, clock=clock, rate=rate, budget=LocalRetryBudget(RetryBudget()))
+    model = RetryingModel(
+        RateLimitedModel(inner, rate, clock=clock),
+        clock=clock,
+        budget=LocalRetryBudget(RetryBudget()),
+    )
     counts = {"ok": 0, "failed": 0}
     end = clock.now() + float(a["duration_s"])
     prompt = "tell me about rate limits " * 20

@@ -16,7 +16,7 @@ from typing import Any
 
 from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
-from agentrt.bench.simproc import running_simulator
+from agentrt.bench.simproc import simulated_model
 from agentrt.llm._openai_backend import OpenAIModel
 from agentrt.llm._types import ChatRequest
 from agentrt.pipeline import SessionGate
@@ -94,14 +94,9 @@ async def _run(
 async def run_sessions_bench(opts: dict[str, Any]) -> BenchResult:
     scale = float(opts["time_scale"])
     clock = ScaledClock(scale)
-    async with running_simulator("default", time_scale=scale) as base_url:
-        model = OpenAIModel(model="sim-model", base_url=base_url, clock=clock)
-        try:
-            await model.complete(ChatRequest.of("warm up", max_tokens=2))
-            seq = await _run(model, clock, opts, concurrent=False)
-            conc = await _run(model, clock, opts, concurrent=True)
-        finally:
-            await model.aclose()
+    async with simulated_model(clock, time_scale=scale) as model:
+        seq = await _run(model, clock, opts, concurrent=False)
+        conc = await _run(model, clock, opts, concurrent=True)
     return BenchResult(
         name="sessions",
         figures={

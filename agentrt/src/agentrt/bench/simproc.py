@@ -19,9 +19,13 @@ from typing import Any
 
 import httpx
 
+from agentrt._clock import Clock
 from agentrt._errors import UserError
+from agentrt.llm._openai_backend import OpenAIModel
+from agentrt.llm._types import ChatRequest
+from agentrt.metrics._recorder import MetricsRecorder
 
-__all__ = ["free_port", "running_simulator"]
+__all__ = ["free_port", "running_simulator", "simulated_model"]
 
 
 def free_port() -> int:
@@ -70,6 +74,25 @@ async def running_simulator(
                 except TimeoutError:
                     proc.kill()
                     await proc.wait()
+
+
+@contextlib.asynccontextmanager
+async def simulated_model(
+    clock: Clock,
+    profile: str = "default",
+    *,
+    time_scale: float,
+    overrides: dict[str, Any] | None = None,
+    recorder: MetricsRecorder | None = None,
+) -> AsyncIterator[OpenAIModel]:
+    """A client of a fresh simulator server, its connection warmed up by one small call."""
+    async with running_simulator(profile, time_scale=time_scale, overrides=overrides) as url:
+        client = OpenAIModel(model="sim-model", base_url=url, clock=clock, recorder=recorder)
+        try:
+            await client.complete(ChatRequest.of("warm up", max_tokens=2))
+            yield client
+        finally:
+            await client.aclose()
 
 
 async def _wait_ready(

@@ -14,10 +14,9 @@ from typing import Any
 
 from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
-from agentrt.bench.simproc import running_simulator
+from agentrt.bench.simproc import simulated_model
 from agentrt.graph._events import NodeToken
 from agentrt.graph._executor import Graph
-from agentrt.llm._openai_backend import OpenAIModel
 from agentrt.llm._types import ChatRequest
 from agentrt.metrics._recorder import MetricsRecorder
 
@@ -36,22 +35,17 @@ async def run_streaming(opts: dict[str, Any]) -> BenchResult:
     clock = ScaledClock(scale)
     rec = MetricsRecorder(clock)
     tokens_seen: dict[str, float] = {}
-    async with running_simulator("default", time_scale=scale) as url:
-        client = OpenAIModel(model="sim-model", base_url=url, clock=clock, recorder=rec)
-        try:
-            await client.complete(ChatRequest.of("warm up", max_tokens=2))
-            for streamed in (True, False):
-                g = Graph()
-                for i in range(n):
-                    req = ChatRequest.of(f"answer {i} {streamed}", max_tokens=out)
-                    name = f"{'stream' if streamed else 'batch'}-{i}"
-                    g.model(name, client, _const(req), stream=streamed)
-                async with g.running(clock=clock, recorder=rec) as run:
-                    async for ev in run.events():
-                        if isinstance(ev, NodeToken):
-                            tokens_seen.setdefault(ev.node, ev.at)
-        finally:
-            await client.aclose()
+    async with simulated_model(clock, time_scale=scale, recorder=rec) as client:
+        for streamed in (True, False):
+            g = Graph()
+            for i in range(n):
+                req = ChatRequest.of(f"answer {i} {streamed}", max_tokens=out)
+                name = f"{'stream' if streamed else 'batch'}-{i}"
+                g.model(name, client, _const(req), stream=streamed)
+            async with g.running(clock=clock, recorder=rec) as run:
+                async for ev in run.events():
+                    if isinstance(ev, NodeToken):
+                        tokens_seen.setdefault(ev.node, ev.at)
     s = [r for r in rec.records if r.stage.startswith("stream-")]
     b = [r for r in rec.records if r.stage.startswith("batch-")]
     ttft_stream = statistics.median(r.ttft_s or 0.0 for r in s)

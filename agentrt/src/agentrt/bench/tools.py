@@ -12,9 +12,8 @@ from typing import Any
 
 from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
-from agentrt.bench.simproc import running_simulator
+from agentrt.bench.simproc import simulated_model
 from agentrt.graph._executor import Graph
-from agentrt.llm._openai_backend import OpenAIModel
 from agentrt.llm._types import ChatRequest
 from agentrt.metrics._recorder import MetricsRecorder
 
@@ -41,34 +40,29 @@ async def run_tools(opts: dict[str, Any]) -> BenchResult:
 
         return call
 
-    async with running_simulator("default", time_scale=scale) as url:
-        client = OpenAIModel(model="sim-model", base_url=url, clock=clock, recorder=rec)
-        try:
-            await client.complete(ChatRequest.of("warm up", max_tokens=2))
+    async with simulated_model(clock, time_scale=scale, recorder=rec) as client:
 
-            def itinerary_request(weather: str, calendar: str) -> ChatRequest:
-                return ChatRequest.of(
-                    f"Plan a trip. {weather}. {calendar}.",
-                    max_tokens=int(opts["itinerary_tokens"]),
-                )
+        def itinerary_request(weather: str, calendar: str) -> ChatRequest:
+            return ChatRequest.of(
+                f"Plan a trip. {weather}. {calendar}.",
+                max_tokens=int(opts["itinerary_tokens"]),
+            )
 
-            async def itinerary(weather: str, calendar: str) -> str:
-                return (await client.complete(itinerary_request(weather, calendar))).text
+        async def itinerary(weather: str, calendar: str) -> str:
+            return (await client.complete(itinerary_request(weather, calendar))).text
 
-            t0 = clock.now()
-            w = await tool("weather")()
-            c = await tool("calendar")()
-            await tool("flights")()
-            await itinerary(w, c)
-            sequential_s = clock.now() - t0
+        t0 = clock.now()
+        w = await tool("weather")()
+        c = await tool("calendar")()
+        await tool("flights")()
+        await itinerary(w, c)
+        sequential_s = clock.now() - t0
 
-            g = Graph()
-            for name in TOOL_S:
-                g.tool(name, tool(name))
-            g.tool("itinerary", itinerary, inputs=["weather", "calendar"])
-            result = await g.run(clock=clock, recorder=rec)
-        finally:
-            await client.aclose()
+        g = Graph()
+        for name in TOOL_S:
+            g.tool(name, tool(name))
+        g.tool("itinerary", itinerary, inputs=["weather", "calendar"])
+        result = await g.run(clock=clock, recorder=rec)
     r = result.report
     ratio = r.wall_s / r.critical_path_s
     return BenchResult(

@@ -2,15 +2,29 @@
 
 Sans-IO cores (:class:`AdaptiveLimit`, :class:`RateBuckets`,
 :class:`RetryBudget`, :func:`next_action`, :class:`AdaptiveThrottle`,
-:class:`CircuitBreaker`) with thin async drivers; :class:`ResilientModel`
-puts them around any model client, :class:`RoutedModel` picks a model per
+:class:`CircuitBreaker`) with thin async drivers. Each is put around any
+model client by a wrapper model of its own, stacked in this order (the
+order in which an attempt is admitted)::
+
+    RetryingModel(                      # deadline, retries, one retry budget
+        BreakerModel(                   # circuit breaker
+            ThrottlingModel(            # client-side adaptive throttling
+                RateLimitedModel(       # RPM/TPM
+                    ConcurrencyLimitedModel(backend), gate), throttle), breaker),
+        budget=budget)
+
+Any layer but the retrying one may be left out; :func:`client_for_role`
+builds the stack from configuration. :class:`RoutedModel` picks a model per
 stage with fallbacks, and :mod:`agentrt.flow._redis_store` shares limits and
 the retry budget between processes.
 """
 
 from agentrt.flow._adaptive import AdaptiveLimit, LimitAlgorithm, Sample, StaticLimit
+from agentrt.flow._attempt import is_pacing
 from agentrt.flow._breaker import BreakerState, CircuitBreaker, CircuitOpen
+from agentrt.flow._breaker_model import BreakerModel
 from agentrt.flow._clients import client_for_role, retry_budget, retry_policy
+from agentrt.flow._concurrency_model import ConcurrencyLimitedModel
 from agentrt.flow._deadline import (
     Deadline,
     DeadlineExceeded,
@@ -28,6 +42,7 @@ from agentrt.flow._gate import (
     with_headroom,
 )
 from agentrt.flow._limiter import ConcurrencyLimiter, Permit
+from agentrt.flow._rate_model import RateLimitedModel
 from agentrt.flow._ratelimit import (
     HeaderView,
     RateBuckets,
@@ -35,25 +50,29 @@ from agentrt.flow._ratelimit import (
     parse_duration,
     parse_rate_headers,
 )
-from agentrt.flow._resilient import ResilientModel, is_pacing
 from agentrt.flow._retry import (
     GiveUp,
     RetryAfter,
     RetryBudget,
+    RetryBudgetRules,
     RetryPolicy,
     RetryVerdict,
     is_retryable,
     next_action,
 )
+from agentrt.flow._retry_model import RetryingModel
 from agentrt.flow._routing import RoutedModel, RoutingTable
 from agentrt.flow._throttle import AdaptiveThrottle, Throttled
+from agentrt.flow._throttle_model import ThrottlingModel
 
 __all__ = [
     "AdaptiveLimit",
     "AdaptiveThrottle",
+    "BreakerModel",
     "BreakerState",
     "CircuitBreaker",
     "CircuitOpen",
+    "ConcurrencyLimitedModel",
     "ConcurrencyLimiter",
     "Deadline",
     "DeadlineExceeded",
@@ -65,18 +84,21 @@ __all__ = [
     "Permit",
     "RateBuckets",
     "RateGate",
+    "RateLimitedModel",
     "Reservation",
-    "ResilientModel",
     "RetryAfter",
     "RetryBudget",
+    "RetryBudgetRules",
     "RetryPolicy",
     "RetryVerdict",
+    "RetryingModel",
     "RoutedModel",
     "RoutingTable",
     "Sample",
     "SharedBudget",
     "StaticLimit",
     "Throttled",
+    "ThrottlingModel",
     "client_for_role",
     "current_deadline",
     "fail_after",

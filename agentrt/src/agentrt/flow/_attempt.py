@@ -1,9 +1,10 @@
 """The book-keeping of one resilient call and its attempts, as plain data.
 
-:class:`~agentrt.flow._resilient.ResilientModel` keeps a :class:`CallState`
-per logical call and a :class:`Ticket` per attempt (what it holds, to be
-given back exactly once), and folds the attempts into one
-:class:`~agentrt.metrics._record.CallRecord` with :func:`call_record`.
+:class:`~agentrt.flow.RetryingModel` keeps a :class:`CallState` per logical
+call and folds its attempts into one
+:class:`~agentrt.metrics._record.CallRecord` with :func:`call_record`; the
+layers under it share one :class:`Attempt` per attempt (see
+:mod:`agentrt.flow._layer`).
 """
 
 from __future__ import annotations
@@ -13,15 +14,13 @@ from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 
 from agentrt._errors import ProviderError
-from agentrt.flow._limiter import Permit
-from agentrt.flow._ratelimit import Reservation
 from agentrt.llm._types import ChatRequest, ChatResult, StreamEvent
 from agentrt.metrics._record import CallRecord, Outcome
 from agentrt.metrics._recorder import MetricsRecorder, current_stage
 
 __all__ = [
+    "Attempt",
     "CallState",
-    "Ticket",
     "aclose_events",
     "call_record",
     "is_drop",
@@ -61,6 +60,20 @@ async def aclose_events(events: AsyncIterator[StreamEvent]) -> None:
 
 
 @dataclass(slots=True)
+class Attempt:
+    """What the flow layers of one attempt learn about it, top to bottom.
+
+    ``sent``: the request left the flow layers for the model under them
+    (the provider may have charged it); an admission that failed or was
+    cancelled leaves it unsent. ``queue_wait``: seconds the layers spent
+    admitting it (rate buckets, permits).
+    """
+
+    sent: bool = False
+    queue_wait: float = 0.0
+
+
+@dataclass(slots=True)
 class CallState:
     """Book-keeping of one logical call across its attempts."""
 
@@ -72,18 +85,6 @@ class CallState:
     queue_wait: float = 0.0
     retrying: bool = False  # holds one of the budget's retries in flight
     scratch: list[CallRecord] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class Ticket:
-    """What one attempt holds; everything here is given back exactly once."""
-
-    reservation: Reservation | None = None
-    permit: Permit | None = None
-    probe: int | None = None  # the breaker's half-open period, when this is a probe
-    sent: bool = False  # the request went out (the provider may have charged it)
-    settled: bool = False  # the reservation was corrected by an outcome
-    judged: bool = False  # the breaker heard this attempt's outcome
 
 
 def call_record(

@@ -1,7 +1,8 @@
-"""Clients for configured roles, behind the runtime's one retrying layer.
+"""Clients for configured roles: the backend under the runtime's flow layers.
 
-Lives in :mod:`agentrt.flow` (not :mod:`agentrt.llm`) so that the model
-clients never import the flow control that wraps them.
+The one place that stacks the flow layers for a configured endpoint. Lives
+in :mod:`agentrt.flow` (not :mod:`agentrt.llm`) so that the model clients
+never import the flow control that wraps them.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ import random
 from agentrt._clock import Clock
 from agentrt._config import DEFAULT_ROLE, Settings
 from agentrt.flow._breaker import CircuitBreaker
+from agentrt.flow._breaker_model import BreakerModel
+from agentrt.flow._concurrency_model import ConcurrencyLimitedModel
 from agentrt.flow._gate import LocalRetryBudget, SharedBudget
-from agentrt.flow._resilient import ResilientModel
-from agentrt.flow._retry import RetryBudget, RetryPolicy
+from agentrt.flow._retry import RetryBudget, RetryBudgetRules, RetryPolicy
+from agentrt.flow._retry_model import RetryingModel
 from agentrt.llm._factory import make_client
 from agentrt.llm._protocol import ChatModel
+from agentrt.llm._wrapper import max_concurrency
 from agentrt.metrics._recorder import MetricsRecorder
 
 __all__ = ["client_for_role", "retry_budget", "retry_policy"]
@@ -30,12 +34,14 @@ def retry_budget(settings: Settings) -> LocalRetryBudget:
     r = settings.retry
     return LocalRetryBudget(
         RetryBudget(
-            share=r.share,
-            min_in_flight=r.min_in_flight,
-            ratio=r.ratio,
-            burst=r.burst,
-            brownout_ratio=r.brownout_ratio,
-            window=r.window,
+            RetryBudgetRules(
+                share=r.share,
+                min_in_flight=r.min_in_flight,
+                ratio=r.ratio,
+                burst=r.burst,
+                brownout_ratio=r.brownout_ratio,
+                window=r.window,
+            )
         )
     )
 
@@ -57,20 +63,22 @@ def client_for_role(
 ) -> ChatModel:
     """The client serving ``role``, behind the runtime's one retrying layer.
 
-    With ``resilient`` (the default) the backend client is wrapped in a
-    :class:`~agentrt.flow.ResilientModel` with the configured retry policy,
-    full-jitter backoff, propagating deadlines and a circuit breaker, and
-    one metrics record per call whose ``attempts`` counts the requests
-    sent. ``budget`` is the retry budget to share (see :func:`retry_budget`);
-    without one the client gets its own, built from ``settings``.
+    With ``resilient`` (the default) the backend client is held to its
+    endpoint's ``max_concurrency`` (:class:`~agentrt.flow.ConcurrencyLimitedModel`,
+    where one is set), behind a circuit breaker (:class:`~agentrt.flow.BreakerModel`)
+    and a :class:`~agentrt.flow.RetryingModel` with the configured retry
+    policy, full-jitter backoff, propagating deadlines and one metrics
+    record per call whose ``attempts`` counts the requests sent. ``budget``
+    is the retry budget to share (see :func:`retry_budget`); without one
+    the client gets its own, built from ``settings``.
     """
     name, cfg = settings.endpoint_for(role)
     if not resilient:
         return make_client(cfg, name=name, clock=clock, recorder=recorder)
-    inner = make_client(cfg, name=name, clock=clock)
-    return ResilientModel(
-        inner,
-        breaker=CircuitBreaker(),
+    backend = make_client(cfg, name=name, clock=clock)
+    limited = ConcurrencyLimitedModel(backend) if max_concurrency(backend) else backend
+    return RetryingModel(
+        BreakerModel(limited, CircuitBreaker()),
         budget=budget if budget is not None else retry_budget(settings),
         policy=retry_policy(settings),
         name=name,

@@ -1,12 +1,13 @@
 """Where the limits live: in this process, or shared (Redis) by many.
 
-The driver (:class:`~agentrt.flow._resilient.ResilientModel`) talks to rate
-buckets and the retry budget through these two small async protocols, so
-the same driver runs with in-process state (:class:`LocalRateGate`,
-:class:`LocalRetryBudget`) or with state that N worker processes on many
-machines share (:mod:`agentrt.flow._redis_store`). Times cross this
-boundary as *durations* (seconds to wait, age of a header), never as
-instants, because each process has its own clock origin.
+The drivers (:class:`~agentrt.flow.RateLimitedModel`,
+:class:`~agentrt.flow.RetryingModel`) talk to rate buckets and the retry
+budget through these two small async protocols, so the same drivers run
+with in-process state (:class:`LocalRateGate`, :class:`LocalRetryBudget`)
+or with state that N worker processes on many machines share
+(:mod:`agentrt.flow._redis_store`). Times cross this boundary as
+*durations* (seconds to wait, age of a header), never as instants,
+because each process has its own clock origin.
 """
 
 from __future__ import annotations
@@ -82,14 +83,12 @@ class LocalRateGate:
         *,
         clock: Clock,
         headroom: float = 0.03,
-        refund_unused_output: bool = False,
     ) -> None:
         self.clock = clock
         self.buckets = RateBuckets(
             with_headroom(rpm, headroom),
             with_headroom(tpm, headroom),
             now=clock.now(),
-            refund_unused_output=refund_unused_output,
         )
 
     async def reserve(self, tokens: float) -> Reservation | float:

@@ -9,7 +9,8 @@ reservation is corrected:
 
 * from the usage the provider reported (the input estimate becomes the
   real input count; unused output is refunded only for providers that
-  charge actual output, ``refund_unused_output=True``);
+  charge actual output: the settled charge is the caller's, see
+  :class:`~agentrt.flow.RateLimitedModel`);
 * from the provider's own view, ``x-ratelimit-remaining-*`` (OpenAI) or
   ``anthropic-ratelimit-*-remaining`` headers: a bucket never believes it
   holds more than the provider said remained (plus what refilled since);
@@ -130,11 +131,9 @@ class RateBuckets:
         tpm: int | None,
         *,
         now: float = 0.0,
-        refund_unused_output: bool = False,
     ) -> None:
         self.requests = _Bucket(rpm, rpm, now) if rpm else None
         self.tokens = _Bucket(tpm, tpm, now) if tpm else None
-        self.refund_unused_output = refund_unused_output
         self.blocked_until = -math.inf
 
     def _refill(self, now: float) -> None:

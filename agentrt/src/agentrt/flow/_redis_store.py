@@ -25,7 +25,7 @@ from redis.asyncio import Redis
 from agentrt._clock import Clock
 from agentrt.flow._gate import with_headroom
 from agentrt.flow._ratelimit import HeaderView, Reservation
-from agentrt.flow._retry import RetryVerdict
+from agentrt.flow._retry import RetryBudgetRules, RetryVerdict
 
 __all__ = ["RedisRateGate", "RedisRetryBudget"]
 
@@ -230,29 +230,23 @@ class RedisRetryBudget:
         self,
         redis: Redis,
         key: str,
+        rules: RetryBudgetRules | None = None,
         *,
-        share: float = 0.2,
-        min_in_flight: int = 3,
-        ratio: float = 0.02,
-        burst: float = 1.0,
-        brownout_ratio: float = 0.4,
-        window: int = 50,
-        min_samples: int = 10,
-        recent: int = 10,
         ttl_s: float = 600.0,
     ) -> None:
         self.redis = redis
         self.key = key
+        r = rules or RetryBudgetRules()
         self._params = [
-            share,
-            min_in_flight,
-            ratio,
-            burst,
+            r.share,
+            r.min_in_flight,
+            r.ratio,
+            r.burst,
             int(ttl_s * 1000),
-            brownout_ratio,
-            window,
-            min_samples,
-            recent,
+            r.brownout_ratio,
+            r.window,
+            r.min_samples,
+            r.recent,
         ]
         self._script = redis.register_script(_BUDGET)
 

@@ -18,7 +18,7 @@ Google SRE settled on:
 * only what can succeed when repeated is retried (connection errors, 408,
   409, 429, 5xx, 529) — never a quota-exhausted 429 or another 4xx;
 * a 429 with ``Retry-After`` is pacing, not failure: the driver waits and
-  sends again without spending from this budget (see ``ResilientModel``);
+  sends again without spending from this budget (see ``RetryingModel``);
 * no attempt starts at or after the caller's deadline.
 
 :func:`next_action` is the core, in the spirit of tenacity's ``iter()``: it
@@ -40,6 +40,7 @@ __all__ = [
     "GiveUp",
     "RetryAfter",
     "RetryBudget",
+    "RetryBudgetRules",
     "RetryPolicy",
     "RetryVerdict",
     "is_retryable",
@@ -130,6 +131,34 @@ def next_action(
 RetryVerdict = Literal["granted", "busy", "refused"]
 
 
+@dataclass(frozen=True, slots=True)
+class RetryBudgetRules:
+    """The limits of a :class:`RetryBudget`, wherever its counters are kept.
+
+    ``share`` and ``min_in_flight`` bound the retries out at once;
+    ``ratio`` and ``burst`` the retries over time during a brownout, which
+    is a failure share of at least ``brownout_ratio`` over about the last
+    ``window`` outcomes (once ``min_samples`` are known), or over the last
+    ``recent`` for the quick signal.
+    """
+
+    share: float = 0.2
+    min_in_flight: int = 3
+    ratio: float = 0.02
+    burst: float = 1.0
+    brownout_ratio: float = 0.4
+    window: int = 50
+    min_samples: int = 10
+    recent: int = 10
+
+    def __post_init__(self) -> None:
+        fractions = 0 <= self.share <= 1 and 0 <= self.ratio <= 1 and 0 < self.brownout_ratio <= 1
+        if not fractions:
+            raise ValueError("share, ratio and brownout_ratio are fractions in [0, 1]")
+        if self.window < 1 or self.min_samples < 0:
+            raise ValueError("window must be at least 1 and min_samples at least 0")
+
+
 class RetryBudget:
     """The retry allowance shared by every call that is given it.
 
@@ -166,32 +195,11 @@ class RetryBudget:
     counters in Redis for many processes.
     """
 
-    def __init__(
-        self,
-        *,
-        share: float = 0.2,
-        min_in_flight: int = 3,
-        ratio: float = 0.02,
-        burst: float = 1.0,
-        brownout_ratio: float = 0.4,
-        window: int = 50,
-        min_samples: int = 10,
-        recent: int = 10,
-    ) -> None:
-        if not 0 <= share <= 1 or not 0 <= ratio <= 1 or not 0 < brownout_ratio <= 1:
-            raise ValueError("share, ratio and brownout_ratio are fractions in [0, 1]")
-        if window < 1 or min_samples < 0:
-            raise ValueError("window must be at least 1 and min_samples at least 0")
-        self.share = share
-        self.min_in_flight = min_in_flight
-        self.ratio = ratio
-        self.burst = burst
-        self.brownout_ratio = brownout_ratio
-        self.window = window
-        self.min_samples = min_samples
+    def __init__(self, rules: RetryBudgetRules | None = None) -> None:
+        self.rules = rules or RetryBudgetRules()
         self.active = 0
         self.retrying = 0
-        self.balance = burst
+        self.balance = self.rules.burst
         self.calls = 0
         self.retries = 0
         self.denied = 0
@@ -199,27 +207,27 @@ class RetryBudget:
         self.failures_seen = 0
         self.failure_rate = 0.0
         # the last ``recent`` outcomes (True: failed): the quick signal
-        self._recent: collections.deque[bool] = collections.deque(maxlen=recent)
+        self._recent: collections.deque[bool] = collections.deque(maxlen=self.rules.recent)
 
     def in_flight_cap(self) -> int:
-        return max(self.min_in_flight, math.floor(self.share * self.active))
+        return max(self.rules.min_in_flight, math.floor(self.rules.share * self.active))
 
     def in_brownout(self) -> bool:
-        if self.samples < self.min_samples:
+        if self.samples < self.rules.min_samples:
             return False
         rate = self.failure_rate
-        if self.samples < self.window:
+        if self.samples < self.rules.window:
             # warming up: failures come back before successes, so count the
             # calls still out as not failed (yet) rather than not known
             rate = self.failures_seen / (self.samples + self.active)
-        return rate >= self.brownout_ratio
+        return rate >= self.rules.brownout_ratio
 
     def suspect_brownout(self) -> bool:
         """The last few outcomes fail as often as a brownout's: wait and see."""
         known = len(self._recent)
         if known < max(1, (self._recent.maxlen or 0) // 2):
             return False
-        return sum(self._recent) / known >= self.brownout_ratio
+        return sum(self._recent) / known >= self.rules.brownout_ratio
 
     def busy_enough(self) -> bool:
         """Enough calls in flight for new outcomes to arrive while a retry waits.
@@ -227,12 +235,12 @@ class RetryBudget:
         With only a few calls the quick signal could not change while they
         wait, and a retry held on it would wait for nothing.
         """
-        return self.active >= 2 * max(1, self.min_in_flight)
+        return self.active >= 2 * max(1, self.rules.min_in_flight)
 
     def call_started(self) -> None:
         self.active += 1
         self.calls += 1
-        self.balance = min(self.burst, self.balance + self.ratio)
+        self.balance = min(self.rules.burst, self.balance + self.rules.ratio)
 
     def call_finished(self) -> None:
         self.active = max(0, self.active - 1)
@@ -242,7 +250,7 @@ class RetryBudget:
         self.samples += 1
         self.failures_seen += 0 if ok else 1
         self._recent.append(not ok)
-        alpha = max(1.0 / self.window, 1.0 / self.samples)
+        alpha = max(1.0 / self.rules.window, 1.0 / self.samples)
         self.failure_rate += alpha * ((0.0 if ok else 1.0) - self.failure_rate)
 
     def ask_retry(self) -> RetryVerdict:

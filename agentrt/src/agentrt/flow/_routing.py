@@ -6,7 +6,7 @@ ordered list of endpoints: the first is preferred, the rest are fallbacks
 used when it is unavailable (circuit open, throttled, or failing after its
 own retries). :class:`RoutedModel` is a chat model wrapper that applies a
 table to a set of clients — typically one
-:class:`~agentrt.flow._resilient.ResilientModel` per endpoint, so each
+:class:`~agentrt.flow.RetryingModel` stack per endpoint, so each
 endpoint keeps its own limits and breaker.
 
 Configuration is a mapping, e.g. the ``[routing]`` table of agentrt.toml::

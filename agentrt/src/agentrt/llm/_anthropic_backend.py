@@ -8,12 +8,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agentrt._clock import Clock
 from agentrt._errors import EndpointUnreachable, ProviderError, UnknownModel, UserError
-from agentrt.llm._client import ModelClient, RawResult
+from agentrt.llm._client import RawResult
 from agentrt.llm._openai_backend import parse_retry_after
+from agentrt.llm._sdk_backend import SdkModel
 from agentrt.llm._types import ChatRequest, Usage
-from agentrt.metrics._recorder import MetricsRecorder
 
 __all__ = ["AnthropicModel"]
 
@@ -28,41 +27,23 @@ def _sdk() -> Any:
     return anthropic
 
 
-class AnthropicModel(ModelClient):
+class AnthropicModel(SdkModel[Any]):
     """A Claude model through the Messages API."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        name: str | None = None,
-        timeout_s: float = 600.0,
-        http_client: Any = None,
-        max_concurrency: int | None = None,
-        clock: Clock | None = None,
-        recorder: MetricsRecorder | None = None,
-    ) -> None:
-        super().__init__(
-            model=model,
-            name=name or "anthropic",
-            max_concurrency=max_concurrency,
-            clock=clock,
-            recorder=recorder,
-        )
+    def _default_name(self, base_url: str | None) -> str:
+        return "anthropic"
+
+    def _connect(
+        self, *, base_url: str | None, api_key: str | None, timeout_s: float, http_client: Any
+    ) -> Any:
         self._anthropic = _sdk()
-        self.base_url = base_url
-        self.sdk = self._anthropic.AsyncAnthropic(
+        return self._anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=base_url,
             max_retries=0,  # one retrying layer: ours
             timeout=timeout_s,
             http_client=http_client,
         )
-
-    async def aclose(self) -> None:
-        await self.sdk.close()
 
     def _params(self, request: ChatRequest, model: str) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")

@@ -88,7 +88,7 @@ class ModelClient(abc.ABC):
 
     ``max_concurrency`` is how many calls the endpoint serves at once, as
     configured; the client itself does not limit (one concurrency layer):
-    :class:`~agentrt.flow.ResilientModel` holds calls to it, and reports the
+    :class:`~agentrt.flow.ConcurrencyLimitedModel` holds calls to it, and reports the
     wait as their queue wait. ``name`` labels the endpoint in metrics.
     """
 

@@ -15,11 +15,10 @@ from typing import Any
 import httpx
 import openai
 
-from agentrt._clock import Clock
 from agentrt._errors import EndpointUnreachable, ProviderError, UnknownModel
-from agentrt.llm._client import ModelClient, RawResult
+from agentrt.llm._client import RawResult
+from agentrt.llm._sdk_backend import SdkModel
 from agentrt.llm._types import ChatRequest, Usage
-from agentrt.metrics._recorder import MetricsRecorder
 
 __all__ = ["OpenAIModel", "parse_retry_after", "prepare_sdk"]
 
@@ -56,45 +55,26 @@ async def prepare_sdk(sdk: openai.AsyncOpenAI) -> None:
         sdk._platform = await asyncio.to_thread(get_platform)
 
 
-class OpenAIModel(ModelClient):
+class OpenAIModel(SdkModel[openai.AsyncOpenAI]):
     """A model behind an OpenAI-compatible ``/v1/chat/completions``.
 
     ``http_client`` is handed to the SDK as is: an ``httpx.AsyncClient`` (the
-    SDK duck-types it) or the SDK's own ``httpx2`` client; tests pass one
-    whose transport is the in-process simulator.
+    SDK duck-types it) or the SDK's own ``httpx2`` client.
     """
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        name: str | None = None,
-        timeout_s: float = 600.0,
-        http_client: Any = None,
-        max_concurrency: int | None = None,
-        clock: Clock | None = None,
-        recorder: MetricsRecorder | None = None,
-    ) -> None:
-        super().__init__(
-            model=model,
-            name=name or base_url or "openai",
-            max_concurrency=max_concurrency,
-            clock=clock,
-            recorder=recorder,
-        )
-        self.base_url = base_url
-        self.sdk = openai.AsyncOpenAI(
+    def _default_name(self, base_url: str | None) -> str:
+        return base_url or "openai"
+
+    def _connect(
+        self, *, base_url: str | None, api_key: str | None, timeout_s: float, http_client: Any
+    ) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "not-needed",
             max_retries=0,  # one retrying layer: ours
             timeout=timeout_s,
             http_client=http_client,
         )
-
-    async def aclose(self) -> None:
-        await self.sdk.close()
 
     async def prepare(self) -> None:
         """Do the SDK's one-time setup now rather than inside the first timed call.

@@ -2,7 +2,7 @@
 
 Backends subclass :class:`~agentrt.llm._client.ModelClient` (which does the
 timing and the records); wrappers that add behaviour around another model —
-flow control (:class:`~agentrt.flow.ResilientModel`), routing, replica
+flow control (:class:`~agentrt.flow.RetryingModel` and its layers), routing, replica
 affinity — implement this protocol instead of subclassing a backend and
 stubbing its primitives, in the manner of pydantic-ai's wrapper models.
 Code that only *uses* a model should accept a :class:`ChatModel`.

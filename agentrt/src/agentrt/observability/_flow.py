@@ -1,7 +1,8 @@
 """What flow control is doing right now: limits in force and retry budget use.
 
-Read from the clients themselves (a :class:`~agentrt.flow.ResilientModel`
-exposes its limiter and budget), so the dashboard and ``/metrics`` show the
+Read from the clients' own layers (a
+:class:`~agentrt.flow.ConcurrencyLimitedModel` exposes its limiter, a
+:class:`~agentrt.flow.RetryingModel` its budget), so the dashboard and ``/metrics`` show the
 limits the adaptive limiter has learned, not the configured starting points.
 """
 
@@ -11,9 +12,11 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from agentrt.flow._concurrency_model import ConcurrencyLimitedModel
 from agentrt.flow._gate import LocalRetryBudget
-from agentrt.flow._resilient import ResilientModel
+from agentrt.flow._retry_model import RetryingModel
 from agentrt.llm._protocol import ChatModel
+from agentrt.llm._wrapper import find_layer
 
 __all__ = ["FlowState", "LimitState", "RetryBudgetState", "flow_state"]
 
@@ -55,18 +58,25 @@ def flow_state(clients: Iterable[ChatModel]) -> FlowState:
     budget: RetryBudgetState | None = None
     seen: set[int] = set()
     for c in clients:
-        if id(c) in seen or not isinstance(c, ResilientModel):
+        if id(c) in seen:
             continue
         seen.add(id(c))
-        if c.limiter is not None:
-            limits.append(LimitState(c.name, c.limiter.limit, c.limiter.in_use, c.limiter.waiting))
-        if budget is None and isinstance(c.budget, LocalRetryBudget):
-            b = c.budget.budget
+        limited = find_layer(c, ConcurrencyLimitedModel)
+        if limited is not None:
+            lim = limited.limiter
+            limits.append(LimitState(c.name, lim.limit, lim.in_use, lim.waiting))
+        retrying = find_layer(c, RetryingModel)
+        if (
+            budget is None
+            and retrying is not None
+            and isinstance(retrying.budget, LocalRetryBudget)
+        ):
+            b = retrying.budget.budget
             budget = RetryBudgetState(
                 b.retrying,
                 b.in_flight_cap(),
                 round(b.balance, 3),
-                b.burst,
+                b.rules.burst,
                 b.calls,
                 b.retries,
                 b.denied,

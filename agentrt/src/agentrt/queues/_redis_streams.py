@@ -45,6 +45,7 @@ from agentrt.queues import _redis_scripts as scripts
 from agentrt.queues._epoch import EpochClock
 from agentrt.queues._fairness import FairPolicy, GroupFair
 from agentrt.queues._redis_keys import GROUP, SEP, RedisKeys, s_, unavailable
+from agentrt.queues._redis_records import read_dead, read_effects, read_records, read_results
 from agentrt.queues._redis_waiting import group_depth, read_stage
 from agentrt.queues._signal import ChangeSignal
 from agentrt.queues._types import (
@@ -382,59 +383,20 @@ class RedisQueue:
     # -- queries ------------------------------------------------------------
     @unavailable
     async def results(self, item: str, stages: Sequence[str]) -> dict[str, dict[str, Any]]:
-        if not stages:
-            return {}
-        vals = await self.r.hmget(self.keys.effects, [f"{item}{SEP}{s}" for s in stages])
-        return {s: json.loads(v) for s, v in zip(stages, vals, strict=True) if v is not None}
+        return await read_results(self.r, self.keys, item, stages)
 
     @unavailable
     async def effects(self) -> list[tuple[str, str]]:
         """Every (item, stage) whose effect is recorded."""
-        out = []
-        for k in await self.r.hkeys(self.keys.effects):
-            item, _, stage = s_(k).partition(SEP)
-            out.append((item, stage))
-        return out
+        return await read_effects(self.r, self.keys)
 
     @unavailable
     async def dead(self) -> list[Message]:
-        out = []
-        for _, fields in await self.r.xrange(self.dead_stream):
-            f = {s_(k): s_(v) for k, v in fields.items()}
-            payload = json.loads(f["payload"])
-            out.append(Message(f["item"], f["stage"], f["job"], payload, group=f.get("group", "")))
-        return out
+        return await read_dead(self.r, self.keys)
 
     @unavailable
     async def records(self, job: str | None = None) -> list[StageRecord]:
-        keys = sorted(s_(k) for k in await self.r.smembers(self.keys.records))
-        async with self.r.pipeline(transaction=False) as p:
-            for k in keys:
-                p.hgetall(k)
-            rows = await p.execute()
-        out = []
-        for row in rows:
-            h = {s_(k): s_(v) for k, v in row.items()}
-            if not h or (job is not None and h["job"] != job):
-                continue
-
-            def num(name: str, h: dict[str, str] = h) -> float | None:
-                return float(h[name]) if name in h else None
-
-            out.append(
-                StageRecord(
-                    h["item"],
-                    h["stage"],
-                    h["job"],
-                    StageState(h["state"]),
-                    int(h.get("attempts", "0")),
-                    num("queued_at"),
-                    num("started_at"),
-                    num("finished_at"),
-                    h.get("error"),
-                )
-            )
-        return out
+        return await read_records(self.r, self.keys, job)
 
     async def wait(self, timeout_s: float) -> None:
         await self._signal.wait(timeout_s)
