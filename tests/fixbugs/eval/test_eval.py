@@ -2,6 +2,7 @@ import io
 import json
 import sys
 import tarfile
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -133,13 +134,18 @@ async def test_eval_scores_only_after_the_agent_and_the_agent_never_sees_gold(
     )
     assert order == ["agent", "gold"]
     [r] = results
-    assert r.scores["agent"]["rank"] == 2 and r.scores["agent"]["line_hit"]
+    assert r.scores["agent"].rank == 2 and r.scores["agent"].line_hit
     assert r.validated is False and r.validation_detail == "no patch"
-    assert r.scores["bm25"]["top1"]  # "add" and "calc" point BM25 at calc/ops.py
-    assert r.scores["traceback"]["rank"] is None  # only a test frame: no project frame to rank
+    assert r.scores["bm25"].top1  # "add" and "calc" point BM25 at calc/ops.py
+    assert r.scores["traceback"].rank is None  # only a test frame: no project frame to rank
     s = summarize(results)
-    assert s["localization"]["agent"] == {"top1": 0.0, "top3": 1.0, "top5": 1.0, "line_hit": 1.0}
-    assert s["reproduction_confirmed"] == 1 and s["validated_fixes"] == 0
+    assert asdict(s.localization["agent"]) == {
+        "top1": 0.0,
+        "top3": 1.0,
+        "top5": 1.0,
+        "line_hit": 1.0,
+    }
+    assert s.reproduction_confirmed == 1 and s.validated_fixes == 0
 
 
 async def test_validation_rejects_a_patch_that_does_not_apply(tmp_path: Path):
@@ -170,7 +176,7 @@ async def test_end_to_end_on_one_real_case_and_the_scorer_checks_fixes_for_real(
     cases = load_cases(DEV, case_id="thefuck-9")
     [r] = await run_eval(cases, python_env=lambda py, reqs: env)
     assert r.reproduction_confirmed is True
-    assert r.scores["agent"]["top3"]
+    assert r.scores["agent"].top3
     gold = fixbugs.eval.score.load_gold(DEV / "thefuck-9")
     assert (await validate_patch(DEV / "thefuck-9", gold.patch, env)).validated
     first = sorted(gold.files)[0]

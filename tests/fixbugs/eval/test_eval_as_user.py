@@ -59,5 +59,5 @@ async def test_as_user_run_finds_the_venv_and_truly_confirms(user_venv, wheels_e
     note = r.notes[-1]
     assert "(the case venv)" in note and "truly confirmed True" in note, note
     assert r.reproduction_confirmed is True  # the test asserts it ran under 3.10
-    assert r.agent[0] == "calc/ops.py" and r.scores["agent"]["top1"]
+    assert r.agent[0] == "calc/ops.py" and r.scores["agent"].top1
     assert r.region_hit and r.root_cause is not None and r.root_cause[0] == "calc/ops.py"
