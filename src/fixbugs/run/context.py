@@ -94,7 +94,7 @@ class Reproduction:
     """Whether the bug was seen to fail: one ``status``.
 
     ``confirmed`` only when the named tests were collected, ran, and failed
-    or errored in the test itself (:func:`fixbugs.pyenv.testrun.classify_run`);
+    or errored in the test itself (:func:`fixbugs.pyenv.testverdict.classify_run`);
     "could not run" (collection or import errors, usage errors, no tests,
     no interpreter or no pytest) is never a reproduction.
     """

@@ -1,6 +1,7 @@
 """The service's job flow: admission, the durable queue, workers, status.
 
-A submitted bug is one item of a one-stage pipeline (``investigate``) on an
+A submitted bug is one item of a one-stage pipeline (``investigate``), or of
+the staged agent's queue stages (:mod:`fixbugs.queued`), on an
 :mod:`agentrt.queues` backend — SQLite embedded by default, Redis Streams
 when workers run on other machines. The queue is bounded: a submission that
 finds it full is refused with the time to come back (:mod:`.admission`),

@@ -21,7 +21,7 @@ async def run_relevance(ctx: RunContext, static: list[FileEvidence]) -> list[Fil
     """Model relevance over the top candidates' file chunks (scatter-gather)."""
     if ctx.models is None or not ctx.options.use_model:
         return []
-    res = await relevance_evidence(  # the same call and settings as eval's localize()
+    res = await relevance_evidence(  # the shared localization settings (RELEVANCE)
         ctx.models.map,
         ctx.inputs.report.title + "\n" + ctx.inputs.report.body,
         ctx.failure or ParsedFailure(),
