@@ -1,11 +1,10 @@
-import io
 import json
 import sys
-import tarfile
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from evalkit import calc_case
 
 import fixbugs.eval.score
 from fixbugs.errors import InputError
@@ -30,8 +29,6 @@ tests/test_calc.py:4: AssertionError
 
 
 def make_case(root: Path, name: str = "calc-1") -> Path:
-    case = root / name
-    case.mkdir(parents=True)
     files = {
         "calc/__init__.py": "",
         "calc/ops.py": "def add(a, b):\n    return a - b\n",
@@ -40,36 +37,7 @@ def make_case(root: Path, name: str = "calc-1") -> Path:
             "from calc.ops import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
         ),
     }
-    with tarfile.open(case / "repo.tar.gz", "w:gz") as tar:
-        for path, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(path)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    (case / "report.md").write_text(REPORT)
-    (case / "case.json").write_text(
-        json.dumps(
-            {
-                "id": name,
-                "python": "3",
-                "test_command": "python -m pytest tests/test_calc.py::test_add",
-                "test_files": ["tests/test_calc.py"],
-                "failing_tests": ["tests/test_calc.py::test_add"],
-                "requirements": [],
-                "pass_to_pass": [],
-            }
-        )
-    )
-    (case / "gold.json").write_text(
-        json.dumps(
-            {
-                "files": ["calc/ops.py"],
-                "hunks": [{"file": "calc/ops.py", "start": 2, "end": 2}],
-                "patch": "",
-            }
-        )
-    )
-    return case
+    return calc_case(root, files, REPORT, name=name)
 
 
 def test_localization_score_hits_at_1_3_5_and_line_overlap():
