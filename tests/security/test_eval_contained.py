@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalkit import TEST_ADD, calc_case
+from evalkit import TEST_ADD, calc_case, pytest_report
 from hostile import NEEDS_NAMESPACES, PY, host_has
 
 from fixbugs.eval.run import load_cases, run_eval
@@ -21,16 +21,7 @@ from fixbugs.eval.score import validate_patch
 
 pytestmark = NEEDS_NAMESPACES
 
-REPORT = """# tests/test_calc.py::test_add fails
-
-```
-tests/test_calc.py F
-    def test_add():
->       assert add(1, 2) == 3
-E       assert -1 == 3
-tests/test_calc.py:6: AssertionError
-```
-"""
+REPORT = pytest_report(6)
 FIX = """--- a/calc/ops.py
 +++ b/calc/ops.py
 @@ -1,2 +1,2 @@

@@ -15,9 +15,23 @@ import tarfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["TEST_ADD", "calc_case"]
+__all__ = ["TEST_ADD", "calc_case", "pytest_report"]
 
 TEST_ADD = "tests/test_calc.py::test_add"
+
+
+def pytest_report(line: int) -> str:
+    """A bug report that pastes pytest's failure of ``test_add`` (its assert at ``line``)."""
+    return f"""# {TEST_ADD} fails
+
+```
+tests/test_calc.py F
+    def test_add():
+>       assert add(1, 2) == 3
+E       assert -1 == 3
+tests/test_calc.py:{line}: AssertionError
+```
+"""
 
 
 def calc_case(

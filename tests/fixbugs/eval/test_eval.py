@@ -4,7 +4,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from evalkit import calc_case
+from evalkit import calc_case, pytest_report
 
 import fixbugs.eval.score
 from fixbugs.errors import InputError
@@ -16,16 +16,7 @@ from fixbugs.pyenv.testenv import env_key
 
 DEV = Path(__file__).resolve().parents[3].parent / "shared" / "bugs" / "dev"
 
-REPORT = """# tests/test_calc.py::test_add fails
-
-```
-tests/test_calc.py F
-    def test_add():
->       assert add(1, 2) == 3
-E       assert -1 == 3
-tests/test_calc.py:4: AssertionError
-```
-"""
+REPORT = pytest_report(4)
 
 
 def make_case(root: Path, name: str = "calc-1") -> Path:
