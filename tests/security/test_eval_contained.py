@@ -11,11 +11,9 @@ fix validates, the bug is reproduced).
 
 from __future__ import annotations
 
-import io
-import json
-import tarfile
 from pathlib import Path
 
+from evalkit import TEST_ADD, calc_case, pytest_report
 from hostile import NEEDS_NAMESPACES, PY, host_has
 
 from fixbugs.eval.run import load_cases, run_eval
@@ -23,16 +21,7 @@ from fixbugs.eval.score import validate_patch
 
 pytestmark = NEEDS_NAMESPACES
 
-REPORT = """# tests/test_calc.py::test_add fails
-
-```
-tests/test_calc.py F
-    def test_add():
->       assert add(1, 2) == 3
-E       assert -1 == 3
-tests/test_calc.py:6: AssertionError
-```
-"""
+REPORT = pytest_report(6)
 FIX = """--- a/calc/ops.py
 +++ b/calc/ops.py
 @@ -1,2 +1,2 @@
@@ -57,28 +46,14 @@ def hostile_case(root: Path, marker: Path) -> Path:
         "tests/test_calc.py": plant
         + "from calc.ops import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
     }
-    case = root / "calc-1"
-    case.mkdir(parents=True)
-    with tarfile.open(case / "repo.tar.gz", "w:gz") as tar:
-        for path, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(path)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    (case / "report.md").write_text(REPORT)
-    meta = {
-        "id": "calc-1",
-        "python": "3",
-        "test_command": "python -m pytest -s tests/test_calc.py::test_add",
-        "test_files": ["tests/test_calc.py"],
-        "failing_tests": ["tests/test_calc.py::test_add"],
-        "requirements": [],
-        "pass_to_pass": ["tests/test_calc.py::test_add"],
-    }
-    (case / "case.json").write_text(json.dumps(meta))
-    gold = {"files": ["calc/ops.py"], "hunks": [{"file": "calc/ops.py", "start": 2, "end": 2}]}
-    (case / "gold.json").write_text(json.dumps({**gold, "patch": FIX}))
-    return case
+    return calc_case(
+        root,
+        files,
+        REPORT,
+        test_command="python -m pytest -s tests/test_calc.py::test_add",
+        pass_to_pass=[TEST_ADD],
+        patch=FIX,
+    )
 
 
 def _marker(tmp_path: Path) -> Path:

@@ -22,24 +22,22 @@ import stat
 import subprocess
 import tarfile
 import textwrap
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
+from svckit import in_process, memory_service, whole_report
 
-from agentrt import FakeClock
-from agentrt.queues import MemoryQueue
-from agentrt.sim import StreamingASGITransport
 from fixbugs.errors import InputError
 from fixbugs.inputs import load_inputs, open_repo
 from fixbugs.run.agent import apply_to_repo
 from fixbugs.run.progress import EventSink
+from fixbugs.run.report_schema import ReportModel
 from fixbugs.sandbox import Sandbox
-from fixbugs.service import ApiKeys, JobService, Workspace, create_app
+from fixbugs.service import ApiKeys, BugSpec, create_app
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -246,39 +244,23 @@ def tar_gz(root: Path, top: str) -> bytes:
     return buf.getvalue()
 
 
-async def files_investigator(spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
+async def files_investigator(spec: BugSpec, sink: EventSink) -> ReportModel:
     """The service's input loading, as the agent's investigator does it; reports what it read."""
-    inputs = await asyncio.to_thread(load_inputs, Path(spec["report"]), Path(spec["repo"]))
+    inputs = await asyncio.to_thread(spec.load)
     try:
-        return {
-            "title": spec["title"],
-            "files": list(inputs.repo.files()),
-            "calc": inputs.repo.read("pkg/calc.py"),
-        }
+        return whole_report(
+            spec.title, files=list(inputs.repo.files()), calc=inputs.repo.read("pkg/calc.py")
+        )
     finally:
         inputs.repo.close()
 
 
 @pytest.fixture
 async def client(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
-    clock = FakeClock()
-    service = JobService(
-        MemoryQueue(clock=clock, max_deliveries=1),
-        files_investigator,
-        Workspace(tmp_path / "ws"),
-        clock=clock,
-        capacity=4,
-        workers=1,
-    )
+    service = memory_service(tmp_path / "ws", files_investigator, capacity=4)
     app = create_app(service, keys=ApiKeys({"k": "tenant"}), run_workers=False)
-    transport = StreamingASGITransport(app, raise_app_exceptions=False)
-    async with (
-        httpx.AsyncClient(transport=transport, base_url="http://test") as c,
-        asyncio.TaskGroup() as tg,
-    ):
-        workers = tg.create_task(service.run())
+    async with in_process(app, service) as c:
         yield c
-        workers.cancel()
 
 
 async def test_an_uploaded_bare_repository_runs_no_filter_on_the_service_host(

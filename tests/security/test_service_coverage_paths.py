@@ -16,8 +16,6 @@ serves no markdown), and B sees nothing of A's bug.
 from __future__ import annotations
 
 import asyncio
-import io
-import tarfile
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -26,8 +24,8 @@ from pathlib import Path
 import httpx
 import pytest
 from hostile import NEEDS_NAMESPACES, SHADOW_FORMS, coverage_shadow
+from svckit import in_process, tar_gz
 
-from agentrt.sim import StreamingASGITransport
 from fixbugs.service import ApiKeys
 from fixbugs.service.serve import ServeConfig, build_app
 
@@ -81,14 +79,7 @@ def repository(keyfile: Path) -> dict[str, str]:
 
 
 def tgz(files: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for rel, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"repo/{rel}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+    return tar_gz({f"repo/{rel}": text.encode() for rel, text in files.items()})
 
 
 @dataclass
@@ -107,15 +98,9 @@ async def svc(tmp_path: Path) -> AsyncIterator[Svc]:
         tenant_keys=dict(ApiKeys.from_file(keys.path).items()),  # as --api-key-file
     )
     app, service, telemetry = build_app(cfg, models=None, run_workers=False)
-    transport = StreamingASGITransport(app, raise_app_exceptions=False)
     try:
-        async with (
-            httpx.AsyncClient(transport=transport, base_url="http://test") as client,
-            asyncio.TaskGroup() as tg,
-        ):
-            workers = tg.create_task(service.run())
+        async with in_process(app, service) as client:
             yield Svc(client, keys)
-            workers.cancel()
     finally:
         telemetry.shutdown()
 

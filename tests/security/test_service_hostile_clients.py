@@ -17,13 +17,11 @@ run the app on a :class:`FakeClock`, advanced by hand.
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import logging
 import socket
-import tarfile
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,52 +31,38 @@ import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
+from svckit import InProcess, in_process, memory_service, tar_gz, whole_report
 
 from agentrt import Clock, FakeClock, SystemClock
-from agentrt.queues import MemoryQueue
 from agentrt.sim import StreamingASGITransport
 from fixbugs.run.progress import EventSink, ProgressEvent
-from fixbugs.service import ApiKeys, JobService, Workspace, create_app
+from fixbugs.run.report_schema import ReportModel
+from fixbugs.service import ApiKeys, BugSpec, Investigator, JobService, create_app
 
 KEY = "hostile-clients-key"
 READ_BOUND_S = 10.0  # how long a client waits on the server; a liveness bound, not a timing
 
 
-async def quiet_investigator(spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
+async def quiet_investigator(spec: BugSpec, sink: EventSink) -> ReportModel:
     sink(ProgressEvent("run_started", "run", 0.0, "investigating"))
-    return {"title": spec["title"]}
+    return whole_report(spec.title)
 
 
-async def failing_investigator(spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
+async def failing_investigator(spec: BugSpec, sink: EventSink) -> ReportModel:
     """Fails as a real run does: an OSError whose text names a server path."""
     sink(ProgressEvent("run_started", "run", 0.0, "investigating"))
-    await asyncio.to_thread((Path(spec["repo"]) / "missing" / "conftest.py").read_text)
+    await asyncio.to_thread((spec.repo / "missing" / "conftest.py").read_text)
     raise AssertionError("unreachable: the file does not exist")
 
 
-def service_at(root: Path, clock: Clock, investigator: Any = quiet_investigator) -> JobService:
-    return JobService(
-        MemoryQueue(clock=clock, max_deliveries=1),
-        investigator,
-        Workspace(root),
-        clock=clock,
-        capacity=8,
-        workers=1,
-    )
-
-
-def archive(files: Mapping[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+def service_at(
+    root: Path, clock: Clock, investigator: Investigator = quiet_investigator
+) -> JobService:
+    return memory_service(root, investigator, clock=clock)
 
 
 def upload(report: bytes = b"# add is wrong\n\nit subtracts\n") -> dict[str, Any]:
-    repo = archive({"repo/pkg/__init__.py": b"", "repo/pkg/calc.py": b"def add(a, b):\n"})
+    repo = tar_gz({"repo/pkg/__init__.py": b"", "repo/pkg/calc.py": b"def add(a, b):\n"})
     return {"report": ("r.md", report), "repo": ("r.tar.gz", repo)}
 
 
@@ -316,21 +300,13 @@ def test_a_bad_last_event_id_is_400_without_a_traceback(
 # -- validation errors do not echo ---------------------------------------------------------
 
 
-@dataclass
-class InProcess:
-    client: httpx.AsyncClient
-    service: JobService
-    clock: FakeClock
-
-
 @pytest.fixture
 async def local(tmp_path: Path) -> AsyncIterator[InProcess]:
     """A key-less app in process, addressed as its own ``localhost:8000``."""
     clock = FakeClock()
     service = service_at(tmp_path / "ws", clock, failing_investigator)
     app = create_app(service, run_workers=False)
-    transport = StreamingASGITransport(app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://localhost:8000") as c:
+    async with in_process(app, service, base_url="http://localhost:8000", workers=False) as c:
         yield InProcess(c, service, clock)
 
 

@@ -12,24 +12,23 @@ with a 1 s client timeout: a liveness bound, not a speed measurement.
 from __future__ import annotations
 
 import asyncio
-import io
 import socket
-import tarfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 import uvicorn
 from hostile import NEEDS_NAMESPACES, PY, open_sandbox
+from svckit import memory_service, tar_gz, whole_report
 
 from agentrt import SystemClock
-from agentrt.queues import MemoryQueue
 from fixbugs.localize.sbfl import run_sbfl
 from fixbugs.run.progress import EventSink
+from fixbugs.run.report_schema import ReportModel
 from fixbugs.sandbox import CommandResult
-from fixbugs.service import ApiKeys, JobService, Workspace, create_app
+from fixbugs.service import ApiKeys, BugSpec, create_app
 
 pytestmark = NEEDS_NAMESPACES
 
@@ -50,21 +49,11 @@ FILES = {
 }
 
 
-def archive() -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in FILES.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 def fifo_investigator(sandboxes_at: Path, blocked: threading.Event):
     """What the agent's SBFL step does, in a sandbox of the uploaded repository."""
 
-    async def investigate(spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
-        sb = await asyncio.to_thread(open_sandbox, Path(spec["repo"]), sandboxes_at)
+    async def investigate(spec: BugSpec, sink: EventSink) -> ReportModel:
+        sb = await asyncio.to_thread(open_sandbox, spec.repo, sandboxes_at)
         try:
 
             class Signalling:
@@ -81,19 +70,7 @@ def fifo_investigator(sandboxes_at: Path, blocked: threading.Event):
             result = await run_sbfl(Signalling(), Path(PY), ["test_attack.py"])
         finally:
             await asyncio.to_thread(sb.close)
-        return {  # a whole report: the report route answers with the published model
-            "title": spec["title"],
-            "ranked_files": [],
-            "root_cause": None,
-            "patch": None,
-            "validated": False,
-            "validation": {"summary": "not run", "tried": 0},
-            "reproduction": {"command": None, "origin": "none", "confirmed": False, "summary": "-"},
-            "first_hypothesis_s": None,
-            "total_s": 0.0,
-            "stages": {},
-            "notes": list(result.notes),
-        }
+        return whole_report(spec.title, notes=list(result.notes))
 
     return investigate
 
@@ -102,14 +79,8 @@ def test_healthz_answers_while_a_job_is_blocked_on_a_fifo(tmp_path: Path) -> Non
     blocked = threading.Event()
     (tmp_path / "sandboxes").mkdir()
     clock = SystemClock()
-    service = JobService(
-        MemoryQueue(clock=clock, max_deliveries=1),
-        fifo_investigator(tmp_path / "sandboxes", blocked),
-        Workspace(tmp_path / "ws"),
-        clock=clock,
-        capacity=4,
-        workers=1,
-    )
+    investigator = fifo_investigator(tmp_path / "sandboxes", blocked)
+    service = memory_service(tmp_path / "ws", investigator, clock=clock, capacity=4)
     app = create_app(service, keys=ApiKeys({KEY: "acme"}))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -124,7 +95,10 @@ def test_healthz_answers_while_a_job_is_blocked_on_a_fifo(tmp_path: Path) -> Non
             r = client.post(
                 "/v1/bugs/upload",
                 headers=headers,
-                files={"report": ("r.md", b"# add is wrong\n"), "repo": ("r.tar.gz", archive())},
+                files={
+                    "report": ("r.md", b"# add is wrong\n"),
+                    "repo": ("r.tar.gz", tar_gz(FILES)),
+                },
             )
             assert r.status_code == 202, r.text
             job = r.json()["id"]

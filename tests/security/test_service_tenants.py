@@ -12,52 +12,34 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import tarfile
 import zipfile
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
+from svckit import InProcess, in_process, memory_service, tar_gz, whole_report
 
 from agentrt import FakeClock
-from agentrt.queues import MemoryQueue
-from agentrt.sim import StreamingASGITransport
 from fixbugs.run.progress import EventSink, ProgressEvent
-from fixbugs.service import ApiKeys, JobService, Workspace, create_app
+from fixbugs.run.report_schema import ReportModel
+from fixbugs.service import ApiKeys, BugSpec, create_app
 
 ACME, GLOBEX, METRICS = "acme-key-1", "globex-key-2", "metrics-key-3"
 TTL_S = 3600.0
 
 
-async def leaky_investigator(spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
+async def leaky_investigator(spec: BugSpec, sink: EventSink) -> ReportModel:
     sink(ProgressEvent("run_started", "run", 0.0, "investigating"))
-    secret = await asyncio.to_thread((Path(spec["repo"]) / "secret.txt").read_text)
+    secret = await asyncio.to_thread((spec.repo / "secret.txt").read_text)
     sink(ProgressEvent("run_finished", "run", 1.0, "done"))
-    return {"title": spec["title"], "quoted": secret}
-
-
-@dataclass
-class Svc:
-    client: httpx.AsyncClient
-    service: JobService
-    clock: FakeClock
+    return whole_report(spec.title, quoted=secret)
 
 
 @pytest.fixture
-async def svc(tmp_path: Path) -> AsyncIterator[Svc]:
+async def svc(tmp_path: Path) -> AsyncIterator[InProcess]:
     clock = FakeClock()
-    service = JobService(
-        MemoryQueue(clock=clock, max_deliveries=1),
-        leaky_investigator,
-        Workspace(tmp_path / "ws"),
-        clock=clock,
-        capacity=8,
-        workers=1,
-        report_ttl_s=TTL_S,
-    )
+    service = memory_service(tmp_path / "ws", leaky_investigator, clock=clock, report_ttl_s=TTL_S)
 
     async def exposition() -> tuple[bytes, str]:
         return b"fixbugs_up 1\n", "text/plain"
@@ -69,29 +51,8 @@ async def svc(tmp_path: Path) -> AsyncIterator[Svc]:
         metrics_key=METRICS,
         run_workers=False,
     )
-    transport = StreamingASGITransport(app, raise_app_exceptions=False)
-    async with (
-        httpx.AsyncClient(transport=transport, base_url="http://test") as client,
-        asyncio.TaskGroup() as tg,
-    ):
-        workers = tg.create_task(service.run())
-        yield Svc(client, service, clock)
-        workers.cancel()
-
-
-def tar_of(members: list[tuple[str, bytes | None]]) -> bytes:
-    """A .tar.gz; ``None`` content makes a directory entry."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in members:
-            info = tarfile.TarInfo(name)
-            if data is None:
-                info.type = tarfile.DIRTYPE
-                tar.addfile(info)
-            else:
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+    async with in_process(app, service) as client:
+        yield InProcess(client, service, clock)
 
 
 def zip_of(members: list[tuple[str, bytes]]) -> bytes:
@@ -124,8 +85,8 @@ async def finish(client: httpx.AsyncClient, job: str, key: str) -> list[str]:
     return kinds
 
 
-async def test_a_tenant_sees_only_its_own_bugs(svc: Svc) -> None:
-    archive = tar_of([("repo/secret.txt", b"ACME-SECRET"), ("repo/app.py", b"x = 1\n")])
+async def test_a_tenant_sees_only_its_own_bugs(svc: InProcess) -> None:
+    archive = tar_gz([("repo/secret.txt", b"ACME-SECRET"), ("repo/app.py", b"x = 1\n")])
     r = await upload(svc.client, ACME, archive, "repo.tar.gz")
     assert r.status_code == 202, r.text
     job = r.json()["id"]
@@ -147,8 +108,8 @@ async def test_a_tenant_sees_only_its_own_bugs(svc: Svc) -> None:
     assert [b["id"] for b in acme_list.json()] == [job]
 
 
-async def test_the_key_query_parameter_works_only_for_the_event_stream(svc: Svc) -> None:
-    archive = tar_of([("repo/secret.txt", b"s")])
+async def test_the_key_query_parameter_works_only_for_the_event_stream(svc: InProcess) -> None:
+    archive = tar_gz([("repo/secret.txt", b"s")])
     job = (await upload(svc.client, ACME, archive, "repo.tar.gz")).json()["id"]
     for path in ("/v1/bugs", f"/v1/bugs/{job}", f"/v1/bugs/{job}/report", "/v1/pipeline"):
         r = await svc.client.get(path, params={"key": ACME})
@@ -161,7 +122,7 @@ async def test_the_key_query_parameter_works_only_for_the_event_stream(svc: Svc)
     assert wrong.status_code == 404
 
 
-async def test_metrics_can_be_put_behind_a_key(svc: Svc) -> None:
+async def test_metrics_can_be_put_behind_a_key(svc: InProcess) -> None:
     assert (await svc.client.get("/metrics")).status_code == 401
     assert (await svc.client.get("/metrics", headers={"X-API-Key": ACME})).status_code == 401
     ok = await svc.client.get("/metrics", headers={"X-API-Key": METRICS})
@@ -169,8 +130,8 @@ async def test_metrics_can_be_put_behind_a_key(svc: Svc) -> None:
     assert (await svc.client.get("/healthz")).status_code == 200
 
 
-async def test_inputs_go_when_the_job_ends_and_reports_after_their_time(svc: Svc) -> None:
-    archive = tar_of([("repo/secret.txt", b"ACME-SECRET")])
+async def test_inputs_go_when_the_job_ends_and_reports_after_their_time(svc: InProcess) -> None:
+    archive = tar_gz([("repo/secret.txt", b"ACME-SECRET")])
     job = (await upload(svc.client, ACME, archive, "repo.tar.gz")).json()["id"]
     await finish(svc.client, job, ACME)
     assert not svc.service.workspace.job_dir(job).exists()
@@ -189,19 +150,19 @@ async def test_inputs_go_when_the_job_ends_and_reports_after_their_time(svc: Svc
 @pytest.mark.parametrize(
     ("name", "archive"),
     [
-        ("long-name.tar.gz", tar_of([("repo/" + "a" * 300 + ".py", b"x")])),
+        ("long-name.tar.gz", tar_gz([("repo/" + "a" * 300 + ".py", b"x")])),
         ("long-name.zip", zip_of([("repo/" + "b" * 300 + ".py", b"x")])),
-        ("file-then-dir.tar.gz", tar_of([("repo/a", b"file"), ("repo/a/b.py", b"x")])),
+        ("file-then-dir.tar.gz", tar_gz([("repo/a", b"file"), ("repo/a/b.py", b"x")])),
         (
             "dir-then-file.tar.gz",
-            tar_of([("repo/a", None), ("repo/a/c.py", b"x"), ("repo/a", b"f")]),
+            tar_gz([("repo/a", None), ("repo/a/c.py", b"x"), ("repo/a", b"f")]),
         ),
         ("file-then-dir.zip", zip_of([("repo/a", b"file"), ("repo/a/b.py", b"x")])),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )
 async def test_malformed_archives_answer_400_and_keep_nothing(
-    svc: Svc, name: str, archive: bytes
+    svc: InProcess, name: str, archive: bytes
 ) -> None:
     r = await upload(svc.client, ACME, archive, name)
     assert r.status_code == 400, r.text

@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 import pytest
+from svckit import whole_report
 
 # agentrt/tests/queues is on sys.path ([tool.pytest.ini_options] pythonpath)
 from agentrt import FakeClock
@@ -31,7 +32,8 @@ from agentrt.pipeline import Pipeline, Stage, StageContext
 from agentrt.queues import MemoryQueue, QueueBackend, SqliteQueue
 from agentrt.sim import StreamingASGITransport
 from fixbugs.run.progress import EventSink
-from fixbugs.service import ApiKeys, JobService, Workspace, create_app
+from fixbugs.run.report_schema import ReportModel
+from fixbugs.service import ApiKeys, BugSpec, JobService, Workspace, create_app
 from fixbugs.service.admission import tenant_share
 from fixbugs.service.serve import ServeConfig, build_app
 
@@ -52,17 +54,17 @@ class Held:
     expected: int = 0
     all_done: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def run(self, marker: str) -> dict[str, Any]:
+    async def run(self, marker: str) -> ReportModel:
         self.started.append(marker)
         self.first.set()
         await self.release.wait()
         self.finished += 1
         if self.finished == self.expected:
             self.all_done.set()
-        return {"title": marker, "validated": False}
+        return whole_report(marker)
 
-    async def investigate(self, spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
-        return await self.run(str(spec["test"]))
+    async def investigate(self, spec: BugSpec, sink: EventSink) -> ReportModel:
+        return await self.run(str(spec.test))
 
 
 @dataclass
@@ -76,7 +78,7 @@ class TwoStages:
         return {}
 
     async def _last(self, ctx: StageContext) -> Mapping[str, Any]:
-        return {"report": {"title": ctx.input["test"]}}
+        return {"report": whole_report(ctx.input["test"]).model_dump(mode="json")}
 
     def pipeline(self) -> Pipeline:
         return Pipeline(
@@ -172,7 +174,7 @@ async def _drained(service: JobService) -> None:
 
 
 async def test_serve_gives_each_of_two_tenants_half_the_queue(tmp_path: Path) -> None:
-    async def unused(spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
+    async def unused(spec: BugSpec, sink: EventSink) -> ReportModel:
         raise AssertionError("no bug runs here")
 
     def share(**cfg: Any) -> int:

@@ -1,3 +1,5 @@
+"""``python -m agentrt``: the ``agentrt`` command line."""
+
 from agentrt.cli import main
 
 main()

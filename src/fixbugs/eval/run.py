@@ -16,10 +16,10 @@ import statistics
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -31,8 +31,12 @@ from fixbugs.localize import bm25_baseline, traceback_baseline
 from fixbugs.pyenv.testenv import ensure_python_env
 from fixbugs.run.context import Models
 
+if TYPE_CHECKING:
+    from fixbugs.eval.score import LocalizationScore
+
 __all__ = [
     "CaseResult",
+    "EvalSummary",
     "eval_command",
     "load_cases",
     "read_tree",
@@ -46,7 +50,7 @@ class CaseResult:
     agent: list[str]
     traceback_baseline: list[str]
     bm25_baseline: list[str]
-    scores: dict[str, dict[str, Any]]  # "agent" / "traceback" / "bm25" → LocalizationScore
+    scores: dict[str, LocalizationScore]  # "agent" / "traceback" / "bm25" → its score
     reproduction_confirmed: bool | None
     validated: bool
     validation_detail: str
@@ -55,6 +59,36 @@ class CaseResult:
     region_hit: bool = False  # the root cause: right file, lines within 3 of a gold hunk
     root_cause: tuple[str, int, int] | None = None
     degraded: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Shares:
+    """Share of the cases with a gold file at rank ≤ k, and with a predicted range on a hunk."""
+
+    top1: float
+    top3: float
+    top5: float
+    line_hit: float
+
+
+@dataclass(frozen=True, slots=True)
+class StageTimes:
+    mean: float
+    median: float
+    max: float
+
+
+@dataclass(frozen=True, slots=True)
+class EvalSummary:
+    """The figures of one eval over its cases, as ``--json`` writes them under ``summary``."""
+
+    cases: int
+    localization: dict[str, Shares]  # "agent" / "traceback" / "bm25" → its shares
+    reproduction_confirmed: int
+    root_cause_region: float
+    degraded: int
+    validated_fixes: int
+    stage_s: dict[str, StageTimes]
 
 
 def load_cases(cases: Path, *, case_id: str | None = None, limit: int | None = None) -> list[Case]:
@@ -147,9 +181,9 @@ async def run_eval(
         gold = load_gold(case.dir)
         lines = {r.path: r.lines for r in out.ranked if r.lines}
         scores = {
-            "agent": asdict(score_localization([r.path for r in out.ranked], gold, lines)),
-            "traceback": asdict(score_localization([r.path for r in tb], gold)),
-            "bm25": asdict(score_localization([r.path for r in bm], gold)),
+            "agent": score_localization([r.path for r in out.ranked], gold, lines),
+            "traceback": score_localization([r.path for r in tb], gold),
+            "bm25": score_localization([r.path for r in bm], gold),
         }
         val = await validate_patch(case.dir, out.patch, python_bin)
         res = CaseResult(
@@ -173,39 +207,45 @@ async def run_eval(
     return results
 
 
-def summarize(results: list[CaseResult]) -> dict[str, Any]:
+def summarize(results: list[CaseResult]) -> EvalSummary:
     n = len(results)
 
-    def share(who: str, key: str) -> float:
-        return sum(1 for r in results if r.scores[who][key]) / n if n else 0.0
+    def share(hits: Iterable[bool]) -> float:
+        return sum(1 for hit in hits if hit) / n if n else 0.0
+
+    def shares(who: str) -> Shares:
+        scores = [r.scores[who] for r in results]
+        return Shares(
+            top1=share(s.top1 for s in scores),
+            top3=share(s.top3 for s in scores),
+            top5=share(s.top5 for s in scores),
+            line_hit=share(s.line_hit for s in scores),
+        )
 
     stages: dict[str, list[float]] = {}
     for r in results:
         for k, v in r.stage_s.items():
             stages.setdefault(k, []).append(v)
-    return {
-        "cases": n,
-        "localization": {
-            who: {k: share(who, k) for k in ("top1", "top3", "top5", "line_hit")}
-            for who in ("agent", "traceback", "bm25")
-        },
-        "reproduction_confirmed": sum(1 for r in results if r.reproduction_confirmed),
-        "root_cause_region": sum(1 for r in results if r.region_hit) / n if n else 0.0,
-        "degraded": sum(1 for r in results if r.degraded),
-        "validated_fixes": sum(1 for r in results if r.validated),
-        "stage_s": {
-            k: {"mean": statistics.fmean(v), "median": statistics.median(v), "max": max(v)}
+    return EvalSummary(
+        cases=n,
+        localization={who: shares(who) for who in ("agent", "traceback", "bm25")},
+        reproduction_confirmed=sum(1 for r in results if r.reproduction_confirmed),
+        root_cause_region=share(r.region_hit for r in results),
+        degraded=sum(1 for r in results if r.degraded),
+        validated_fixes=sum(1 for r in results if r.validated),
+        stage_s={
+            k: StageTimes(statistics.fmean(v), statistics.median(v), max(v))
             for k, v in stages.items()
         },
-    }
+    )
 
 
-def _print_summary(summary: Mapping[str, Any]) -> None:
+def _print_summary(summary: EvalSummary) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    n = summary["cases"]
+    n = summary.cases
     table = Table(
         title=f"Localization over {n} cases (share of cases with a gold file at rank ≤ k)"
     )
@@ -213,20 +253,20 @@ def _print_summary(summary: Mapping[str, Any]) -> None:
         table.add_column(col)
     names = {"agent": "agent", "traceback": "baseline: traceback frames", "bm25": "baseline: BM25"}
     for who, label in names.items():
-        s = summary["localization"][who]
-        table.add_row(label, *(f"{s[k]:.0%}" for k in ("top1", "top3", "top5", "line_hit")))
+        s = summary.localization[who]
+        table.add_row(label, *(f"{v:.0%}" for v in (s.top1, s.top3, s.top5, s.line_hit)))
     console.print(table)
     console.print(
-        f"reproduction confirmed: {summary['reproduction_confirmed']}/{n}   "
+        f"reproduction confirmed: {summary.reproduction_confirmed}/{n}   "
         f"root-cause region (gold file, within 3 lines of a gold hunk): "
-        f"{summary['root_cause_region']:.0%}   "
-        f"validated fixes: {summary['validated_fixes']}/{n}"
+        f"{summary.root_cause_region:.0%}   "
+        f"validated fixes: {summary.validated_fixes}/{n}"
     )
     st = Table(title="Per-stage wall time (s)")
     for col in ("stage", "mean", "median", "max"):
         st.add_column(col)
-    for k, v in summary["stage_s"].items():
-        st.add_row(k, f"{v['mean']:.2f}", f"{v['median']:.2f}", f"{v['max']:.2f}")
+    for k, v in summary.stage_s.items():
+        st.add_row(k, f"{v.mean:.2f}", f"{v.median:.2f}", f"{v.max:.2f}")
     console.print(st)
 
 
@@ -293,7 +333,7 @@ def eval_command(
     console = Console()
 
     def show(r: CaseResult) -> None:
-        rank = r.scores["agent"]["rank"]
+        rank = r.scores["agent"].rank
         top = terminal(repr(r.agent[:1]))  # the case's file name: its own words, inert
         console.print(
             f"{terminal(r.id):<14} agent rank {rank or '-':>2}  top: {top}  "
@@ -307,6 +347,8 @@ def eval_command(
     _print_summary(summary)
     if json_out:
         json_out.write_text(
-            json.dumps({"summary": summary, "cases": [asdict(r) for r in results]}, indent=2)
+            json.dumps(
+                {"summary": asdict(summary), "cases": [asdict(r) for r in results]}, indent=2
+            )
         )
         console.print(f"JSON written to {json_out}")

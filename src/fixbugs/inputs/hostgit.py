@@ -1,4 +1,4 @@
-"""git on the host, never with a repository's own configuration.
+"""Git on the host, never with a repository's own configuration.
 
 A repository's ``config`` (and any file it includes) and its attributes name
 commands that git runs: ``filter.<x>.smudge``, ``clean`` and ``process``,

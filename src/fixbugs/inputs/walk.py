@@ -1,7 +1,7 @@
 """The one walk over a repository's files: what FixBugs reads as the project's source.
 
-The agent (:class:`~fixbugs.inputs.repo.Repository`), ``fixbugs eval``'s
-baselines and its localize-only runner all list files through
+The agent (:class:`~fixbugs.inputs.repo.Repository`) and ``fixbugs eval``'s
+baselines (:func:`fixbugs.eval.run.read_tree`) list files through
 :func:`walk_text_files`, so they rank the same files. Left out: version
 control, caches, dependency trees, virtualenvs (by name or by their
 ``pyvenv.cfg``), packaging metadata, build output at the root, symbolic

@@ -106,7 +106,7 @@ class BenchFigures:
 
 
 def _bug(dst: Path, *, big: bool, slow_tests: int, modules: int, seed: int) -> dict[str, Any]:
-    from fixbugs.service.investigate import bug_spec
+    from fixbugs.service.bug_spec import BugSpec
 
     shutil.copytree(example_dir("invoice"), dst)
     repo = dst / "repo"
@@ -138,13 +138,13 @@ def _bug(dst: Path, *, big: bool, slow_tests: int, modules: int, seed: int) -> d
             for k in range(slow_tests)
         )
         (repo / "tests" / "test_slow_suite.py").write_text(slow)
-    return bug_spec(
+    return BugSpec(
         title=f"{'large' if big else 'small'} bug {dst.name}",
         report=dst / "report.md",
         repo=repo,
-        logs=sorted((dst / "logs").iterdir()),
-        traces=sorted((dst / "traces").iterdir()),
-    )
+        logs=tuple(sorted((dst / "logs").iterdir())),
+        traces=tuple(sorted((dst / "traces").iterdir())),
+    ).payload()
 
 
 async def _run_mode(

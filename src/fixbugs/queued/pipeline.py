@@ -110,7 +110,7 @@ def model_slots_for(models: Models | None) -> int:
 
 
 def inputs_from_spec(spec: Mapping[str, Any]) -> BugInputs:
-    """A bug's inputs from its queue payload (see ``fixbugs.service.investigate.bug_spec``)."""
+    """A bug's inputs from its queue payload (see :class:`fixbugs.service.bug_spec.BugSpec`)."""
     return load_inputs(
         Path(spec["report"]),
         Path(spec["repo"]),

@@ -78,7 +78,7 @@ class ReproductionItem(_Open):
     status: str = Field("none", description="confirmed, passes, could_not_run or none")
     output_tail: str = ""
     sbfl_skipped: str | None = Field(
-        None,
+        default=None,
         description="why SBFL gave no evidence on a reproduced bug, in one line "
         "(the root cause then stands on static evidence); null when it ran",
     )

@@ -8,8 +8,9 @@ build a :class:`JobService` with a stand-in investigator and call
 from fixbugs.service.admission import Admitted, Rejected, RunTimes, admit
 from fixbugs.service.app import create_app
 from fixbugs.service.auth import ApiKeys
+from fixbugs.service.bug_spec import BugSpec
 from fixbugs.service.events import EventHub
-from fixbugs.service.investigate import agent_investigator, bug_spec
+from fixbugs.service.investigate import agent_investigator
 from fixbugs.service.jobs import STAGE, Investigator, JobService, JobStatus, QueueFull
 from fixbugs.service.serve import ServeConfig, build_app, serve_command
 from fixbugs.service.telemetry import ServiceTelemetry, stage_spans
@@ -19,6 +20,7 @@ __all__ = [
     "STAGE",
     "Admitted",
     "ApiKeys",
+    "BugSpec",
     "EventHub",
     "Investigator",
     "JobService",
@@ -34,7 +36,6 @@ __all__ = [
     "Workspace",
     "admit",
     "agent_investigator",
-    "bug_spec",
     "build_app",
     "create_app",
     "safe_relpath",

@@ -35,6 +35,7 @@ from fixbugs.service.api_models import (
     Status,
 )
 from fixbugs.service.auth import ApiKeys
+from fixbugs.service.bug_spec import BugSpec
 from fixbugs.service.events import resume_after
 from fixbugs.service.jobs import JobService, JobStatus
 from fixbugs.service.limits import BodyBounds, BodyLimit
@@ -106,12 +107,10 @@ def create_app(
     keys = keys or ApiKeys()
     redact = PathRedactor(service.workspace.root)
 
-    def public(st: JobStatus) -> dict[str, Any]:
+    def public(st: JobStatus) -> Status:
         """A status as clients see it: a failed run's error names no server path."""
-        shown = st.to_dict()
-        if st.error is not None:
-            shown["error"] = redact(st.error)
-        return shown
+        shown = Status.model_validate(st.to_dict())
+        return shown if st.error is None else shown.model_copy(update={"error": redact(st.error)})
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -134,7 +133,7 @@ def create_app(
 
     install_answers(app, redact)
 
-    async def _job_or_404(job: str, tenant: str) -> Any:
+    async def _job_or_404(job: str, tenant: str) -> JobStatus:
         st = await service.status(job, tenant) if _plausible_id(job) else None
         if st is None:
             raise HTTPException(404, f"no bug {job!r}")
@@ -152,17 +151,16 @@ def create_app(
         """Submit a bundled example bug (JSON)."""
         from fixbugs.examples import example_dir
         from fixbugs.inputs import load_report
-        from fixbugs.service.investigate import bug_spec
 
         await service.check_room(tenant)
         base = example_dir(bug.example)
         title = load_report(base / "report.md").title
-        spec = bug_spec(
+        spec = BugSpec(
             title=title,
             report=base / "report.md",
             repo=base / "repo",
-            logs=sorted((base / "logs").glob("*")),
-            traces=sorted((base / "traces").glob("*")),
+            logs=tuple(sorted((base / "logs").glob("*"))),
+            traces=tuple(sorted((base / "traces").glob("*"))),
             test=bug.test,
         )
         job = service.new_id()
@@ -197,7 +195,6 @@ def create_app(
     ) -> Accepted:
         """Submit a bug with its artifacts (multipart)."""
         from fixbugs.inputs import load_report
-        from fixbugs.service.investigate import bug_spec
 
         await service.check_room(tenant)
         job = service.new_id()
@@ -205,19 +202,19 @@ def create_app(
         d = ws.create(job)
         try:
 
-            def save_all() -> dict[str, Any]:
+            def save_all() -> BugSpec:
                 rep = ws.save(job, "input", report.filename or "report.md", report.file)
                 root = ws.unpack(job, repo.filename or "repo.tar.gz", repo.file)
-                log_paths = [
+                log_paths = tuple(
                     ws.save(job, "logs", f.filename or f"log{i}.log", f.file)
                     for i, f in enumerate(logs or ())
-                ]
-                trace_paths = [
+                )
+                trace_paths = tuple(
                     ws.save(job, "traces", f.filename or f"trace{i}.json", f.file)
                     for i, f in enumerate(traces or ())
-                ]
+                )
                 title = load_report(rep).title
-                return bug_spec(
+                return BugSpec(
                     title=title,
                     report=rep,
                     repo=root,
@@ -241,7 +238,7 @@ def create_app(
         responses=ERRORS,
         tags=["bugs"],
     )
-    async def list_bugs(tenant: Tenant) -> list[dict[str, Any]]:
+    async def list_bugs(tenant: Tenant) -> list[Status]:
         """Your latest bugs, newest first."""
         return [public(s) for s in await service.list(tenant=tenant)]
 
@@ -251,7 +248,7 @@ def create_app(
         responses=JOB_ERRORS,
         tags=["bugs"],
     )
-    async def bug_status(bug_id: str, tenant: Tenant) -> dict[str, Any]:
+    async def bug_status(bug_id: str, tenant: Tenant) -> Status:
         """Where a bug stands: queued, running (which stage), done, failed."""
         return public(await _job_or_404(bug_id, tenant))
 
@@ -267,8 +264,8 @@ def create_app(
         report = await service.report(bug_id, tenant)
         if report is None:
             raise HTTPException(409, f"bug {bug_id!r} is {st.state}; no report yet")
-        # the run built it as a ReportModel (fixbugs.run.report.build_report): sent as stored
-        return JSONResponse(report)
+        # the run built it (fixbugs.run.report.build_report); recorded and sent as its JSON
+        return JSONResponse(report.model_dump(mode="json"))
 
     @app.get(
         "/v1/bugs/{bug_id}/events",
@@ -320,7 +317,7 @@ def create_app(
                 break
             if st.state == "failed" and service.hub.log(job) is None:
                 break
-            yield f"event: status\ndata: {json.dumps(public(st))}\n\n"
+            yield f"event: status\ndata: {json.dumps(public(st).model_dump())}\n\n"
             await service.backend.wait(1.0)
         state = st.state if st else "unknown"
         yield f"event: end\ndata: {json.dumps({'state': state})}\n\n"
@@ -328,7 +325,7 @@ def create_app(
     @app.get("/v1/pipeline", responses=ERRORS, tags=["service"])
     async def pipeline(_: Tenant) -> dict[str, Any]:
         """Queue depth, workers, sessions, limiter limits and retry budget, now."""
-        return await service.snapshot()
+        return (await service.snapshot()).to_dict()
 
     @app.get("/healthz", tags=["service"])
     async def healthz() -> dict[str, str]:

@@ -7,7 +7,7 @@ where the caller asks for it (the SSE route, because the browser's
 ``EventSource`` cannot set headers). Keys are compared in constant time
 against every configured key, and never printed: :class:`ApiKeys`'s repr
 names tenants, not keys. No keys configured means an open service (one
-tenant, :data:`OPEN_TENANT`), which :func:`fixbugs.service.serve` allows
+tenant, :data:`OPEN_TENANT`), which :mod:`fixbugs.service.serve` allows
 only on a loopback address, and which answers only its own ``Host`` and
 ``Origin`` (:mod:`.same_origin`), since a web page can reach loopback too.
 

@@ -8,37 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from agentrt import Clock
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.progress import EventSink
+from fixbugs.run.report_schema import ReportModel
+from fixbugs.service.bug_spec import BugSpec
 from fixbugs.service.jobs import Investigator
 
-__all__ = ["agent_investigator", "bug_spec"]
-
-
-def bug_spec(
-    *,
-    title: str,
-    report: Path,
-    repo: Path,
-    logs: list[Path] | None = None,
-    traces: list[Path] | None = None,
-    test: str | None = None,
-) -> dict[str, Any]:
-    """The queue payload of a bug: JSON, paths as strings (workers may be elsewhere)."""
-    return {
-        "title": title,
-        "report": str(report),
-        "repo": str(repo),
-        "logs": [str(p) for p in logs or ()],
-        "traces": [str(p) for p in traces or ()],
-        "test": test,
-    }
+__all__ = ["agent_investigator"]
 
 
 def agent_investigator(
@@ -51,7 +31,6 @@ def agent_investigator(
     interpreter runs it outside the sandbox. It is probed once, and the
     sandbox shows its venv and prefix read-only (``TestEnv.readonly_paths``).
     """
-    from fixbugs.inputs import load_inputs
     from fixbugs.pyenv.userenv import Interpreter, TestEnv
     from fixbugs.run.agent import env_for_interpreter, run_bug
 
@@ -65,18 +44,11 @@ def agent_investigator(
                 probed.append(await asyncio.to_thread(env_for_interpreter, interp))
         return probed[0]
 
-    async def investigate(spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
-        inputs = await asyncio.to_thread(
-            load_inputs,
-            Path(spec["report"]),
-            Path(spec["repo"]),
-            logs=[Path(p) for p in spec.get("logs", ())],
-            traces=[Path(p) for p in spec.get("traces", ())],
-            test=spec.get("test"),
-        )
+    async def investigate(spec: BugSpec, sink: EventSink) -> ReportModel:
+        inputs = await asyncio.to_thread(spec.load)
         env = await test_env()
         options = replace(AgentOptions.for_env(env), use_model=models is not None)
         report = await run_bug(inputs, models=models, options=options, clock=clock, sink=sink)
-        return report.to_dict()
+        return report.model
 
     return investigate

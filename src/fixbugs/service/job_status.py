@@ -1,11 +1,15 @@
-"""What the service says about one job: its status, and the refusal of a full queue or share."""
+"""What the service says about one job: its status and stages, or why a full queue refused it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["JobStatus", "QueueFull", "ShareFull"]
+from agentrt.queues import StageRecord, StageState
+from fixbugs.service.events import JobLog
+from fixbugs.stages.driver import STAGES
+
+__all__ = ["JobStatus", "QueueFull", "ShareFull", "stage_progress"]
 
 
 class QueueFull(Exception):
@@ -25,6 +29,21 @@ class ShareFull(QueueFull):
     reason = "this tenant's share of the queue is full"
 
 
+def stage_progress(log: JobLog | None) -> tuple[dict[str, str], str | None]:
+    """Each agent stage's state (pending, running, done) from a job's events, and the current."""
+    stages = dict.fromkeys(STAGES, "pending")
+    current: str | None = None
+    for _, ev in log.events if log else ():
+        name = ev.get("stage")
+        if name in stages and ev.get("kind") == "stage_started":
+            stages[name] = "running"
+            current = name
+        elif name in stages and ev.get("kind") == "stage_finished":
+            stages[name] = "done"
+    running = [s for s, st in stages.items() if st == "running"]
+    return stages, (running[-1] if running else current)
+
+
 @dataclass(frozen=True, slots=True)
 class JobStatus:
     id: str
@@ -38,7 +57,25 @@ class JobStatus:
     stages: dict[str, str]  # agent stage -> pending | running | done
     current_stage: str | None
 
+    @classmethod
+    def of(cls, rec: StageRecord, title: str, log: JobLog | None) -> JobStatus:
+        """The status of the job whose (folded) queue record is ``rec`` and events ``log``."""
+        stages, current = stage_progress(log)
+        return cls(
+            id=rec.job,
+            title=title,
+            state=rec.state.value,
+            attempts=rec.attempts,
+            queued_at=rec.queued_at,
+            started_at=rec.started_at,
+            finished_at=rec.finished_at,
+            error=rec.error,
+            stages=stages,
+            current_stage=current if rec.state is StageState.RUNNING else None,
+        )
+
     def to_dict(self) -> dict[str, Any]:
+        """The status as JSON (the API's :class:`~.api_models.Status`)."""
         return {
             "id": self.id,
             "title": self.title,

@@ -1,12 +1,13 @@
 """The service's job flow: admission, the durable queue, workers, status.
 
-A submitted bug is one item of a one-stage pipeline (``investigate``) on an
+A submitted bug is one item of a one-stage pipeline (``investigate``), or of
+the staged agent's queue stages (:mod:`fixbugs.queued`), on an
 :mod:`agentrt.queues` backend — SQLite embedded by default, Redis Streams
 when workers run on other machines. The queue is bounded: a submission that
 finds it full is refused with the time to come back (:mod:`.admission`),
 never parked in memory. The investigation's effect — the JSON report — is
 recorded by the backend exactly once per bug; its progress events go to the
-:class:`~.events.EventHub` that the SSE stream reads.
+:class:`~.events.EventHub` that the SSE stream reads (:mod:`.job_events`).
 
 Tenants share the queue fairly: each may hold at most ``tenant_capacity``
 bugs, and every message of a bug carries its tenant as the queue's
@@ -17,26 +18,36 @@ fairness group, so each stage's workers take the tenants in turn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import os
-import socket
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
 from agentrt import Clock
-from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
+from agentrt.observability import FlowState
+from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext, StageFn
 from agentrt.queues import QueueBackend, StageRecord, StageState
-from fixbugs.queued.events import FINISHED, EventChannel, EventPump, EventRelay
+from fixbugs.queued.events import EventChannel
 from fixbugs.queued.pipeline import Publish, StagedAgent
 from fixbugs.queued.service import job_record
 from fixbugs.run.progress import EventSink
+from fixbugs.run.report_schema import ReportModel
 from fixbugs.service.admission import Admitted, RunTimes, admit
 from fixbugs.service.auth import OPEN_TENANT
+from fixbugs.service.bug_spec import BugSpec
 from fixbugs.service.events import EventHub
-from fixbugs.service.job_status import JobStatus, QueueFull, ShareFull
+from fixbugs.service.job_events import JobEvents
+from fixbugs.service.job_status import JobStatus, QueueFull, ShareFull, stage_progress
 from fixbugs.service.owners import JobIndex, JobMeta, expired
+from fixbugs.service.pipeline_view import (
+    Admissions,
+    PipelineView,
+    QueueView,
+    StageLoad,
+    WorkerSlots,
+)
 from fixbugs.service.workspace import Workspace
 from fixbugs.stages.driver import STAGES
 
@@ -56,14 +67,14 @@ REPORT_TTL_S = 7 * 86400.0  # how long a finished job's report is served
 _SWEEP_S = 60.0
 
 # Runs one bug from its spec (paths inside the job's directory) and returns
-# the JSON report; progress goes to the sink as it happens.
-Investigator = Callable[[Mapping[str, Any], EventSink], Awaitable[dict[str, Any]]]
+# its report; progress goes to the sink as it happens.
+Investigator = Callable[[BugSpec, EventSink], Awaitable[ReportModel]]
 
 
 class RunObserver(Protocol):
     """Told about each finished run (tracing, metrics); must not raise."""
 
-    def run_finished(self, job: str, report: Mapping[str, Any]) -> None: ...
+    def run_finished(self, job: str, report: ReportModel) -> None: ...
 
 
 class JobService:
@@ -81,7 +92,7 @@ class JobService:
         lease_s: float = 60.0,
         observer: RunObserver | None = None,
         hub: EventHub | None = None,
-        flow: Callable[[], Mapping[str, Any]] | None = None,
+        flow: Callable[[], FlowState] | None = None,
         report_ttl_s: float = REPORT_TTL_S,
         events: EventChannel | None = None,
         staged: Callable[[Publish], StagedAgent] | None = None,
@@ -111,15 +122,10 @@ class JobService:
         self.observer = observer
         self.flow = flow
         self.hub = hub or EventHub(clock)
-        self.events = events
-        self._pump = (
-            EventPump(events, tag={"worker": f"{socket.gethostname()}:{os.getpid()}"})
-            if events is not None
-            else None
-        )
+        self.events = JobEvents(self.hub, events, on_finished=self._ended)
         self.staged = staged is not None
         if staged is not None:
-            base = staged(self._publish).pipeline()
+            base = staged(self.events.publish).pipeline()
             self.pipeline = Pipeline(
                 [
                     replace(st, run=self._staged_run(st, st is base.stages[-1]))
@@ -173,9 +179,7 @@ class JobService:
             self.rejected += 1
             raise refusal
 
-    async def enqueue(
-        self, job: str, spec: Mapping[str, Any], *, tenant: str = OPEN_TENANT
-    ) -> None:
+    async def enqueue(self, job: str, spec: BugSpec, *, tenant: str = OPEN_TENANT) -> None:
         """Admit and enqueue ``tenant``'s bug whose files are saved; :class:`QueueFull` if no room.
 
         Check and put happen under one lock, so this process never puts past
@@ -187,12 +191,13 @@ class JobService:
             if (refusal := await self._refusal(tenant)) is not None:
                 self.rejected += 1
                 raise refusal
-            title = str(spec.get("title") or job)
+            title = spec.title or job
             self._titles[job] = title
             self.index.record(JobMeta(job, tenant, title, self.clock.now()))
-            self.workspace.write_text(job, "spec.json", json.dumps(dict(spec)))
+            payload = spec.payload()
+            self.workspace.write_text(job, "spec.json", json.dumps(payload))
             self.hub.open(job)
-            for m in self.pipeline.entry_messages(job, job, spec, group=tenant):
+            for m in self.pipeline.entry_messages(job, job, payload, group=tenant):
                 await self.backend.put(m)
             self.accepted += 1
 
@@ -223,34 +228,8 @@ class JobService:
                 return job
         return self._titles[job]
 
-    def _agent_stages(self, job: str) -> tuple[dict[str, str], str | None]:
-        stages = dict.fromkeys(STAGES, "pending")
-        current: str | None = None
-        log = self.hub.log(job)
-        for _, ev in log.events if log else ():
-            name = ev.get("stage")
-            if name in stages and ev.get("kind") == "stage_started":
-                stages[name] = "running"
-                current = name
-            elif name in stages and ev.get("kind") == "stage_finished":
-                stages[name] = "done"
-        running = [s for s, st in stages.items() if st == "running"]
-        return stages, (running[-1] if running else current)
-
-    def _status(self, job: str, rec: StageRecord) -> JobStatus:
-        stages, current = self._agent_stages(job)
-        return JobStatus(
-            id=job,
-            title=self.title(job),
-            state=rec.state.value,
-            attempts=rec.attempts,
-            queued_at=rec.queued_at,
-            started_at=rec.started_at,
-            finished_at=rec.finished_at,
-            error=rec.error,
-            stages=stages,
-            current_stage=current if rec.state is StageState.RUNNING else None,
-        )
+    def _status(self, rec: StageRecord) -> JobStatus:
+        return JobStatus.of(rec, self.title(rec.job), self.hub.log(rec.job))
 
     def visible(self, job: str, tenant: str | None) -> bool:
         """``job`` exists for ``tenant`` (None: the service itself, which sees all)."""
@@ -267,22 +246,23 @@ class JobService:
         if not self.visible(job, tenant):
             return None
         recs = self._job_records(await self.backend.records(job))
-        return self._status(job, recs[0]) if recs else None
+        return self._status(recs[0]) if recs else None
 
     async def list(self, limit: int = 100, tenant: str | None = None) -> list[JobStatus]:
         recs = self._job_records(await self.backend.records())
         recs = [r for r in recs if self.visible(r.job, tenant)]
         recs.sort(key=lambda r: r.queued_at or 0.0, reverse=True)
-        return [self._status(r.job, r) for r in recs[:limit]]
+        return [self._status(r) for r in recs[:limit]]
 
-    async def report(self, job: str, tenant: str | None = None) -> dict[str, Any] | None:
+    async def report(self, job: str, tenant: str | None = None) -> ReportModel | None:
+        """The finished job's report, read back from the queue's recorded result."""
         if not self.visible(job, tenant):
             return None
         last = self.stage_names[-1]
         res = await self.backend.results(job, [last])
         if last not in res:
             return None
-        return dict(res[last]["report"]) if self.staged else dict(res[last])
+        return _recorded_report(res[last], staged=self.staged)
 
     # -- retention ----------------------------------------------------------
     async def _ended(self, job: str) -> None:
@@ -308,7 +288,7 @@ class JobService:
             await asyncio.to_thread(self.workspace.remove, job)
         return tuple(gone)
 
-    async def snapshot(self) -> dict[str, Any]:
+    async def snapshot(self) -> PipelineView:
         """What the dashboard's pipeline view shows, in one read."""
         recs = self._job_records(await self.backend.records())
         by_state: dict[str, int] = {s.value: 0 for s in StageState}
@@ -317,36 +297,32 @@ class JobService:
         in_stage = dict.fromkeys(STAGES, 0)
         for r in recs:
             if r.state is StageState.RUNNING:
-                _, cur = self._agent_stages(r.job)
+                _, cur = stage_progress(self.hub.log(r.job))
                 if cur in in_stage:
                     in_stage[cur] += 1
-        return {
-            "queue": {
-                "stage": STAGE if not self.staged else "+".join(self.stage_names),
-                "depth": await self.depth(),
-                "capacity": self.capacity,
-            },
-            "workers": {"slots": self.workers, "busy": self.runner.busy},
-            "sessions": {"held": self.runner.busy, "capacity": self.workers},
-            "stages": [{"name": s, "running": in_stage[s]} for s in STAGES],
-            "jobs": by_state,
-            "flow": dict(self.flow()) if self.flow else {"limits": [], "retry_budget": None},
-            "admission": {
-                "accepted": self.accepted,
-                "rejected": self.rejected,
-                "mean_run_s": round(self.run_times.mean_s, 3),
-            },
-        }
+        view = PipelineView(
+            queue=QueueView(
+                stage=STAGE if not self.staged else "+".join(self.stage_names),
+                depth=await self.depth(),
+                capacity=self.capacity,
+            ),
+            workers=WorkerSlots(slots=self.workers, busy=self.runner.busy),
+            stages=tuple(StageLoad(s, in_stage[s]) for s in STAGES),
+            jobs=by_state,
+            admission=Admissions(
+                accepted=self.accepted,
+                rejected=self.rejected,
+                mean_run_s=round(self.run_times.mean_s, 3),
+            ),
+        )
+        return replace(view, flow=self.flow()) if self.flow else view
 
     # -- workers ------------------------------------------------------------
     async def run(self) -> None:
         """Serve this process's worker slots until cancelled (none if ``workers`` is 0)."""
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self._sweep())
-            if self._pump is not None and self.events is not None:
-                tg.create_task(self._pump.run(), name="fixbugs-event-pump")
-                relay = EventRelay(self.events, self.hub, on_finished=self._ended)
-                tg.create_task(relay.run(), name="fixbugs-relay")
+            self.events.start(tg)
             if self.workers > 0:
                 await self.runner.run()
             else:
@@ -357,29 +333,15 @@ class JobService:
             await self.clock.sleep(_SWEEP_S)
             await self.purge_expired()
 
-    def _publish(self, job: str, event: dict[str, Any]) -> None:
-        if self._pump is not None:
-            self._pump.publish(job, event)  # the relay brings it to the hub
-        else:
-            self.hub.publish(job, event)
-
-    def _finish(self, job: str) -> None:
-        if self._pump is None:
-            self.hub.finish(job)
-        else:  # the relay ends the stream when this marker arrives, after every event
-            self._pump.publish(job, {"kind": FINISHED, "stage": "run", "at_s": 0.0, "data": {}})
-
     async def _failed(self, ctx: StageContext, stage: str, exc: Exception) -> None:
         """Say a run failed; on its last delivery, the job has ended."""
         final = ctx.attempt >= self.backend.max_deliveries
-        message = f"{type(exc).__name__}: {exc}"
-        event = {"kind": "failed", "stage": stage, "at_s": 0.0, "message": message}
-        self._publish(ctx.job, {**event, "data": {"final": final}})
+        self.events.failed(ctx.job, stage, exc, final=final)
         if final:
-            self._finish(ctx.job)
+            self.events.finish(ctx.job)
             await self._ended(ctx.job)
 
-    def _staged_run(self, st: Stage, last: bool) -> Callable[[StageContext], Any]:
+    def _staged_run(self, st: Stage, last: bool) -> StageFn:
         """A staged stage's run with the service's bookkeeping: failures, the end."""
 
         async def run(ctx: StageContext) -> Mapping[str, Any]:
@@ -394,10 +356,12 @@ class JobService:
                 rec = job_record(await self.backend.records(job), self.stage_names)
                 if rec is not None and rec.queued_at is not None:
                     self.run_times.add(max(0.0, self.clock.now() - rec.queued_at))
-                self._finish(job)
+                self.events.finish(job)
                 await self._ended(job)
                 if self.observer is not None:
-                    self.observer.run_finished(job, result["report"])
+                    # a report off the schema is not worth failing a finished run
+                    with contextlib.suppress(KeyError, ValueError):
+                        self.observer.run_finished(job, _recorded_report(result, staged=True))
             return result
 
         return run
@@ -406,29 +370,21 @@ class JobService:
         job = ctx.job
         self.hub.open(job)
         if ctx.attempt > 1:
-            self._publish(
-                job,
-                {
-                    "kind": "note",
-                    "stage": "run",
-                    "at_s": 0.0,
-                    "message": f"attempt {ctx.attempt}",
-                    "data": {},
-                },
-            )
-
-        def sink(ev: Any) -> None:
-            self._publish(job, ev.to_dict())
-
+            self.events.note(job, f"attempt {ctx.attempt}")
         start = self.clock.now()
         try:
-            report = await self.investigator(ctx.input, sink)
+            report = await self.investigator(BugSpec.from_payload(ctx.input), self.events.sink(job))
         except Exception as exc:
             await self._failed(ctx, "run", exc)
             raise
         self.run_times.add(self.clock.now() - start)
-        self._finish(job)
+        self.events.finish(job)
         await self._ended(job)
         if self.observer is not None:
             self.observer.run_finished(job, report)
-        return report
+        return report.model_dump(mode="json")  # the queue records the report as JSON
+
+
+def _recorded_report(result: Mapping[str, Any], *, staged: bool) -> ReportModel:
+    """The report in a last stage's recorded result (JSON: the queue's edge)."""
+    return ReportModel.model_validate(result["report"] if staged else result)

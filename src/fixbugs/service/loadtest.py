@@ -20,18 +20,19 @@ import socket
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 from fixbugs.run.progress import EventSink, ProgressEvent
+from fixbugs.run.report_schema import ReportModel, ReproductionItem, ValidationItem
+from fixbugs.service.bug_spec import BugSpec
 from fixbugs.service.jobs import Investigator
 from fixbugs.service.serve import ServeConfig, build_app
 from fixbugs.stages.driver import STAGES
 
-__all__ = ["main", "run_load"]
+__all__ = ["LoadStats", "main", "run_load"]
 
 
 def _rss_mib() -> float:
@@ -39,52 +40,92 @@ def _rss_mib() -> float:
 
 
 def stand_in(work_s: float) -> Investigator:
-    async def investigate(spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
+    async def investigate(spec: BugSpec, sink: EventSink) -> ReportModel:
         for i, s in enumerate(STAGES):
             sink(ProgressEvent("stage_started", s, float(i), f"{s} started"))
             await asyncio.sleep(work_s / len(STAGES))
             sink(ProgressEvent("stage_finished", s, float(i), f"{s} finished"))
-        return {"title": spec["title"], "validated": False, "calls": [], "stages": {}}
+        return ReportModel(
+            title=spec.title,
+            ranked_files=[],
+            root_cause=None,
+            patch=None,
+            validated=False,
+            validation=ValidationItem(summary="stand-in", tried=0, oracle="repository_tests"),
+            reproduction=ReproductionItem(
+                command=None, origin="none", confirmed=False, summary="stand-in", status="none"
+            ),
+            first_hypothesis_s=None,
+            total_s=work_s,
+            stages={},
+            degraded=False,
+            environment=None,
+        )
 
     return investigate
 
 
-async def _client(c: httpx.AsyncClient, stats: dict[str, Any], deadline: float) -> str | None:
+@dataclass(slots=True)
+class LoadStats:
+    """What one load test saw, filled in as it runs; printed as JSON."""
+
+    bugs: int
+    refused: int = 0  # answers 429
+    refused_without_retry_after: int = 0
+    errors: dict[str, int] = field(default_factory=dict)  # other status -> answers
+    max_depth: int = 0
+    capacity: int | None = None
+    rss_mib_peak: float = 0.0
+    submit_s: float = 0.0
+    total_s: float = 0.0
+    accepted: int = 0
+    reports: int = 0
+    lost: int = 0
+    unfinished: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.lost == 0
+            and self.refused > 0
+            and self.refused_without_retry_after == 0
+            and self.capacity is not None
+            and self.max_depth <= self.capacity
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        return {**asdict(self), "ok": self.ok}
+
+
+async def _client(c: httpx.AsyncClient, stats: LoadStats, deadline: float) -> str | None:
     loop = asyncio.get_running_loop()
     while loop.time() < deadline:
         r = await c.post("/v1/bugs", json={"example": "invoice"})
         if r.status_code == 202:
             return str(r.json()["id"])
         if r.status_code == 429:
-            stats["refused"] += 1
+            stats.refused += 1
             after = r.headers.get("Retry-After")
             if after is None:
-                stats["refused_without_retry_after"] += 1
+                stats.refused_without_retry_after += 1
             await asyncio.sleep(float(after or 1))
             continue
-        stats["errors"][str(r.status_code)] = stats["errors"].get(str(r.status_code), 0) + 1
+        stats.errors[str(r.status_code)] = stats.errors.get(str(r.status_code), 0) + 1
         return None
     return None
 
 
-async def _watch_depth(c: httpx.AsyncClient, stats: dict[str, Any], stop: asyncio.Event) -> None:
+async def _watch_depth(c: httpx.AsyncClient, stats: LoadStats, stop: asyncio.Event) -> None:
     while not stop.is_set():
         snap = (await c.get("/v1/pipeline")).json()
-        stats["max_depth"] = max(stats["max_depth"], snap["queue"]["depth"])
-        stats["capacity"] = snap["queue"]["capacity"]
-        stats["rss_mib_peak"] = round(_rss_mib(), 1)
+        stats.max_depth = max(stats.max_depth, snap["queue"]["depth"])
+        stats.capacity = snap["queue"]["capacity"]
+        stats.rss_mib_peak = round(_rss_mib(), 1)
         await asyncio.sleep(0.1)
 
 
-async def run_load(base: str, bugs: int, timeout_s: float) -> dict[str, Any]:
-    stats: dict[str, Any] = {
-        "bugs": bugs,
-        "refused": 0,
-        "refused_without_retry_after": 0,
-        "errors": {},
-        "max_depth": 0,
-        "capacity": None,
-    }
+async def run_load(base: str, bugs: int, timeout_s: float) -> LoadStats:
+    stats = LoadStats(bugs)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     limits = httpx.Limits(max_connections=bugs, max_keepalive_connections=bugs)
@@ -94,7 +135,7 @@ async def run_load(base: str, bugs: int, timeout_s: float) -> dict[str, Any]:
             watcher = tg.create_task(_watch_depth(c, stats, stop))
             t0 = loop.time()
             ids = await asyncio.gather(*(_client(c, stats, deadline) for _ in range(bugs)))
-            stats["submit_s"] = round(loop.time() - t0, 2)
+            stats.submit_s = round(loop.time() - t0, 2)
             accepted = [i for i in ids if i]
             pending = set(accepted)
             while pending and loop.time() < deadline:
@@ -108,21 +149,13 @@ async def run_load(base: str, bugs: int, timeout_s: float) -> dict[str, Any]:
             for job in accepted:
                 if (await c.get(f"/v1/bugs/{job}/report")).status_code == 200:
                     reports += 1
-            stats["total_s"] = round(loop.time() - t0, 2)
+            stats.total_s = round(loop.time() - t0, 2)
             stop.set()
             await watcher
-    stats |= {
-        "accepted": len(set(accepted)),
-        "reports": reports,
-        "lost": bugs - reports,
-        "unfinished": len(pending),
-    }
-    stats["ok"] = (
-        stats["lost"] == 0
-        and stats["refused"] > 0
-        and stats["refused_without_retry_after"] == 0
-        and stats["max_depth"] <= stats["capacity"]
-    )
+    stats.accepted = len(set(accepted))
+    stats.reports = reports
+    stats.lost = bugs - reports
+    stats.unfinished = len(pending)
     return stats
 
 
@@ -153,16 +186,17 @@ def main(argv: list[str] | None = None) -> int:
         rss0 = _rss_mib()
         try:
             stats = asyncio.run(run_load(f"http://127.0.0.1:{port}", a.bugs, a.timeout_s))
+            result = stats.to_dict()
         finally:
             server.should_exit = True
             t.join(timeout=30)
             sock.close()
-    stats["rss_mib_start"] = round(rss0, 1)
-    out = json.dumps(stats, indent=2)
+    result["rss_mib_start"] = round(rss0, 1)
+    out = json.dumps(result, indent=2)
     print(out)
     if a.json:
         a.json.write_text(out + "\n")
-    return 0 if stats["ok"] else 1
+    return 0 if stats.ok else 1
 
 
 if __name__ == "__main__":

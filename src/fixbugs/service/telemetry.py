@@ -6,12 +6,13 @@ measured from the report alone, in whichever process finished it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from agentrt.llm import ChatModel
 from agentrt.metrics import CallRecord
 from agentrt.observability import (
+    FlowState,
     LiveState,
     RuntimeMetrics,
     TracingConfig,
@@ -19,19 +20,23 @@ from agentrt.observability import (
     flow_state,
     tracer_provider,
 )
+from fixbugs.run.report_schema import ReportModel
 from fixbugs.service.jobs import STAGE, JobService
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 __all__ = ["ServiceTelemetry", "stage_spans"]
 
 
-def stage_spans(report: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+def stage_spans(report: ReportModel) -> dict[str, tuple[float, float]]:
     """Each stage's (start, end) on the run's timeline, from its events."""
     spans: dict[str, list[float]] = {}
-    for ev in report.get("events", ()):
-        if ev.get("kind") == "stage_started":
-            spans[ev["stage"]] = [ev["at_s"], ev["at_s"]]
-        elif ev.get("kind") == "stage_finished" and ev["stage"] in spans:
-            spans[ev["stage"]][1] = ev["at_s"]
+    for ev in report.events:
+        if ev.kind == "stage_started":
+            spans[ev.stage] = [ev.at_s, ev.at_s]
+        elif ev.kind == "stage_finished" and ev.stage in spans:
+            spans[ev.stage][1] = ev.at_s
     return {k: (a, b) for k, (a, b) in spans.items()}
 
 
@@ -43,7 +48,7 @@ class ServiceTelemetry:
         tracing: TracingConfig | None = None,
         clients: Sequence[ChatModel] = (),
         *,
-        provider: Any = None,
+        provider: TracerProvider | None = None,
     ) -> None:
         tracing = tracing or TracingConfig(service_name="fixbugs")
         self.provider = provider
@@ -55,13 +60,13 @@ class ServiceTelemetry:
         self.metrics = RuntimeMetrics(state=lambda: self._live)
         self._rejected_seen = 0
 
-    def flow(self) -> dict[str, Any]:
-        return flow_state(self.clients).to_dict()
+    def flow(self) -> FlowState:
+        return flow_state(self.clients)
 
-    def run_finished(self, job: str, report: Mapping[str, Any]) -> None:
+    def run_finished(self, job: str, report: ReportModel) -> None:
         try:
-            records = [CallRecord.from_dict(dict(c)) for c in report.get("calls", ())]
-            walls = {k: float(v.get("wall_s", 0.0)) for k, v in report.get("stages", {}).items()}
+            records = [CallRecord.from_dict(dict(c)) for c in report.calls]
+            walls = {k: v.wall_s for k, v in report.stages.items()}
             self.metrics.observe_run(records, walls)
             if self.tracer is not None:
                 emit_run_spans(
@@ -71,20 +76,20 @@ class ServiceTelemetry:
                     stage_walls=stage_spans(report),
                     attributes={
                         "fixbugs.job": job,
-                        "fixbugs.validated": bool(report.get("validated")),
+                        "fixbugs.validated": report.validated,
                     },
                 )
-        except (KeyError, TypeError, ValueError):  # a malformed report is not worth a crash
+        except (KeyError, TypeError, ValueError):  # a malformed call record is not worth a crash
             return
 
-    def exposition_for(self, service: JobService) -> Callable[[], Any]:
+    def exposition_for(self, service: JobService) -> Callable[[], Awaitable[tuple[bytes, str]]]:
         async def expose() -> tuple[bytes, str]:
             snap = await service.snapshot()
             self._live = LiveState(
-                queue_depths={STAGE: snap["queue"]["depth"]},
-                queue_capacity={STAGE: snap["queue"]["capacity"]},
-                workers_busy=snap["workers"]["busy"],
-                workers=snap["workers"]["slots"],
+                queue_depths={STAGE: snap.queue.depth},
+                queue_capacity={STAGE: snap.queue.capacity},
+                workers_busy=snap.workers.busy,
+                workers=snap.workers.slots,
                 flow=flow_state(self.clients),
             )
             if service.rejected > self._rejected_seen:

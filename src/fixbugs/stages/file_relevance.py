@@ -25,7 +25,7 @@ async def run_relevance(
     """Model relevance over the top candidates' file chunks (scatter-gather)."""
     if ctx.models is None or not ctx.options.use_model:
         return ()
-    res = await relevance_evidence(
+    res = await relevance_evidence(  # the shared localization settings (RELEVANCE)
         ctx.models.map,
         inputs.report.title + "\n" + inputs.report.body,
         analysis.failure or ParsedFailure(),

@@ -1,10 +1,10 @@
-import io
 import json
 import sys
-import tarfile
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from evalkit import calc_case, pytest_report
 
 import fixbugs.eval.score
 from fixbugs.errors import InputError
@@ -16,21 +16,10 @@ from fixbugs.pyenv.testenv import env_key
 
 DEV = Path(__file__).resolve().parents[3].parent / "shared" / "bugs" / "dev"
 
-REPORT = """# tests/test_calc.py::test_add fails
-
-```
-tests/test_calc.py F
-    def test_add():
->       assert add(1, 2) == 3
-E       assert -1 == 3
-tests/test_calc.py:4: AssertionError
-```
-"""
+REPORT = pytest_report(4)
 
 
 def make_case(root: Path, name: str = "calc-1") -> Path:
-    case = root / name
-    case.mkdir(parents=True)
     files = {
         "calc/__init__.py": "",
         "calc/ops.py": "def add(a, b):\n    return a - b\n",
@@ -39,36 +28,7 @@ def make_case(root: Path, name: str = "calc-1") -> Path:
             "from calc.ops import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
         ),
     }
-    with tarfile.open(case / "repo.tar.gz", "w:gz") as tar:
-        for path, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(path)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    (case / "report.md").write_text(REPORT)
-    (case / "case.json").write_text(
-        json.dumps(
-            {
-                "id": name,
-                "python": "3",
-                "test_command": "python -m pytest tests/test_calc.py::test_add",
-                "test_files": ["tests/test_calc.py"],
-                "failing_tests": ["tests/test_calc.py::test_add"],
-                "requirements": [],
-                "pass_to_pass": [],
-            }
-        )
-    )
-    (case / "gold.json").write_text(
-        json.dumps(
-            {
-                "files": ["calc/ops.py"],
-                "hunks": [{"file": "calc/ops.py", "start": 2, "end": 2}],
-                "patch": "",
-            }
-        )
-    )
-    return case
+    return calc_case(root, files, REPORT, name=name)
 
 
 def test_localization_score_hits_at_1_3_5_and_line_overlap():
@@ -133,13 +93,18 @@ async def test_eval_scores_only_after_the_agent_and_the_agent_never_sees_gold(
     )
     assert order == ["agent", "gold"]
     [r] = results
-    assert r.scores["agent"]["rank"] == 2 and r.scores["agent"]["line_hit"]
+    assert r.scores["agent"].rank == 2 and r.scores["agent"].line_hit
     assert r.validated is False and r.validation_detail == "no patch"
-    assert r.scores["bm25"]["top1"]  # "add" and "calc" point BM25 at calc/ops.py
-    assert r.scores["traceback"]["rank"] is None  # only a test frame: no project frame to rank
+    assert r.scores["bm25"].top1  # "add" and "calc" point BM25 at calc/ops.py
+    assert r.scores["traceback"].rank is None  # only a test frame: no project frame to rank
     s = summarize(results)
-    assert s["localization"]["agent"] == {"top1": 0.0, "top3": 1.0, "top5": 1.0, "line_hit": 1.0}
-    assert s["reproduction_confirmed"] == 1 and s["validated_fixes"] == 0
+    assert asdict(s.localization["agent"]) == {
+        "top1": 0.0,
+        "top3": 1.0,
+        "top5": 1.0,
+        "line_hit": 1.0,
+    }
+    assert s.reproduction_confirmed == 1 and s.validated_fixes == 0
 
 
 async def test_validation_rejects_a_patch_that_does_not_apply(tmp_path: Path):
@@ -170,7 +135,7 @@ async def test_end_to_end_on_one_real_case_and_the_scorer_checks_fixes_for_real(
     cases = load_cases(DEV, case_id="thefuck-9")
     [r] = await run_eval(cases, python_env=lambda py, reqs: env)
     assert r.reproduction_confirmed is True
-    assert r.scores["agent"]["top3"]
+    assert r.scores["agent"].top3
     gold = fixbugs.eval.score.load_gold(DEV / "thefuck-9")
     assert (await validate_patch(DEV / "thefuck-9", gold.patch, env)).validated
     first = sorted(gold.files)[0]

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
-import json
-import tarfile
 from pathlib import Path
 
 import pytest
+from evalkit import calc_case
 
 from fixbugs.eval.as_user import as_user_agent
 from fixbugs.eval.run import load_cases, run_eval
@@ -25,27 +23,8 @@ FILES = {
 
 
 def _case(root: Path) -> Path:
-    case = root / "calc-1"
-    case.mkdir(parents=True)
-    with tarfile.open(case / "repo.tar.gz", "w:gz") as tar:
-        for path, text in FILES.items():
-            info = tarfile.TarInfo(path)
-            info.size = len(text.encode())
-            tar.addfile(info, io.BytesIO(text.encode()))
-    (case / "report.md").write_text("# tests/test_calc.py::test_add fails\n\nadd(1, 2) is -1\n")
-    meta = {
-        "id": "calc-1",
-        "python": "3.10",
-        "test_command": "python -m pytest tests/test_calc.py::test_add",
-        "test_files": ["tests/test_calc.py"],
-        "failing_tests": ["tests/test_calc.py::test_add"],
-        "requirements": [],
-        "pass_to_pass": [],
-    }
-    (case / "case.json").write_text(json.dumps(meta))
-    gold = {"files": ["calc/ops.py"], "hunks": [{"file": "calc/ops.py", "start": 2, "end": 2}]}
-    (case / "gold.json").write_text(json.dumps({**gold, "patch": ""}))
-    return case
+    report = "# tests/test_calc.py::test_add fails\n\nadd(1, 2) is -1\n"
+    return calc_case(root, FILES, report, python="3.10")
 
 
 async def test_as_user_run_finds_the_venv_and_truly_confirms(user_venv, wheels_env, tmp_path):
@@ -59,5 +38,5 @@ async def test_as_user_run_finds_the_venv_and_truly_confirms(user_venv, wheels_e
     note = r.notes[-1]
     assert "(the case venv)" in note and "truly confirmed True" in note, note
     assert r.reproduction_confirmed is True  # the test asserts it ran under 3.10
-    assert r.agent[0] == "calc/ops.py" and r.scores["agent"]["top1"]
+    assert r.agent[0] == "calc/ops.py" and r.scores["agent"].top1
     assert r.region_hit and r.root_cause is not None and r.root_cause[0] == "calc/ops.py"

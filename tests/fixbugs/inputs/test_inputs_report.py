@@ -75,22 +75,6 @@ def test_truncated_json_names_file_and_position(tmp_path: Path) -> None:
         load_report(p)
 
 
-@pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        (b"", "is empty"),
-        (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "is binary"),
-        (b'{"name": "not an issue"}', "without an issue 'title'"),
-    ],
-)
-def test_unusable_reports_are_clear_errors(tmp_path: Path, content: bytes, message: str) -> None:
-    p = tmp_path / "report.json"
-    p.write_bytes(content)
-    with pytest.raises(InputError, match=message) as info:
-        load_report(p)
-    assert "\n" not in str(info.value)
-
-
 def test_missing_report(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="does not exist"):
         load_report(tmp_path / "nope.md")

@@ -115,18 +115,3 @@ def test_truncated_json_names_file_and_position(tmp_path: Path) -> None:
     ) as info:
         load_traces(p)
     assert "truncated" in str(info.value) and "\n" not in str(info.value)
-
-
-@pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        (b"", "is empty"),
-        (b"\x0a\x00\x12\x00", "is binary"),
-        (b'{"spans": []}', "no 'resourceSpans'"),
-    ],
-)
-def test_unusable_trace_files(tmp_path: Path, content: bytes, message: str) -> None:
-    p = tmp_path / "t.json"
-    p.write_bytes(content)
-    with pytest.raises(InputError, match=message):
-        load_traces(p)

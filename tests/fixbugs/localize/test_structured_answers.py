@@ -9,34 +9,17 @@ from agentrt.llm import schema_of
 from fixbugs.localize.relevance import RelevanceAnswer
 from fixbugs.stages.fix import FixAnswer
 
-# the hand-written schemas these types replace, as they were sent
-RELEVANCE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "files": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "relevant": {"type": "boolean"},
-                    "reason": {"type": "string"},
-                },
-                "required": ["path", "relevant", "reason"],
-            },
-        }
-    },
-    "required": ["files"],
-}
-FIX_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "start_line": {"type": "integer"},
-        "end_line": {"type": "integer"},
-        "replacement": {"type": "string"},
-    },
-    "required": ["start_line", "end_line", "replacement"],
-}
+
+# the hand-written schemas these types replace, as they were sent: every property required
+def _object(**properties: object) -> dict[str, object]:
+    return {"type": "object", "properties": properties, "required": list(properties)}
+
+
+STR, INT, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+RELEVANCE_SCHEMA = _object(
+    files={"type": "array", "items": _object(path=STR, relevant=BOOL, reason=STR)}
+)
+FIX_SCHEMA = _object(start_line=INT, end_line=INT, replacement=STR)
 
 
 def test_the_derived_schemas_are_byte_for_byte_the_old_ones() -> None:

@@ -15,20 +15,20 @@ from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.queued import Publish, StagedAgent, StagedConfig
 from fixbugs.run.agent import env_for_interpreter
 from fixbugs.run.context import AgentOptions, Models
-from fixbugs.service.investigate import bug_spec
+from fixbugs.service.bug_spec import BugSpec
 
 _ENV: list[Any] = []
 
 
 def example_spec(dst: Path) -> dict[str, Any]:
     shutil.copytree(example_dir("invoice"), dst)
-    return bug_spec(
+    return BugSpec(
         title=f"example {dst.name}",
         report=dst / "report.md",
         repo=dst / "repo",
-        logs=sorted((dst / "logs").iterdir()),
-        traces=sorted((dst / "traces").iterdir()),
-    )
+        logs=tuple(sorted((dst / "logs").iterdir())),
+        traces=tuple(sorted((dst / "traces").iterdir())),
+    ).payload()
 
 
 async def options() -> AgentOptions:

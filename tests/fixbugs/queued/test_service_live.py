@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from svckit import STAGE_ORDER
 
 from agentrt.sim import StreamingASGITransport
 from fixbugs.service.serve import ServeConfig, build_app
@@ -97,16 +98,7 @@ def test_sse_shows_live_events_of_a_bug_run_by_another_process(
     assert states_at_first == ["running"], "the first event came only after the run"
     assert kinds[0] == "run_started"
     started = [e["stage"] for k, e in events if k == "stage_started"]
-    assert started == [
-        "analysis",
-        "file_relevance",
-        "reproduction",
-        "root_cause",
-        "fix",
-        "validation",
-    ] or sorted(started) == sorted(
-        ["analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation"]
-    )
+    assert started == list(STAGE_ORDER) or sorted(started) == sorted(STAGE_ORDER)
     tagged = {e.get("worker") for k, e in events if k not in ("end", "status", "report")}
     assert tagged and tagged <= names  # worker processes ran it, not the API
     if not staged:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
-from svckit import Harness, ScriptedInvestigator, make_service
+from svckit import Harness, ScriptedInvestigator, in_process, make_service
 
-from agentrt.sim import StreamingASGITransport
 from fixbugs.service import ApiKeys, create_app
 
 
@@ -34,12 +31,5 @@ async def harness(
         metrics=telemetry.exposition_for(service),
         run_workers=False,
     )
-    transport = StreamingASGITransport(app, raise_app_exceptions=False)
-    async with (
-        httpx.AsyncClient(transport=transport, base_url="http://test") as client,
-        asyncio.TaskGroup() as tg,
-    ):
-        workers = tg.create_task(service.run()) if opts.get("workers", True) else None
+    async with in_process(app, service, workers=opts.get("workers", True)) as client:
         yield Harness(service, client, investigator, telemetry)
-        if workers is not None:
-            workers.cancel()

@@ -1,22 +1,70 @@
-"""Service test kit: a scripted investigator and a service on an in-memory queue."""
+"""Service test kit: whole reports, a scripted investigator, a service on an in-memory queue.
+
+The service's tests here and the security suite's service tests
+(``tests/security``) share it; ``[tool.pytest.ini_options] pythonpath``
+puts this folder on ``sys.path``.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import io
+import tarfile
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+from fastapi import FastAPI
 
-from agentrt import FakeClock
+from agentrt import Clock, FakeClock
 from agentrt.metrics import CallRecord
 from agentrt.queues import MemoryQueue
+from agentrt.sim import StreamingASGITransport
 from fixbugs.run.progress import EventSink, ProgressEvent
-from fixbugs.service import JobService, ServiceTelemetry, Workspace
+from fixbugs.run.report_schema import ReportModel
+from fixbugs.service import BugSpec, Investigator, JobService, ServiceTelemetry, Workspace
 from fixbugs.service.workspace import Limits
 from fixbugs.stages.driver import STAGES
+
+# the agent's stages in the order a run goes through them, as a client must see them
+STAGE_ORDER = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")
+
+
+def tar_gz(members: Mapping[str, bytes] | Iterable[tuple[str, bytes | None]]) -> bytes:
+    """A .tar.gz of ``members`` (name, content) in order; ``None`` content: a directory entry."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in members.items() if isinstance(members, Mapping) else members:
+            info = tarfile.TarInfo(name)
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def whole_report(title: str, *, validated: bool = False, **extra: Any) -> ReportModel:
+    """A whole report (the report route answers with the published model); ``extra``: more keys."""
+    return ReportModel.model_validate(
+        {
+            "title": title,
+            "ranked_files": [],
+            "root_cause": None,
+            "patch": None,
+            "validated": validated,
+            "validation": {"summary": "not run", "tried": 0},
+            "reproduction": {"command": None, "origin": "none", "confirmed": False, "summary": "-"},
+            "first_hypothesis_s": None,
+            "total_s": 0.0,
+            "stages": {},
+            **extra,
+        }
+    )
 
 
 @dataclass
@@ -25,10 +73,10 @@ class ScriptedInvestigator:
 
     hold: asyncio.Event | None = None
     fail: bool = False
-    specs: list[Mapping[str, Any]] = field(default_factory=list)
+    specs: list[BugSpec] = field(default_factory=list)
     started: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def __call__(self, spec: Mapping[str, Any], sink: EventSink) -> dict[str, Any]:
+    async def __call__(self, spec: BugSpec, sink: EventSink) -> ReportModel:
         self.specs.append(spec)
         self.started.set()
         sink(ProgressEvent("run_started", "run", 0.0, "investigating"))
@@ -54,20 +102,64 @@ class ScriptedInvestigator:
             attempts=2,
         )
         sink(ProgressEvent("run_finished", "run", 6.0, "done"))
-        return {  # a whole report: the report route answers with the published model
-            "title": spec.get("title"),
-            "ranked_files": [],
-            "root_cause": None,
-            "patch": None,
-            "validated": True,
-            "validation": {"summary": "scripted", "tried": 1},
-            "reproduction": {"command": None, "origin": "none", "confirmed": False, "summary": "-"},
-            "first_hypothesis_s": None,
-            "total_s": 6.0,
-            "stages": {s: {"wall_s": 1.0, "ttft_s": None} for s in STAGES},
-            "calls": [call.to_dict()],
-            "events": events,
-        }
+        return whole_report(
+            spec.title,
+            validated=True,
+            validation={"summary": "scripted", "tried": 1},
+            total_s=6.0,
+            stages={s: {"wall_s": 1.0, "ttft_s": None} for s in STAGES},
+            calls=[call.to_dict()],
+            events=events,
+        )
+
+
+def memory_service(
+    root: Path,
+    investigator: Investigator,
+    *,
+    clock: Clock | None = None,
+    capacity: int = 8,
+    workers: int = 1,
+    max_deliveries: int = 1,
+    limits: Limits | None = None,
+    **kw: Any,
+) -> JobService:
+    """A :class:`JobService` on an in-memory queue (on a :class:`FakeClock` unless given one)."""
+    clock = clock or FakeClock()
+    return JobService(
+        MemoryQueue(clock=clock, max_deliveries=max_deliveries),
+        investigator,
+        Workspace(root, limits),
+        clock=clock,
+        capacity=capacity,
+        workers=workers,
+        **kw,
+    )
+
+
+@asynccontextmanager
+async def in_process(
+    app: FastAPI, service: JobService, *, base_url: str = "http://test", workers: bool = True
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of ``app`` in this process; with ``workers``, the service's workers run."""
+    transport = StreamingASGITransport(app, raise_app_exceptions=False)
+    async with (
+        httpx.AsyncClient(transport=transport, base_url=base_url) as client,
+        asyncio.TaskGroup() as tg,
+    ):
+        running = tg.create_task(service.run()) if workers else None
+        yield client
+        if running is not None:
+            running.cancel()
+
+
+@dataclass
+class InProcess:
+    """A client of an app in this process, its service and the service's clock."""
+
+    client: httpx.AsyncClient
+    service: JobService
+    clock: FakeClock
 
 
 @dataclass
@@ -86,15 +178,14 @@ def make_service(
     workers: int = 1,
     limits: Limits | None = None,
 ) -> tuple[JobService, ServiceTelemetry]:
-    clock = FakeClock()
     telemetry = ServiceTelemetry()
-    service = JobService(
-        MemoryQueue(clock=clock, max_deliveries=2),
+    service = memory_service(
+        root,
         investigator,
-        Workspace(root, limits),
-        clock=clock,
         capacity=capacity,
         workers=workers,
+        max_deliveries=2,
+        limits=limits,
         observer=telemetry,
         flow=telemetry.flow,
     )

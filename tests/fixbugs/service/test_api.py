@@ -1,14 +1,12 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-import tarfile
 from typing import Any
 
 import httpx
 import pytest
-from svckit import Harness
+from svckit import STAGE_ORDER, Harness, tar_gz
 
 
 async def sse_events(client: httpx.AsyncClient, path: str, **kw: Any) -> list[tuple[str, dict]]:
@@ -25,16 +23,6 @@ async def sse_events(client: httpx.AsyncClient, path: str, **kw: Any) -> list[tu
     return out
 
 
-def tar_bytes(files: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 async def test_example_bug_runs_and_streams_its_stages_in_order(harness: Harness) -> None:
     r = await harness.client.post("/v1/bugs", json={"example": "invoice"})
     assert r.status_code == 202, r.text
@@ -42,14 +30,7 @@ async def test_example_bug_runs_and_streams_its_stages_in_order(harness: Harness
     events = await sse_events(harness.client, f"/v1/bugs/{job}/events")
     kinds = [k for k, _ in events]
     started = [e["stage"] for k, e in events if k == "stage_started"]
-    assert started == [
-        "analysis",
-        "file_relevance",
-        "reproduction",
-        "root_cause",
-        "fix",
-        "validation",
-    ]
+    assert started == list(STAGE_ORDER)
     assert kinds[0] == "run_started" and kinds[-1] == "end"
     assert events[-1][1] == {"state": "done"}
     st = (await harness.client.get(f"/v1/bugs/{job}")).json()
@@ -58,7 +39,7 @@ async def test_example_bug_runs_and_streams_its_stages_in_order(harness: Harness
     rep = (await harness.client.get(f"/v1/bugs/{job}/report")).json()
     assert rep["validated"] is True
     spec = harness.investigator.specs[0]
-    assert spec["repo"].endswith("examples/invoice/repo") and spec["logs"]
+    assert spec.repo.as_posix().endswith("examples/invoice/repo") and spec.logs
 
 
 async def test_sse_resumes_after_last_event_id(harness: Harness) -> None:
@@ -120,9 +101,7 @@ async def test_api_keys_are_required_and_accepted_three_ways(harness: Harness) -
 
 
 async def test_upload_unpacks_the_repository_inside_the_job_directory(harness: Harness) -> None:
-    archive = tar_bytes(
-        {"proj/app.py": b"x = 1\n", "proj/tests/test_app.py": b"def test(): pass\n"}
-    )
+    archive = tar_gz({"proj/app.py": b"x = 1\n", "proj/tests/test_app.py": b"def test(): pass\n"})
     r = await harness.client.post(
         "/v1/bugs/upload",
         files=[
@@ -136,10 +115,10 @@ async def test_upload_unpacks_the_repository_inside_the_job_directory(harness: H
     await sse_events(harness.client, r.json()["events_url"])
     spec = harness.investigator.specs[0]
     root = harness.service.workspace.root
-    assert spec["repo"].endswith("/repo/proj")
-    assert all(p.startswith(str(root)) for p in [spec["repo"], spec["report"], *spec["logs"]])
-    assert spec["test"] == "pytest tests/test_app.py"
-    assert spec["title"] == "Crash in app"
+    assert spec.repo.as_posix().endswith("/repo/proj")
+    assert all(p.is_relative_to(root) for p in [spec.repo, spec.report, *spec.logs])
+    assert spec.test == "pytest tests/test_app.py"
+    assert spec.title == "Crash in app"
 
 
 @pytest.mark.parametrize("member", ["../evil.py", "/etc/evil", "a/../../evil"])
@@ -150,7 +129,7 @@ async def test_upload_with_an_escaping_archive_path_is_rejected(
         "/v1/bugs/upload",
         files=[
             ("report", ("bug.md", b"# t\n\nb\n", "text/markdown")),
-            ("repo", ("r.tar.gz", tar_bytes({member: b"x"}), "application/gzip")),
+            ("repo", ("r.tar.gz", tar_gz({member: b"x"}), "application/gzip")),
         ],
     )
     assert r.status_code == 400
@@ -165,7 +144,7 @@ async def test_request_over_the_body_limit_is_413(harness: Harness) -> None:
         "/v1/bugs/upload",
         files=[
             ("report", ("bug.md", b"# t\n" + b"x" * 5000, "text/markdown")),
-            ("repo", ("r.tar.gz", tar_bytes({"a.py": b"x"}), "application/gzip")),
+            ("repo", ("r.tar.gz", tar_gz({"a.py": b"x"}), "application/gzip")),
         ],
     )
     assert r.status_code == 413
