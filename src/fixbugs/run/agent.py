@@ -123,7 +123,8 @@ async def run_bug(
         ("analysis", analysis, []),
         ("file_relevance", relevance, ["analysis"]),
         ("reproduction", reproduction, ["analysis"]),
-        ("root_cause", root_cause, ["analysis", "file_relevance", "reproduction"]),
+        # analysis last: the critical path runs through a branch, never around it
+        ("root_cause", root_cause, ["file_relevance", "reproduction", "analysis"]),
         ("fix", fix, ["root_cause"]),
         ("validation", validation, ["fix"]),
     )
@@ -142,9 +143,10 @@ async def run_bug(
         result = await g.run(clock=clock, recorder=ctx.recorder, on_event=on_event)
     finally:
         await asyncio.to_thread(ws.close)
-    # the last node's record; before root_cause, the branches' results joined
-    run = result.outputs[until] if until in ("root_cause", "fix", "validation") else None
-    run = run or _joined(result.outputs)
+    if until in ("root_cause", "fix", "validation"):
+        run: BugRun = result.outputs[until]
+    else:  # up to the reproduction: the analysis' record and the branches' results
+        run = _joined(result.outputs)
     walls = {t.node: t.duration_s for t in result.report.timings}
     return complete_report(
         inputs, run.model_copy(update={"walls": walls}), ctx, result.report.critical_path

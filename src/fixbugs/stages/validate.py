@@ -1,9 +1,11 @@
 """The validation stage: a fix is claimed only when it is proven.
 
-Ranked candidates are validated in parallel (:mod:`fixbugs.repair.candidate_runs`)
-in forks of the pristine tree, stage by stage: the failing tests, then the
-tests of the changed module, then every test of the test folder that passed
-before. ``validated`` means every stage passed in such a fresh copy. The
+Ranked candidates are validated (:mod:`fixbugs.repair.candidate_runs`), up
+to ``AgentOptions.validation_slots`` at once (one per core by default; one
+at a time in the staged driver, whose repair stage holds one core), each in
+a fork of the workspace's pristine tree, stage by stage: the failing tests,
+then the tests of the changed module, then every test of the test folder
+that passed before. ``validated`` means every stage passed in such a fresh copy. The
 first low-risk fix ends the search (the rest are cancelled); a high
 overfitting risk one is kept but the search goes on within the budget.
 """

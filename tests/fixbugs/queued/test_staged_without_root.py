@@ -17,13 +17,15 @@ from stagedkit import example_spec, options
 from agentrt.llm import FakeModel
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, StageState, open_queue
-from fixbugs.queued import QUEUE_STAGES, StagedAgent, StagedConfig
+from fixbugs.queued import QUEUE_STAGES, StagedAgent, StagedConfig, inputs_from_spec
+from fixbugs.run.agent import run_bug
 from fixbugs.run.context import Models
 from fixbugs.sandbox.testing import PlainWorkspace
 from fixbugs.stages.driver import STAGES
 
 
 async def test_a_bug_runs_through_the_four_stages_without_root(tmp_path: Path) -> None:
+    """The staged pipeline's report, and the same findings as ``run_bug``'s on the same bug."""
     commands: list[str] = []
     q = open_queue(f"sqlite:///{tmp_path / 'q.db'}", clock=EpochClock())
     events: list[tuple[str, dict[str, Any]]] = []
@@ -37,7 +39,8 @@ async def test_a_bug_runs_through_the_four_stages_without_root(tmp_path: Path) -
     )
     runner = PipelineRunner(agent.pipeline(), q, poll_s=0.05)
     try:
-        await runner.submit("bug", "bug", example_spec(tmp_path / "ex"))
+        spec = example_spec(tmp_path / "ex")
+        await runner.submit("bug", "bug", spec)
         await runner.run(until_idle=True)
         recs = await q.records()
         assert {r.stage for r in recs} == set(QUEUE_STAGES)
@@ -51,3 +54,18 @@ async def test_a_bug_runs_through_the_four_stages_without_root(tmp_path: Path) -
         assert sum("pytest" in c for c in commands) >= 3
     finally:
         await q.aclose()
+    # the same stages, driven as one graph in one process, find the same things
+    whole = await run_bug(
+        inputs_from_spec(spec),
+        models=Models(map=FakeModel(), judge=FakeModel()),
+        options=await options(),
+        workspace=PlainWorkspace.create,
+    )
+    w = whole.to_dict()
+    for key in ("ranked_files", "root_cause", "suspicious_regions", "evidence"):
+        assert w[key] == d[key], key
+    # the output's tail says how long the tests took
+    assert {**w["reproduction"], "output_tail": ""} == {**d["reproduction"], "output_tail": ""}
+    assert w["validated"] is True
+    proposed = [n for r in (d, w) for n in r["notes"] if n.startswith("repair regions: ")]
+    assert len(proposed) == 2 and proposed[0] == proposed[1]
