@@ -95,10 +95,12 @@ class Journal:
     def elapsed(self) -> float:
         return self.clock.now() - self.started
 
-    def emit(self, kind: EventKind, stage: str, message: str, **data: Any) -> None:
+    def emit(self, kind: EventKind, stage: str, message: str, **data: Any) -> ProgressEvent:
+        """Record and send one event; returned so a caller can quote its time."""
         ev = ProgressEvent(kind, stage, round(self.elapsed(), 3), message, data)
         self.events.append(ev)
         self._sink(ev)
+        return ev
 
     def note(self, stage: str, message: str) -> None:
         """A line of the report's notes, also sent as a ``note`` event."""

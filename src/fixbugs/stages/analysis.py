@@ -162,14 +162,15 @@ async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
     first_hypothesis_s: float | None = None
     if ranked:
         top = ranked[0]
-        first_hypothesis_s = round(ctx.journal.elapsed(), 3)
-        ctx.journal.emit(
+        hypothesis = ctx.journal.emit(
             "hypothesis",
             "analysis",
             f"{top.path} — " + "; ".join(top.reasons[:2]),
             path=top.path,
             reasons=list(top.reasons),
         )
+        # one clock reading: the report's figure is the event's own time
+        first_hypothesis_s = hypothesis.at_s
     evidence += [
         Evidence("traceback", frame.text, frame.path, frame.line)
         for frame in failure.project_frames()
