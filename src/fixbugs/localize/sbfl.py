@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 _MAX_COVERAGE_BYTES = 64 << 20
+_REPORT_TIMEOUT_S = 60.0
 # FixBugs' own coverage configuration. Given with --rcfile, it is the only one coverage.py
 # reads (a project's .coveragerc, setup.cfg, tox.ini or pyproject.toml [coverage:*]
 # sections are not): its data goes where only FixBugs reads it. ``data_file`` is set here,
@@ -263,9 +264,13 @@ async def run_sbfl(
                 "-o",
                 str(out_json),  # no -q: coverage.py before 6.0 lacks it
             ],
-            timeout_s=60,
+            timeout_s=_REPORT_TIMEOUT_S,
             env=env,
         )
+        if report.timed_out:  # what it wrote is cut short
+            return SbflResult(
+                notes=(f"the coverage report ran past {_REPORT_TIMEOUT_S:.0f}s; SBFL skipped",)
+            )
         # cov.json was written where the tests ran: it may be a FIFO, a link to
         # /dev/zero or huge. Read it without following links, capped, off the loop.
         try:

@@ -48,6 +48,9 @@ __all__ = [
 # ``coverage json`` with per-test dynamic contexts, which SBFL reads, came in 5.0, whose
 # json report drops the contexts of ``relative_files`` data (all ``{}``): 5.1 is the first.
 MIN_COVERAGE = Version("5.1")
+# Releases whose json report repeats each file's contexts per function and class (see RELEASES):
+# a user's own install still serves, but no wheel of them is unpacked for SBFL.
+_BLOATED = (Version("7.5.0"), Version("7.17.4"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,14 +69,16 @@ class CoverageRelease:
         return tuple((self.first[0], m) for m in range(self.first[1], self.last[1] + 1))
 
 
-# The newest release for each minor, checked against each release's Requires-Python;
-# the next release of each line dropped the oldest Python the line served.
+# The newest release for each minor, checked against each release's Requires-Python
+# (the next release of each line dropped the oldest Python the line served), except
+# that from 7.5.0 to 7.17.3 ``coverage json --show-contexts`` repeats a file's contexts
+# in every function and class of it: 147 MB for 20 tests of tornado's auth_test, past
+# the 60 s the report step gets. 7.17.4 fixed it and requires 3.11, so 3.8 to 3.10 get
+# 7.4.4, the last release before.
 RELEASES: tuple[CoverageRelease, ...] = (
     CoverageRelease("6.2", (3, 6), (3, 6)),  # 6.3 requires 3.7
     CoverageRelease("7.2.7", (3, 7), (3, 7)),  # 7.3 requires 3.8
-    CoverageRelease("7.6.1", (3, 8), (3, 8)),  # 7.6.2 requires 3.9
-    CoverageRelease("7.10.7", (3, 9), (3, 9)),  # 7.11 requires 3.10
-    CoverageRelease("7.16.2", (3, 10), (3, 10)),  # 7.17 requires 3.11
+    CoverageRelease("7.4.4", (3, 8), (3, 10)),  # 7.5.0 to 7.17.3: the report above
     CoverageRelease("7.17.5", (3, 11), (3, 14)),
 )
 
@@ -144,7 +149,7 @@ def _requires_python(path: Path) -> SpecifierSet | None:
 
 
 def _runs_on(wheel: CoverageWheel, minor: tuple[int, int]) -> bool:
-    if wheel.version < MIN_COVERAGE:
+    if wheel.version < MIN_COVERAGE or _BLOATED[0] <= wheel.version < _BLOATED[1]:
         return False
     if not wheel.pure and not wheel.tags & _platform_tags(minor):
         return False
@@ -154,6 +159,8 @@ def _runs_on(wheel: CoverageWheel, minor: tuple[int, int]) -> bool:
 
 def best_wheel(minor: tuple[int, int], folders: Iterable[Path]) -> CoverageWheel | None:
     """The newest coverage wheel in ``folders`` for CPython ``minor`` on this machine.
+
+    Releases before 5.1 and those of the bloated json report are left out.
 
     At one version a compiled wheel goes before a pure one (its C tracer is
     several times faster).

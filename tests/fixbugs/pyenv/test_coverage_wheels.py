@@ -51,22 +51,32 @@ def test_the_newest_wheel_that_the_python_admits(tmp_path: Path):
     d = tmp_path / "w"
     _wheel(d, "coverage-6.2-pp36.pp37.pp38-none-any.whl", ">=3.6")
     _wheel(d, "coverage-7.2.7-pp37.pp38.pp39-none-any.whl", ">=3.7")
-    _wheel(d, "coverage-7.10.7-py3-none-any.whl", ">=3.9")
+    _wheel(d, "coverage-7.17.5-py3-none-any.whl", ">=3.11")
     assert _best((3, 6), d).startswith("coverage-6.2-")
     assert _best((3, 8), d).startswith("coverage-7.2.7-")
-    assert _best((3, 13), d).startswith("coverage-7.10.7-")
+    assert _best((3, 13), d).startswith("coverage-7.17.5-")
     assert best_wheel((3, 5), [d]) is None
 
 
 def test_compiled_wheels_only_for_their_python_and_first_at_one_version(tmp_path: Path):
     d = tmp_path / "w"
-    _wheel(d, f"coverage-7.5.4-cp310-cp310-{_MANYLINUX}.whl")
-    _wheel(d, "coverage-7.5.4-py3-none-any.whl")
-    assert _best((3, 10), d).startswith("coverage-7.5.4-cp310")
-    assert _best((3, 11), d) == "coverage-7.5.4-py3-none-any.whl"
-    _wheel(d, "coverage-7.5.4-cp310-cp310-win_amd64.whl")  # another platform's
-    (d / f"coverage-7.5.4-cp310-cp310-{_MANYLINUX}.whl").unlink()
-    assert _best((3, 10), d) == "coverage-7.5.4-py3-none-any.whl"
+    _wheel(d, f"coverage-7.4.4-cp310-cp310-{_MANYLINUX}.whl")
+    _wheel(d, "coverage-7.4.4-py3-none-any.whl")
+    assert _best((3, 10), d).startswith("coverage-7.4.4-cp310")
+    assert _best((3, 11), d) == "coverage-7.4.4-py3-none-any.whl"
+    _wheel(d, "coverage-7.4.4-cp310-cp310-win_amd64.whl")  # another platform's
+    (d / f"coverage-7.4.4-cp310-cp310-{_MANYLINUX}.whl").unlink()
+    assert _best((3, 10), d) == "coverage-7.4.4-py3-none-any.whl"
+
+
+def test_releases_with_the_bloated_json_report_are_skipped(tmp_path: Path):
+    d = tmp_path / "w"
+    _wheel(d, "coverage-7.4.4-pp38.pp39.pp310-none-any.whl", ">=3.8")
+    _wheel(d, "coverage-7.6.1-pp38.pp39.pp310-none-any.whl", ">=3.8")
+    _wheel(d, "coverage-7.17.3-py3-none-any.whl", ">=3.10")
+    assert _best((3, 10), d) == "coverage-7.4.4-pp38.pp39.pp310-none-any.whl"
+    _wheel(d, "coverage-7.17.4-py3-none-any.whl", ">=3.10")
+    assert _best((3, 10), d) == "coverage-7.17.4-py3-none-any.whl"
 
 
 def test_too_old_unreadable_or_misnamed_wheels_are_skipped(tmp_path: Path):
@@ -132,7 +142,7 @@ def test_fetch_skips_present_wheels_and_says_what_it_could_not_get(
 def test_the_overlay_replaces_a_coverage_too_old_for_sbfl_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    wheels = _wheel(tmp_path / "w", "coverage-7.6.1-pp38.pp39.pp310-none-any.whl", ">=3.8").parent
+    wheels = _wheel(tmp_path / "w", "coverage-7.4.4-pp38.pp39.pp310-none-any.whl", ">=3.8").parent
     monkeypatch.setenv("FIXBUGS_WHEELS", str(wheels))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     env = TestEnv(
@@ -145,10 +155,10 @@ def test_the_overlay_replaces_a_coverage_too_old_for_sbfl_and_says_so(
         coverage="4.5.4",  # no `coverage json`, no per-test contexts
     )
     got, notes = prepare_env(env)
-    assert got.overlay is not None and got.overlay_coverage == "7.6.1"
+    assert got.overlay is not None and got.overlay_coverage == "7.4.4"
     assert (got.overlay / "coverage" / "__init__.py").exists()
     assert notes[0].startswith(
-        "Python 3.8 has coverage.py 4.5.4, older than 5.1: coverage.py 7.6.1"
+        "Python 3.8 has coverage.py 4.5.4, older than 5.1: coverage.py 7.4.4"
     )
     assert prepare_env(replace(env, coverage="5.5")) == (replace(env, coverage="5.5"), [])
     # Python 3.7: the folder has nothing for it, and the one line says what to do

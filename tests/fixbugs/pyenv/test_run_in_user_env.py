@@ -126,7 +126,7 @@ async def test_sbfl_under_the_oldest_and_newest_python_without_coverage(
 ):
     from fixbugs.pyenv.coveragewheels import release_for
 
-    if not (WHEELS / ".ready-coverage").exists():
+    if not list(WHEELS.glob(".ready-coverage-*")):
         pytest.skip("needs the coverage wheels scripts/test-wheels fetches into .cache/wheels")
     venv = make_venv(tmp_path / "venv", *packages, python=python)
     monkeypatch.setenv("VIRTUAL_ENV", str(venv.parent.parent))
