@@ -76,7 +76,8 @@ def test_the_strategy_fills_every_field() -> None:
     """The property is only as strong as its examples: nested records are reached."""
     seen: set[str] = set()
 
-    @settings(max_examples=40, deadline=None)
+    # derandomized, so the examples (and this check) are the same on every run
+    @settings(max_examples=200, deadline=None, derandomize=True, database=None)
     @given(_strategy(BugRun))
     def collect(run: BugRun) -> None:
         if run.analysis.failure is not None and run.analysis.failure.tracebacks:
