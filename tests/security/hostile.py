@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from agentrt import SystemClock
+from fixbugs.inputs.repo import Repository
+from fixbugs.run.context import AgentOptions, RunContext
+from fixbugs.run.progress import EventSink, Journal
 from fixbugs.sandbox import Sandbox, interpreter_paths, probe
 
 PY = sys.executable
@@ -56,6 +60,16 @@ def open_sandbox(repo: Path, tmp_path: Path, **kw: object) -> Sandbox:
         base_dir=tmp_path,
         readonly_paths=interpreter_paths(Path(PY)),
         **kw,  # type: ignore[arg-type]
+    )
+
+
+def plain_context(repo: Repository, sink: EventSink = lambda _: None) -> RunContext:
+    """A run's services with no model, on the system clock, for running commands."""
+    return RunContext.create(
+        repo,
+        models=None,
+        options=AgentOptions(use_model=False),
+        journal=Journal(SystemClock(), sink),
     )
 
 

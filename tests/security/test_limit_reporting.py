@@ -11,12 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hostile import NEEDS_NAMESPACES, NEEDS_TMPFS, PY, hostile, open_sandbox
+from hostile import NEEDS_NAMESPACES, NEEDS_TMPFS, PY, hostile, open_sandbox, plain_context
 
-from agentrt import SystemClock
 from fixbugs.inputs import load_inputs
-from fixbugs.run.context import AgentOptions, RunContext
-from fixbugs.run.progress import Journal
 from fixbugs.run.record import BugRun
 from fixbugs.sandbox import Sandbox
 from fixbugs.stages.driver import complete_report
@@ -37,12 +34,7 @@ async def test_a_disk_limit_hit_is_in_the_json_report(
     report_md = tmp_path / "report.md"
     report_md.write_text("# add is wrong\n\nadd(2, 2) gives 5\n")
     inputs = load_inputs(report_md, repo)
-    ctx = RunContext.create(
-        inputs.repo,
-        models=None,
-        options=AgentOptions(use_model=False),
-        journal=Journal(SystemClock(), lambda _: None),
-    )
+    ctx = plain_context(inputs.repo)
     sb = open_sandbox(repo, tmp_path, disk_mb=32)
     sandboxes.append(sb)
     result = await ctx.run_in(sb, f"{PY} -m pytest -q -p no:cacheprovider", "reproduce")

@@ -17,12 +17,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hostile import NEEDS_CGROUPS, PY, hostile, open_sandbox
+from hostile import NEEDS_CGROUPS, PY, hostile, open_sandbox, plain_context
 
-from agentrt import SystemClock
 from fixbugs.inputs import load_inputs
-from fixbugs.run.context import AgentOptions, RunContext
-from fixbugs.run.progress import Journal
 from fixbugs.run.record import BugRun
 from fixbugs.sandbox import CommandResult, Sandbox
 from fixbugs.stages.driver import complete_report
@@ -63,12 +60,7 @@ async def _run_suite(
     report_md = tmp_path / "report.md"
     report_md.write_text("# add is wrong\n\nadd(2, 2) gives 5\n")
     inputs = load_inputs(report_md, repo)
-    ctx = RunContext.create(
-        inputs.repo,
-        models=None,
-        options=AgentOptions(use_model=False),
-        journal=Journal(SystemClock(), lambda _: None),
-    )
+    ctx = plain_context(inputs.repo)
     sb = open_sandbox(repo, tmp_path)
     sandboxes.append(sb)
     result = await ctx.run_in(sb, f"{PY} -m pytest -q -s -p no:cacheprovider", "reproduce")

@@ -22,14 +22,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hostile import NEEDS_NAMESPACES, PY, open_sandbox, write_repo
+from hostile import NEEDS_NAMESPACES, PY, open_sandbox, plain_context, write_repo
 
-from agentrt import SystemClock
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.localize.sbfl import run_sbfl
 from fixbugs.run.agent import run_from_paths
-from fixbugs.run.context import AgentOptions, RunContext
-from fixbugs.run.progress import Journal, collecting_sink
+from fixbugs.run.context import RunContext
+from fixbugs.run.progress import collecting_sink
 from fixbugs.run.record import BugRun, Reproduction, Sbfl
 from fixbugs.sandbox import Sandbox
 from fixbugs.sandbox.reported import CopyPaths, Drop, read_baseline_text
@@ -222,12 +221,7 @@ def fix_context(
     (tmp_path / "bug.md").write_text("# add is wrong\n\nadd(2, 2) gives 0, not 4\n")
     sink, _ = collecting_sink()
     inputs = load_inputs(tmp_path / "bug.md", repo)
-    ctx = RunContext.create(
-        inputs.repo,
-        models=None,
-        options=AgentOptions(use_model=False),
-        journal=Journal(SystemClock(), sink),
-    )
+    ctx = plain_context(inputs.repo, sink)
     sandbox = open_sandbox(repo, tmp_path)
     sandboxes.append(sandbox)
     return inputs, ctx, sandbox
