@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -267,7 +268,10 @@ async def run_sbfl(
             timeout_s=_REPORT_TIMEOUT_S,
             env=env,
         )
-        if report.timed_out:  # what it wrote is cut short
+        if report.timed_out:  # what it wrote is cut short, or it wrote into a planted FIFO
+            planted = _not_a_file(out_json)
+            if planted:
+                return SbflResult(notes=(f"coverage json failed ({planted})",))
             return SbflResult(
                 notes=(f"the coverage report ran past {_REPORT_TIMEOUT_S:.0f}s; SBFL skipped",)
             )
@@ -289,6 +293,15 @@ async def run_sbfl(
     spectrum, note = baseline_spectrum(spectrum, paths)
     result = ochiai(spectrum)
     return replace(result, notes=(*result.notes, note)) if note else result
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path`` is no report (a FIFO, a link, a socket), or None; never opened or followed."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else f"{path.name}: not a regular file"
 
 
 def _path_first(folder: str, rest: str | None) -> str:
