@@ -39,6 +39,7 @@ __all__ = [
     "CoverageWheel",
     "best_wheel",
     "fetch",
+    "lean_report",
     "main",
     "own_wheel_dir",
     "release_for",
@@ -148,8 +149,13 @@ def _requires_python(path: Path) -> SpecifierSet | None:
         return None
 
 
+def lean_report(version: Version) -> bool:
+    """Whether coverage.py ``version`` gives SBFL its per-test report without the repeats."""
+    return version >= MIN_COVERAGE and not _BLOATED[0] <= version < _BLOATED[1]
+
+
 def _runs_on(wheel: CoverageWheel, minor: tuple[int, int]) -> bool:
-    if wheel.version < MIN_COVERAGE or _BLOATED[0] <= wheel.version < _BLOATED[1]:
+    if not lean_report(wheel.version):
         return False
     if not wheel.pure and not wheel.tags & _platform_tags(minor):
         return False

@@ -5,7 +5,8 @@ contexts). When the user's environment lacks it, or has an older one,
 FixBugs must not install it there: it builds a folder holding only
 ``coverage`` for that interpreter's ``major.minor`` (cached under
 ``~/.cache/fixbugs/coverage``) and puts it on ``PYTHONPATH`` of the
-sandboxed commands. Sources, in order: an existing coverage install for the
+sandboxed commands. Sources, in order: an existing coverage install (not one of the
+releases whose json report bloats, see :mod:`fixbugs.pyenv.coveragewheels`) for the
 same Python version (a cached case environment, the base interpreter's
 site-packages), then the newest usable wheel of the local wheel folders
 (``$FIXBUGS_WHEELS``, then ``~/.cache/fixbugs/wheels``, where
@@ -34,7 +35,13 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from fixbugs.pyenv.coveragewheels import MIN_COVERAGE, best_wheel, own_wheel_dir, unpack
+from fixbugs.pyenv.coveragewheels import (
+    MIN_COVERAGE,
+    best_wheel,
+    lean_report,
+    own_wheel_dir,
+    unpack,
+)
 from fixbugs.pyenv.testenv import default_cache_dir, make_readable
 from fixbugs.pyenv.userenv import TestEnv
 
@@ -89,11 +96,19 @@ def _existing_coverage(minor: str, base_prefix: Path) -> Path | None:
         patterns.append(f"{sys.prefix}/lib/python{minor}/site-packages")
     for pattern in patterns:
         for site in sorted(glob.glob(pattern)):
-            if (Path(site) / "coverage" / "__init__.py").exists() and usable_coverage(
+            if (Path(site) / "coverage" / "__init__.py").exists() and _lean(
                 _installed_version(Path(site))
             ):
                 return Path(site)
     return None
+
+
+def _lean(version: str | None) -> bool:
+    """Whether an install of ``version`` may be copied: usable, and not one that bloats json."""
+    try:
+        return version is not None and lean_report(Version(version))
+    except InvalidVersion:
+        return False
 
 
 def _copy_coverage(site: Path, dest: Path) -> None:

@@ -167,3 +167,28 @@ def test_the_overlay_replaces_a_coverage_too_old_for_sbfl_and_says_so(
         "SBFL will not run: coverage.py is not installed for Python 3.7 and FixBugs has no "
         "copy for it (run scripts/setup, or put a coverage wheel in $FIXBUGS_WHEELS)"
     ]
+
+
+@pytest.mark.parametrize(("installed", "served"), [("7.6.1", "7.4.4"), ("7.4.0", "7.4.0")])
+def test_the_overlay_copies_an_existing_install_only_if_its_report_is_lean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: str, served: str
+):
+    """A base interpreter's coverage 7.6.1 (json contexts repeated) is passed over for a wheel."""
+    wheels = _wheel(tmp_path / "w", "coverage-7.4.4-pp38.pp39.pp310-none-any.whl", ">=3.8").parent
+    monkeypatch.setenv("FIXBUGS_WHEELS", str(wheels))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    site = tmp_path / "base" / "lib" / "python3.9" / "site-packages"
+    (site / "coverage").mkdir(parents=True)
+    (site / "coverage" / "__init__.py").write_text(f"__version__ = {installed!r}\n")
+    (site / f"coverage-{installed}.dist-info").mkdir()
+    env = TestEnv(
+        python=tmp_path / "venv" / "bin" / "python",
+        source="--python",
+        version="3.9.18",
+        prefix=tmp_path / "venv",
+        base_prefix=tmp_path / "base",
+        pytest="8.3.1",
+        coverage=None,
+    )
+    got, _ = prepare_env(env)
+    assert got.overlay is not None and got.overlay_coverage == served
