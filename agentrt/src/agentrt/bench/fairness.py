@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agentrt._clock import ScaledClock
+from agentrt._json import JsonObject
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import simulated_model
 from agentrt.llm._openai_backend import OpenAIModel
@@ -40,9 +39,9 @@ class FairnessOptions:
     aging: float = 0.1  # shortest-expected-work-first's aging
 
 
-async def _work(ctx: StageContext) -> Mapping[str, Any]:
+async def _work(ctx: StageContext) -> JsonObject:
     assert ctx.model is not None
-    r = await ctx.model.complete(ChatRequest.of(ctx.input["text"], max_tokens=OUT_TOKENS))
+    r = await ctx.model.complete(ChatRequest.of(str(ctx.input["text"]), max_tokens=OUT_TOKENS))
     return {"chars": len(r.text)}
 
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agentrt._clock import ScaledClock
+from agentrt._json import JsonObject
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import simulated_model
 from agentrt.llm._openai_backend import OpenAIModel
@@ -57,17 +56,17 @@ async def _sequential(model: OpenAIModel, docs: list[str], clock: ScaledClock) -
 
 
 def _stages(model: OpenAIModel, workers: int) -> Pipeline:
-    async def classify(ctx: StageContext) -> Mapping[str, Any]:
+    async def classify(ctx: StageContext) -> JsonObject:
         assert ctx.model is not None
-        return {"label": (await ctx.model.complete(_classify(ctx.input["doc"]))).text}
+        return {"label": (await ctx.model.complete(_classify(str(ctx.input["doc"])))).text}
 
-    async def summarize(ctx: StageContext) -> Mapping[str, Any]:
+    async def summarize(ctx: StageContext) -> JsonObject:
         assert ctx.model is not None
-        return {"summary": (await ctx.model.complete(_summarize(ctx.input["doc"]))).text}
+        return {"summary": (await ctx.model.complete(_summarize(str(ctx.input["doc"])))).text}
 
-    async def tag(ctx: StageContext) -> Mapping[str, Any]:
+    async def tag(ctx: StageContext) -> JsonObject:
         assert ctx.model is not None
-        summary = ctx.upstream["summarize"]["summary"]
+        summary = str(ctx.upstream["summarize"]["summary"])
         return {"tags": (await ctx.model.complete(_tag(summary))).text}
 
     # summaries take the longest, so that stage gets the most workers
