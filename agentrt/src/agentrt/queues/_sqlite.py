@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from agentrt._clock import Clock
 from agentrt._errors import UserError
@@ -140,7 +140,7 @@ class SqliteQueue:
         serialize: bool,
     ) -> Delivery | None:
         held = ""
-        args: list[Any] = [stage, now]
+        args: list[str | float] = [stage, now]
         if serialize:
             held = (
                 " AND (key IS NULL OR key NOT IN (SELECT key FROM messages WHERE stage=?"
