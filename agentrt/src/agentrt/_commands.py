@@ -10,10 +10,11 @@ source checkout.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -190,17 +191,9 @@ def bench(
         for b in list_benchmarks():
             console.print(f"[bold]{b.name:14}[/] {b.description}")
         return
-    b = get_benchmark(name)
-    opts = dict(b.options)
-    for item in option or []:
-        key, sep, value = item.partition("=")
-        if not sep or key not in opts:
-            raise UserError(
-                f"--set {item!r}: expected KEY=VALUE with KEY one of {', '.join(opts) or 'none'}"
-            )
-        opts[key] = _coerce(value, opts[key])
-    console.print(f"[dim]running benchmark {name} with {opts}[/]")
-    result = asyncio.run(b.run(opts))
+    run = get_benchmark(name).configure(option or [])
+    console.print(f"[dim]running benchmark {name} with {dataclasses.asdict(run.options)}[/]")
+    result = asyncio.run(run.start())
     table = Table(title=f"bench {name}", show_header=True)
     table.add_column("figure")
     table.add_column("value", justify="right")
@@ -218,20 +211,7 @@ def bench(
         result.write_json(json_path)
 
 
-def _coerce(value: str, like: Any) -> Any:
-    try:
-        if isinstance(like, bool):
-            return value.lower() in {"1", "true", "yes", "on"}
-        if isinstance(like, int):
-            return int(value)
-        if isinstance(like, float):
-            return float(value)
-    except ValueError:
-        raise UserError(f"--set: {value!r} is not a {type(like).__name__}") from None
-    return value
-
-
-def _fmt(v: Any) -> str:
+def _fmt(v: object) -> str:
     if isinstance(v, float):
         return f"{v:,.4g}"
     return str(v)

@@ -22,13 +22,13 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from agentrt._clock import Clock, SystemClock
 from agentrt._config import load_settings
 from agentrt._errors import AgentrtError, ProviderError, UserError
+from agentrt._json import JsonValue
 from agentrt.chunking import chunk_log
 from agentrt.flow._clients import client_for_role
 from agentrt.graph import Outcome, gather_map
@@ -96,7 +96,7 @@ class DemoResult:
     def exit_code(self) -> int:
         return 0 if len(self.failed) < self.chunks else EXIT_NO_RESULT
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, JsonValue]:
         return {
             "chunks": self.chunks,
             "failed_chunks": [{"chunk": i, "error": e} for i, e in self.failed],

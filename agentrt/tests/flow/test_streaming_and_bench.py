@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -49,18 +50,18 @@ async def test_retry_budget_exhaustion_surfaces_the_provider_error():
 
 
 async def test_brownout_benchmark_small_run():
-    from agentrt.bench.brownout import run_brownout
+    from agentrt.bench.brownout import BrownoutOptions, run_brownout
 
     result = await run_brownout(
-        {
-            "calls": 300,
-            "rate": 10.0,
-            "window_start_s": 10.0,
-            "window_end_s": 20.0,
-            "failure_share": 0.5,
-            "max_tokens": 4,
-            "seed": 1,
-        }
+        BrownoutOptions(
+            calls=300,
+            rate=10.0,
+            window_start_s=10.0,
+            window_end_s=20.0,
+            failure_share=0.5,
+            max_tokens=4,
+            seed=1,
+        )
     )
     f = result.figures
     assert f["attempts_agentrt"] <= 1.1 * f["requests"] + 3
@@ -68,10 +69,10 @@ async def test_brownout_benchmark_small_run():
 
 
 async def test_faults_benchmark_tells_a_steady_error_rate_from_a_brownout():
-    from agentrt.bench.faults import run_faults
+    from agentrt.bench.faults import FaultsOptions, run_faults
 
-    opts = {"calls": 100, "in_flight": 16, "max_tokens": 16, "retry_after_s": 1.0}
-    result = await run_faults({**opts, "seed": 7, "seeds": 2})
+    opts = FaultsOptions(calls=100, in_flight=16, max_tokens=16, retry_after_s=1.0)
+    result = await run_faults(dataclasses.replace(opts, seed=7, seeds=2))
     f = result.figures
     # steady 10% 429 (Retry-After) + 10% 503: every call finishes, at ~1.25 requests each
     assert f["steady_failed"] == 0

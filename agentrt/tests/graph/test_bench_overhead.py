@@ -6,13 +6,13 @@ import sys
 
 import pytest
 
-from agentrt.bench.overhead import run_overhead
+from agentrt.bench.overhead import OverheadOptions, run_overhead
 
 
 async def test_overhead_runs_without_langgraph(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "langgraph.graph", None)  # import fails
     res = await run_overhead(
-        {"sizes": "50,100", "limit": 8, "rounds": 1, "langgraph_max_n": 10_000}
+        OverheadOptions(sizes=(50, 100), limit=8, rounds=1, langgraph_max_n=10_000)
     )
     assert res.figures["langgraph_us"] == [None, None]
     assert res.figures["langgraph_available"] is False

@@ -26,12 +26,15 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import openai
+from starlette.applications import Starlette
 
 from agentrt._clock import FakeClock
+from agentrt._json import JsonObject
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.flow._breaker import CircuitBreaker
 from agentrt.flow._breaker_model import BreakerModel
@@ -45,9 +48,36 @@ from agentrt.llm._protocol import ChatModel
 from agentrt.llm._types import ChatRequest
 from agentrt.sim import StreamingASGITransport, create_app, get_profile
 
-__all__ = ["FakeClockSDK", "agentrt_model", "fault_sim", "run_brownout", "sdk_client"]
+__all__ = [
+    "BrownoutOptions",
+    "FakeClockSDK",
+    "agentrt_model",
+    "fault_sim",
+    "run_brownout",
+    "sdk_client",
+]
 
 SPAN_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class BrownoutOptions:
+    calls: int = 10_000
+    rate: float = 50.0  # calls started per second (open loop)
+    window_start_s: float = 60.0
+    window_end_s: float = 120.0
+    failure_share: float = 0.5  # of answers in the window, half 503 and half 529
+    max_tokens: int = 16
+    seed: int = 7
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    attempts: int  # requests the simulator received
+    succeeded: int
+    failed: int
+    recovery_s: float
+    faults_injected: int
 
 
 class FakeClockSDK(openai.AsyncOpenAI):
@@ -67,8 +97,8 @@ class FakeClockSDK(openai.AsyncOpenAI):
 
 
 def fault_sim(
-    clock: FakeClock, seed: int, faults: dict[str, Any], **overrides: Any
-) -> tuple[Any, httpx.AsyncClient, str]:
+    clock: FakeClock, seed: int, faults: dict[str, float], **overrides: object
+) -> tuple[Starlette, httpx.AsyncClient, str]:
     """The simulator the fault benchmarks run against: unbounded slots, seeded faults.
 
     Returns the app (its ``state.engine`` counts the requests), an HTTP
@@ -152,13 +182,13 @@ def _recovery(ends: list[float | None], window: tuple[float, float]) -> float:
     return float("inf")
 
 
-async def _one_run(kind: str, opts: dict[str, Any]) -> dict[str, Any]:
-    start, end = float(opts["window_start_s"]), float(opts["window_end_s"])
-    share = float(opts["failure_share"])
+async def _one_run(kind: str, opts: BrownoutOptions) -> _Run:
+    start, end = opts.window_start_s, opts.window_end_s
+    share = opts.failure_share
     clock = FakeClock()
     faults = {"error_503": share / 2, "overloaded_529": share / 2}
-    app, http, name = fault_sim(clock, int(opts["seed"]), faults, fault_window=(start, end))
-    max_tokens = int(opts["max_tokens"])
+    app, http, name = fault_sim(clock, opts.seed, faults, fault_window=(start, end))
+    max_tokens = opts.max_tokens
     if kind == "naive":
         sdk = await sdk_client(clock, http)
 
@@ -177,68 +207,62 @@ async def _one_run(kind: str, opts: dict[str, Any]) -> dict[str, Any]:
                     await clock.sleep(1.0)
 
     else:
-        model = await agentrt_model(clock, http, name, int(opts["seed"]), throttle=True)
+        model = await agentrt_model(clock, http, name, opts.seed, throttle=True)
 
         async def call(i: int) -> None:
             await model.complete(ChatRequest.of(f"call {i}", max_tokens=max_tokens))
 
-    calls = int(opts["calls"])
+    calls = opts.calls
     async with clock.autojumping():
-        ends = await _workload(clock, call, calls, float(opts["rate"]))
+        ends = await _workload(clock, call, calls, opts.rate)
     await http.aclose()
     stats = app.state.engine.stats()
     ok = sum(1 for e in ends if e is not None)
-    return {
-        "attempts": int(stats["requests"]),
-        "succeeded": ok,
-        "failed": calls - ok,
-        "recovery_s": _recovery(ends, (start, end)),
-        "faults_injected": int(stats["faults_total"]),
-    }
+    return _Run(
+        attempts=int(stats["requests"]),
+        succeeded=ok,
+        failed=calls - ok,
+        recovery_s=_recovery(ends, (start, end)),
+        faults_injected=int(stats["faults_total"]),
+    )
 
 
 @benchmark(
     "brownout",
     "requests sent during a 50% 503/529 brownout: SDK+framework retries vs agentrt",
-    calls=10_000,
-    rate=50.0,
-    window_start_s=60.0,
-    window_end_s=120.0,
-    failure_share=0.5,
-    max_tokens=16,
-    seed=7,
+    BrownoutOptions,
 )
-async def run_brownout(opts: dict[str, Any]) -> BenchResult:
+async def run_brownout(opts: BrownoutOptions) -> BenchResult:
     wall0 = time.monotonic()
     naive = await _one_run("naive", opts)
     ours = await _one_run("agentrt", opts)
-    calls = int(opts["calls"])
-    figures = {
+    calls = opts.calls
+    figures: JsonObject = {
         "requests": calls,
-        "attempts_naive": naive["attempts"],
-        "attempts_agentrt": ours["attempts"],
-        "recovery_s": ours["recovery_s"],
-        "recovery_s_naive": naive["recovery_s"],
-        "succeeded_naive": naive["succeeded"],
-        "succeeded_agentrt": ours["succeeded"],
-        "window_s": [opts["window_start_s"], opts["window_end_s"]],
+        "attempts_naive": naive.attempts,
+        "attempts_agentrt": ours.attempts,
+        "recovery_s": ours.recovery_s,
+        "recovery_s_naive": naive.recovery_s,
+        "succeeded_naive": naive.succeeded,
+        "succeeded_agentrt": ours.succeeded,
+        "window_s": [opts.window_start_s, opts.window_end_s],
     }
     bound = 1.1 * calls + 3
     return BenchResult(
         "brownout",
         figures,
         ratios=(
-            ("attempts per request, naive SDK+framework", naive["attempts"] / calls),
-            ("attempts per request, agentrt", ours["attempts"] / calls),
+            ("attempts per request, naive SDK+framework", naive.attempts / calls),
+            ("attempts per request, agentrt", ours.attempts / calls),
         ),
         checks=(
-            ("attempts_agentrt <= 1.1 x requests + 3", ours["attempts"] <= bound),
-            ("agentrt throughput recovers (to >= 95%) after the window", ours["recovery_s"] < 60),
+            ("attempts_agentrt <= 1.1 x requests + 3", ours.attempts <= bound),
+            ("agentrt throughput recovers (to >= 95%) after the window", ours.recovery_s < 60),
         ),
         notes=(
-            f"{calls} calls at {opts['rate']} calls/s (open loop), "
-            f"{float(opts['failure_share']):.0%} of answers 503/529 from "
-            f"{opts['window_start_s']} s to {opts['window_end_s']} s, on a fake clock; "
+            f"{calls} calls at {opts.rate} calls/s (open loop), "
+            f"{opts.failure_share:.0%} of answers 503/529 from "
+            f"{opts.window_start_s} s to {opts.window_end_s} s, on a fake clock; "
             "attempts counted by the simulator",
             f"wall time {time.monotonic() - wall0:.0f} s",
         ),

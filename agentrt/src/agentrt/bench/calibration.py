@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-from typing import Any
+from dataclasses import dataclass
 
 from agentrt._clock import ScaledClock
+from agentrt._json import JsonObject
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import running_simulator
 from agentrt.llm._openai_backend import OpenAIModel
@@ -22,7 +23,7 @@ from agentrt.sim import get_profile
 from agentrt.tokens._counting import estimate_tokens
 from agentrt.tokens._latency import calibrate
 
-__all__ = ["run_calibration"]
+__all__ = ["CalibrationOptions", "run_calibration"]
 
 
 def _prompt(tokens: int, salt: int) -> str:
@@ -33,18 +34,23 @@ def _prompt(tokens: int, salt: int) -> str:
     return body
 
 
+@dataclass(frozen=True, slots=True)
+class CalibrationOptions:
+    profile: str = "default"  # the simulator profile
+    time_scale: float = 1.0
+    output_tokens: int = 150
+    rounds: int = 3
+
+
 @benchmark(
     "calibration",
     "client-measured TTFT and decode rate vs the simulator profile's configured values",
-    profile="default",
-    time_scale=1.0,
-    output_tokens=150,
-    rounds=3,
+    CalibrationOptions,
 )
-async def run_calibration(opts: dict[str, Any]) -> BenchResult:
-    profile = get_profile(str(opts["profile"]))
-    scale = float(opts["time_scale"])
-    out_tokens = int(opts["output_tokens"])
+async def run_calibration(opts: CalibrationOptions) -> BenchResult:
+    profile = get_profile(opts.profile)
+    scale = opts.time_scale
+    out_tokens = opts.output_tokens
     # Inputs large enough that TTFT (0.3-1 s) dwarfs the fixed cost of a
     # loopback HTTP round trip on a busy machine; the fitted base shows that cost.
     sizes = [2000, 4000, 8000, 16000]
@@ -62,7 +68,7 @@ async def run_calibration(opts: dict[str, Any]) -> BenchResult:
         try:
             reqs = [
                 ChatRequest.of(_prompt(n, r * 100 + i), max_tokens=out_tokens)
-                for r in range(int(opts["rounds"]))
+                for r in range(opts.rounds)
                 for i, n in enumerate(sizes)
             ]
             # warm-up: the first request pays connection set-up
@@ -91,7 +97,7 @@ async def run_calibration(opts: dict[str, Any]) -> BenchResult:
     measured_tps = fitted.decode_tps
     ttft_ratio = measured_ttft / configured_ttft
     tps_ratio = measured_tps / configured_tps
-    figures = {
+    figures: JsonObject = {
         "profile": profile.name,
         "time_scale": scale,
         "calls": len(records),

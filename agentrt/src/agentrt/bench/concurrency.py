@@ -29,9 +29,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentrt._clock import Clock, ScaledClock, SystemClock
+from agentrt._json import JsonValue
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import running_simulator
 from agentrt.flow._adaptive import AdaptiveLimit, LimitAlgorithm, StaticLimit
@@ -42,7 +43,10 @@ from agentrt.llm._types import ChatRequest
 from agentrt.metrics._recorder import percentile
 from agentrt.sim import get_profile
 
-__all__ = ["run_concurrency"]
+if TYPE_CHECKING:
+    from agentrt.llm._llama_backend import LlamaModel
+
+__all__ = ["ConcurrencyOptions", "run_concurrency"]
 
 Call = Callable[[int], Awaitable[int]]  # call number -> output tokens
 
@@ -120,7 +124,7 @@ def _knee(sweep: list[RunStats]) -> RunStats:
 
 # -- the embedded model in worker processes ----------------------------------
 
-_WORKER_MODEL: Any = None
+_WORKER_MODEL: LlamaModel | None = None
 
 
 def _worker_load() -> None:
@@ -138,10 +142,24 @@ def _worker_generate(prompt: str, max_tokens: int) -> int:
     return int(result.usage.output_tokens)
 
 
-async def _local_part(opts: dict[str, Any]) -> tuple[list[RunStats], RunStats]:
-    procs = int(opts["local_processes"])
-    max_tokens = int(opts["local_max_tokens"])
-    duration = float(opts["local_duration_s"])
+@dataclass(frozen=True, slots=True)
+class ConcurrencyOptions:
+    profile: str = "knee"  # the simulator profile
+    time_scale: float = 10.0
+    limits: tuple[int, ...] = (2, 4, 6, 8, 10, 11, 12, 14, 16, 20, 24)  # the static sweep
+    duration_s: float = 60.0  # model seconds per static run (the adaptive run: 3x)
+    max_tokens: int = 100
+    plot: str = "concurrency.png"
+    local: bool = True  # part 2: the embedded llama.cpp model
+    local_processes: int = 3
+    local_max_tokens: int = 16
+    local_duration_s: float = 30.0
+
+
+async def _local_part(opts: ConcurrencyOptions) -> tuple[list[RunStats], RunStats]:
+    procs = opts.local_processes
+    max_tokens = opts.local_max_tokens
+    duration = opts.local_duration_s
     ctx = multiprocessing.get_context("spawn")
     loop = asyncio.get_running_loop()
     clock = SystemClock()
@@ -189,23 +207,14 @@ def _plot(path: Path, sweep: list[RunStats], adaptive: RunStats, title: str) -> 
 @benchmark(
     "concurrency",
     "static concurrency sweep vs the adaptive limit: simulator knee, then the local model",
-    profile="knee",
-    time_scale=10.0,
-    limits="2,4,6,8,10,11,12,14,16,20,24",
-    duration_s=60.0,
-    max_tokens=100,
-    plot="concurrency.png",
-    local=True,
-    local_processes=3,
-    local_max_tokens=16,
-    local_duration_s=30.0,
+    ConcurrencyOptions,
 )
-async def run_concurrency(opts: dict[str, Any]) -> BenchResult:
-    scale = float(opts["time_scale"])
-    profile = get_profile(str(opts["profile"]))
-    limits = [int(x) for x in str(opts["limits"]).split(",")]
-    duration = float(opts["duration_s"])
-    max_tokens = int(opts["max_tokens"])
+async def run_concurrency(opts: ConcurrencyOptions) -> BenchResult:
+    scale = opts.time_scale
+    profile = get_profile(opts.profile)
+    limits = opts.limits
+    duration = opts.duration_s
+    max_tokens = opts.max_tokens
     clock = ScaledClock(scale)
     wall0 = time.monotonic()
     async with running_simulator(profile.name, time_scale=scale) as base_url:
@@ -226,9 +235,9 @@ async def run_concurrency(opts: dict[str, Any]) -> BenchResult:
         finally:
             await client.aclose()
     best = max(sweep, key=lambda s: s.throughput)
-    plot_path = Path(str(opts["plot"]))
+    plot_path = Path(opts.plot)
     _plot(plot_path, sweep, adaptive, f"simulator profile {profile.name!r}")
-    figures: dict[str, Any] = {
+    figures: dict[str, JsonValue] = {
         "best_static": {"limit": best.limit, "throughput": best.throughput, "p95_s": best.p95_s},
         "adaptive": {
             "throughput": adaptive.throughput,
@@ -256,7 +265,7 @@ async def run_concurrency(opts: dict[str, Any]) -> BenchResult:
         f"simulator at time scale {scale:g}; each static run {duration:g} model-s, adaptive "
         f"{duration * 3:g} model-s; figures over the last two thirds of each run",
     ]
-    if opts["local"]:
+    if opts.local:
         local_sweep, local_adaptive = await _local_part(opts)
         knee = _knee(local_sweep)
         local_plot = plot_path.with_name(plot_path.stem + "_local" + plot_path.suffix)
@@ -280,7 +289,7 @@ async def run_concurrency(opts: dict[str, Any]) -> BenchResult:
             )
         )
         notes.append(
-            f"local model: {opts['local_processes']} worker processes x 1 thread each on "
+            f"local model: {opts.local_processes} worker processes x 1 thread each on "
             f"{os.cpu_count()} CPUs; knee = smallest concurrency within 5% of the best "
             "throughput; adaptive limit = the limit held longest in its run's last two thirds"
         )

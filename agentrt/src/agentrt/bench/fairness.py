@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agentrt._clock import ScaledClock
+from agentrt._json import JsonObject
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import simulated_model
 from agentrt.llm._openai_backend import OpenAIModel
@@ -24,14 +24,24 @@ from agentrt.metrics._recorder import percentile
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import FairPolicy, Fifo, ShortestJobFirst, SqliteQueue
 
-__all__ = ["run_fairness_bench"]
+__all__ = ["FairnessOptions", "run_fairness_bench"]
 
 OUT_TOKENS = 20
 
 
-async def _work(ctx: StageContext) -> Mapping[str, Any]:
+@dataclass(frozen=True, slots=True)
+class FairnessOptions:
+    small_jobs: int = 20
+    small_items: int = 5  # items per small job
+    big_factor: int = 50  # the big job has this many times a small job's items
+    workers: int = 4
+    time_scale: float = 5.0
+    aging: float = 0.1  # shortest-expected-work-first's aging
+
+
+async def _work(ctx: StageContext) -> JsonObject:
     assert ctx.model is not None
-    r = await ctx.model.complete(ChatRequest.of(ctx.input["text"], max_tokens=OUT_TOKENS))
+    r = await ctx.model.complete(ChatRequest.of(str(ctx.input["text"]), max_tokens=OUT_TOKENS))
     return {"chars": len(r.text)}
 
 
@@ -40,15 +50,14 @@ async def _run(
     clock: ScaledClock,
     db: Path,
     policy: FairPolicy,
+    opts: FairnessOptions,
     *,
-    workers: int,
-    small_jobs: int,
-    small_items: int,
     big_factor: int,
 ) -> list[float]:
     """Small-job latencies (submit to last item done), in simulator seconds."""
+    small_jobs, small_items = opts.small_jobs, opts.small_items
     stage = Stage(
-        "work", _work, concurrency=workers, model=model, expected_output_tokens=OUT_TOKENS
+        "work", _work, concurrency=opts.workers, model=model, expected_output_tokens=OUT_TOKENS
     )
     p = Pipeline([stage], name="fairness", capacity=100_000)
     q = SqliteQueue(db, clock=clock, policy=policy)
@@ -78,28 +87,18 @@ async def _run(
 @benchmark(
     "fairness",
     "p95 latency of 20 small jobs alone vs just behind one job with 50x their work",
-    small_jobs=20,
-    small_items=5,
-    big_factor=50,
-    workers=4,
-    time_scale=5.0,
-    aging=0.1,
+    FairnessOptions,
 )
-async def run_fairness_bench(opts: dict[str, Any]) -> BenchResult:
-    scale = float(opts["time_scale"])
+async def run_fairness_bench(opts: FairnessOptions) -> BenchResult:
+    scale = opts.time_scale
     clock = ScaledClock(scale)
-    kw = {
-        "workers": int(opts["workers"]),
-        "small_jobs": int(opts["small_jobs"]),
-        "small_items": int(opts["small_items"]),
-    }
-    sjf = ShortestJobFirst(aging=float(opts["aging"]))
-    big = int(opts["big_factor"])
+    sjf = ShortestJobFirst(aging=opts.aging)
+    big = opts.big_factor
     async with simulated_model(clock, time_scale=scale) as model:
         with tempfile.TemporaryDirectory() as tmp:
-            alone = await _run(model, clock, Path(tmp) / "a.db", sjf, big_factor=0, **kw)
-            with_big = await _run(model, clock, Path(tmp) / "b.db", sjf, big_factor=big, **kw)
-            fifo = await _run(model, clock, Path(tmp) / "c.db", Fifo(), big_factor=big, **kw)
+            alone = await _run(model, clock, Path(tmp) / "a.db", sjf, opts, big_factor=0)
+            with_big = await _run(model, clock, Path(tmp) / "b.db", sjf, opts, big_factor=big)
+            fifo = await _run(model, clock, Path(tmp) / "c.db", Fifo(), opts, big_factor=big)
     p_alone = percentile(alone, 95) or 0.0
     p_big = percentile(with_big, 95) or 0.0
     p_fifo = percentile(fifo, 95) or 0.0
@@ -110,10 +109,10 @@ async def run_fairness_bench(opts: dict[str, Any]) -> BenchResult:
             "small_p95_alone_s": round(p_alone, 3),
             "small_p95_with_big_s": round(p_big, 3),
             "small_p95_with_big_fifo_s": round(p_fifo, 3),
-            "small_jobs": kw["small_jobs"],
-            "small_job_items": kw["small_items"],
-            "big_job_items": kw["small_items"] * big,
-            "workers": kw["workers"],
+            "small_jobs": opts.small_jobs,
+            "small_job_items": opts.small_items,
+            "big_job_items": opts.small_items * big,
+            "workers": opts.workers,
             "time_scale": scale,
         },
         ratios=(
@@ -122,8 +121,8 @@ async def run_fairness_bench(opts: dict[str, Any]) -> BenchResult:
         ),
         checks=(("small_p95_with_big_s <= 1.25 x small_p95_alone_s", ratio <= 1.25),),
         notes=(
-            f"one stage, {kw['workers']} workers, one {OUT_TOKENS}-token call per item on the "
+            f"one stage, {opts.workers} workers, one {OUT_TOKENS}-token call per item on the "
             f"'default' simulator profile at time scale {scale:g}, SQLite queue; "
-            f"shortest-expected-work-first between jobs with aging {opts['aging']}",
+            f"shortest-expected-work-first between jobs with aging {opts.aging}",
         ),
     )

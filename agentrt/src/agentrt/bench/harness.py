@@ -3,19 +3,38 @@
 These machines are shared and noisy, so an absolute time means little; a
 benchmark measures the alternatives side by side in the same run and reports
 their ratio, plus every figure as JSON for later comparison.
+
+Each benchmark declares its options as a frozen dataclass whose every field
+has a default; ``agentrt bench NAME --set KEY=VALUE`` overrides fields, each
+value converted from its string by the field's type (:func:`parse_options`),
+and the benchmark receives the typed instance.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+import typing
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from agentrt._errors import UserError
+from agentrt._json import JsonObject
 
-__all__ = ["BENCHMARKS", "BenchResult", "Benchmark", "benchmark", "get_benchmark"]
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+__all__ = [
+    "BENCHMARKS",
+    "BenchResult",
+    "BenchRun",
+    "Benchmark",
+    "benchmark",
+    "get_benchmark",
+    "parse_options",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,12 +42,12 @@ class BenchResult:
     """``figures`` is the JSON record; ``ratios`` the headline comparisons."""
 
     name: str
-    figures: dict[str, Any]
+    figures: JsonObject
     ratios: tuple[tuple[str, float], ...] = ()
     checks: tuple[tuple[str, bool], ...] = ()  # (criterion, held)
     notes: tuple[str, ...] = ()
 
-    def to_json_obj(self) -> dict[str, Any]:
+    def to_json_obj(self) -> JsonObject:
         return {
             "benchmark": self.name,
             **self.figures,
@@ -41,28 +60,103 @@ class BenchResult:
         Path(path).write_text(json.dumps(self.to_json_obj(), indent=2) + "\n")
 
 
-BenchFn = Callable[[dict[str, Any]], Coroutine[Any, Any, BenchResult]]
+OptionsT = TypeVar("OptionsT", bound="DataclassInstance")
+BenchFn = Callable[[OptionsT], Coroutine[None, None, BenchResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchRun:
+    """One benchmark with its options settled: ``start()`` runs it."""
+
+    name: str
+    options: DataclassInstance  # the benchmark's own options dataclass
+    start: Callable[[], Coroutine[None, None, BenchResult]]
 
 
 @dataclass(frozen=True, slots=True)
 class Benchmark:
     name: str
     description: str
-    run: BenchFn
-    options: dict[str, Any] = field(default_factory=dict)  # defaults
+    defaults: DataclassInstance  # its options dataclass, every field at its default
+    configure: Callable[[Sequence[str]], BenchRun]  # from --set KEY=VALUE strings
 
 
 BENCHMARKS: dict[str, Benchmark] = {}
 
 
-def benchmark(name: str, description: str, **defaults: Any) -> Callable[[BenchFn], BenchFn]:
-    """Register a benchmark function under ``name``."""
+def benchmark(
+    name: str, description: str, options: type[OptionsT]
+) -> Callable[[BenchFn[OptionsT]], BenchFn[OptionsT]]:
+    """Register a benchmark function under ``name``; it takes ``options``."""
 
-    def deco(fn: BenchFn) -> BenchFn:
-        BENCHMARKS[name] = Benchmark(name, description, fn, defaults)
+    def deco(fn: BenchFn[OptionsT]) -> BenchFn[OptionsT]:
+        def configure(settings: Sequence[str]) -> BenchRun:
+            opts = parse_options(options, settings)
+            return BenchRun(name, opts, lambda: fn(opts))
+
+        BENCHMARKS[name] = Benchmark(name, description, options(), configure)
         return fn
 
     return deco
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def _convert(text: str, kind: object) -> object:
+    """``text`` as a value of the field type ``kind``; ValueError if it is not one."""
+    if kind is bool:
+        word = text.strip().lower()
+        if word in _TRUE | _FALSE:
+            return word in _TRUE
+        raise ValueError(text)
+    if kind is int:
+        return int(text)
+    if kind is float:
+        return float(text)
+    if kind is str:
+        return text
+    if typing.get_origin(kind) is tuple:
+        args = typing.get_args(kind)
+        if len(args) == 2 and args[1] is Ellipsis:  # tuple[X, ...]: comma-separated
+            return tuple(
+                _convert(part.strip(), args[0]) for part in text.split(",") if part.strip()
+            )
+    raise TypeError(f"an option of type {kind!r} cannot be set from the command line")
+
+
+def _type_name(kind: object) -> str:
+    """``kind`` for an error message: "an int", "a bool (true/false)", ..."""
+    if typing.get_origin(kind) is tuple:
+        return f"a comma-separated list of {_type_name(typing.get_args(kind)[0]).split()[-1]}"
+    if kind is bool:
+        return "a bool (true/false)"
+    name = str(getattr(kind, "__name__", kind))
+    return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+def parse_options(options: type[OptionsT], settings: Sequence[str]) -> OptionsT:
+    """``options()`` with each ``KEY=VALUE`` of ``settings`` set, converted by field type.
+
+    A field may be ``int``, ``float``, ``bool`` (1/0, true/false, yes/no,
+    on/off), ``str`` or ``tuple[X, ...]`` (comma-separated X). A setting
+    that names no field or whose value does not convert is a UserError.
+    """
+    hints = typing.get_type_hints(options)
+    names = [f.name for f in dataclasses.fields(options)]
+    changes: dict[str, object] = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or key not in names:
+            raise UserError(
+                f"--set {item!r}: expected KEY=VALUE with KEY one of {', '.join(names) or 'none'}"
+            )
+        try:
+            changes[key] = _convert(value, hints[key])
+        except ValueError:
+            raise UserError(f"--set {item!r}: {value!r} is not {_type_name(hints[key])}") from None
+    return dataclasses.replace(options(), **changes)
 
 
 def get_benchmark(name: str) -> Benchmark:

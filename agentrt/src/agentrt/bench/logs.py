@@ -15,13 +15,13 @@ import resource
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.chunking._logs import chunk_log_file
 
-__all__ = ["chunk_file_stats", "run_logs", "write_log"]
+__all__ = ["LogsOptions", "chunk_file_stats", "run_logs", "write_log"]
 
 _LEVELS = ("INFO", "INFO", "INFO", "DEBUG", "WARN", "ERROR")
 _SERVICES = ("api", "db", "cache", "auth", "queue")
@@ -56,7 +56,7 @@ def write_log(path: Path, size_bytes: int, seed: int = 1) -> int:
     return written
 
 
-def chunk_file_stats(path: str, budget: int) -> dict[str, Any]:
+def chunk_file_stats(path: str, budget: int) -> dict[str, float]:
     """Chunk a whole file (in this process); counts and timing."""
     t0 = time.perf_counter()
     chunks = lines = size = biggest = 0
@@ -77,26 +77,32 @@ def chunk_file_stats(path: str, budget: int) -> dict[str, Any]:
     }
 
 
-async def _child(code: str) -> dict[str, Any]:
+async def _child(code: str) -> dict[str, float]:
+    """Run ``code`` in a child Python; it prints one JSON object of numbers."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE
     )
     out, _ = await proc.communicate()
     if proc.returncode != 0:
         raise RuntimeError(f"chunking child exited with {proc.returncode}")
-    result: dict[str, Any] = json.loads(out)
+    result: dict[str, float] = json.loads(out)
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class LogsOptions:
+    size_mb: int = 2048  # of the generated log
+    budget_tokens: int = 2000  # per chunk
 
 
 @benchmark(
     "logs",
     "stream-chunk a generated 2 GB log: MB/s and peak RSS (child process)",
-    size_mb=2048,
-    budget_tokens=2000,
+    LogsOptions,
 )
-async def run_logs(opts: dict[str, Any]) -> BenchResult:
-    size = int(opts["size_mb"]) * 1024 * 1024
-    budget = int(opts["budget_tokens"])
+async def run_logs(opts: LogsOptions) -> BenchResult:
+    size = opts.size_mb * 1024 * 1024
+    budget = opts.budget_tokens
     with tempfile.TemporaryDirectory(prefix="agentrt-logs-") as tmp:
         path = Path(tmp) / "big.log"
         t0 = time.perf_counter()

@@ -14,12 +14,13 @@ import gc
 import operator
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.graph._scatter import gather_map
 
-__all__ = ["run_overhead"]
+__all__ = ["OverheadOptions", "run_overhead"]
 
 
 async def _zero(x: int) -> int:
@@ -69,7 +70,7 @@ def _langgraph_runner() -> Callable[[int, int], Awaitable[int]] | None:
     except ImportError:
         return None
 
-    def fan_out(state: _State) -> list[Any]:
+    def fan_out(state: _State) -> list[Send]:
         return [Send("work", {"x": i}) for i in range(state["n"])]
 
     g: Any = StateGraph(_State)
@@ -85,6 +86,14 @@ def _langgraph_runner() -> Callable[[int, int], Awaitable[int]] | None:
     return run
 
 
+@dataclass(frozen=True, slots=True)
+class OverheadOptions:
+    sizes: tuple[int, ...] = (1000, 10000, 100000)  # n: calls per map
+    limit: int = 64  # gather_map's workers
+    rounds: int = 3
+    langgraph_max_n: int = 10000  # LangGraph is skipped above this n
+
+
 async def _cpu_us_per_call(fn: Callable[[int, int], Awaitable[int]], n: int, limit: int) -> float:
     gc.collect()
     t0 = time.process_time()
@@ -98,15 +107,12 @@ async def _cpu_us_per_call(fn: Callable[[int, int], Awaitable[int]], n: int, lim
 @benchmark(
     "overhead",
     "CPU µs per scheduled zero-latency call: agentrt map vs asyncio.gather vs LangGraph Send",
-    sizes="1000,10000,100000",
-    limit=64,
-    rounds=3,
-    langgraph_max_n=10000,
+    OverheadOptions,
 )
-async def run_overhead(opts: dict[str, Any]) -> BenchResult:
-    sizes = [int(s) for s in str(opts["sizes"]).split(",") if s.strip()]
-    limit, rounds = int(opts["limit"]), int(opts["rounds"])
-    lg_max = int(opts["langgraph_max_n"])
+async def run_overhead(opts: OverheadOptions) -> BenchResult:
+    sizes = opts.sizes
+    limit, rounds = opts.limit, opts.rounds
+    lg_max = opts.langgraph_max_n
     lg = _langgraph_runner()
     ours: list[float] = []
     floor: list[float] = []

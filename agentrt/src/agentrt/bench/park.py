@@ -19,15 +19,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import statistics
-from typing import Any
+from dataclasses import dataclass
 
+from agentrt._json import JsonObject
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.context._park import SessionParker, ToolWait
 from agentrt.context._policy import Choice, decide
 from agentrt.llm._llama_backend import LlamaModel
 from agentrt.llm._types import ChatRequest, ChatResult, Message
 
-__all__ = ["run_park"]
+__all__ = ["ParkOptions", "run_park"]
 
 _SYSTEM = "You are a debugging assistant. Answer in a few words."
 _FILLER = (
@@ -112,21 +113,18 @@ async def _paired(
     model: LlamaModel,
     parker: SessionParker,
     docs: tuple[str, str],
-    *,
-    calls: int,
-    pause_s: float,
-    max_tokens: int,
+    opts: ParkOptions,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """A recompute session and a park session, turn by turn: each one's tool wait
     is when the other uses the model, so both are evicted and both see the same
     machine load."""
-    a = _Session(model, parker, docs[0], "recompute", max_tokens)
-    b = _Session(model, parker, docs[1], "park", max_tokens)
-    for k in range(calls):
+    a = _Session(model, parker, docs[0], "recompute", opts.max_tokens)
+    b = _Session(model, parker, docs[1], "park", opts.max_tokens)
+    for k in range(opts.calls):
         for s in (a, b):
             await s.call()
-            if k < calls - 1:
-                await s.begin_tool_wait(pause_s, demand=1.0)
+            if k < opts.calls - 1:
+                await s.begin_tool_wait(opts.pause_s, demand=1.0)
         await asyncio.sleep(0)
     return a.summary(), b.summary()
 
@@ -135,52 +133,53 @@ async def _alone(
     model: LlamaModel,
     parker: SessionParker,
     doc: str,
-    *,
-    calls: int,
-    pause_s: float,
-    max_tokens: int,
+    opts: ParkOptions,
 ) -> dict[str, float]:
     """A session that keeps its context through tool waits nobody else uses the model in."""
-    s = _Session(model, parker, doc, "keep", max_tokens)
-    for k in range(calls):
+    s = _Session(model, parker, doc, "keep", opts.max_tokens)
+    for k in range(opts.calls):
         await s.call()
-        if k < calls - 1:
-            await s.begin_tool_wait(pause_s, demand=0.0)
-            await asyncio.sleep(pause_s)
+        if k < opts.calls - 1:
+            await s.begin_tool_wait(opts.pause_s, demand=0.0)
+            await asyncio.sleep(opts.pause_s)
     return s.summary()
+
+
+@dataclass(frozen=True, slots=True)
+class ParkOptions:
+    sizes: tuple[int, ...] = (1000, 2000, 4000)  # context sizes, tokens
+    calls: int = 4  # per session
+    pause_s: float = 1.0  # each tool wait
+    max_tokens: int = 8  # per call
+    threads: int = 1  # llama.cpp's
 
 
 @benchmark(
     "park",
     "embedded model: resume after a tool wait by recompute vs park/restore (and keep)",
-    sizes="1000,2000,4000",
-    calls=4,
-    pause_s=1.0,
-    max_tokens=8,
-    threads=1,
+    ParkOptions,
 )
-async def run_park(opts: dict[str, Any]) -> BenchResult:
-    sizes = [int(s) for s in str(opts["sizes"]).split(",") if s.strip()]
-    calls = int(opts["calls"])
-    pause = float(opts["pause_s"])
-    max_tokens = int(opts["max_tokens"])
+async def run_park(opts: ParkOptions) -> BenchResult:
+    sizes = opts.sizes
+    calls = opts.calls
+    pause = opts.pause_s
+    max_tokens = opts.max_tokens
     # one thread: llama.cpp's worker threads spin at barriers, and on a shared,
     # oversubscribed machine that makes timings collapse unpredictably
-    model = LlamaModel(seed=0, max_concurrency=None, n_threads=int(opts["threads"]))
+    model = LlamaModel(seed=0, max_concurrency=None, n_threads=opts.threads)
     await model.load()
     parker = SessionParker(model)
     await parker.probe((128, 512))
     costs = parker.meter.model()  # frozen now: the choices below are predictions
-    common: dict[str, Any] = {"calls": calls, "pause_s": pause, "max_tokens": max_tokens}
     recompute: dict[str, float] = {}
     restore: dict[str, float] = {}
     keep: dict[str, float] = {}
-    cases: list[dict[str, Any]] = []
+    cases: list[JsonObject] = []
     checks: list[tuple[str, bool]] = []
     for n in sizes:
         docs = (_document(model, n, salt=1), _document(model, n, salt=2))
-        rec, par = await _paired(model, parker, docs, **common)
-        kept = await _alone(model, parker, _document(model, n, salt=3), **common)
+        rec, par = await _paired(model, parker, docs, opts)
+        kept = await _alone(model, parker, _document(model, n, salt=3), opts)
         recompute[str(n)] = round(rec["resume_s"], 4)
         restore[str(n)] = round(par["resume_s"], 4)
         keep[str(n)] = round(kept["resume_s"], 4)
@@ -220,7 +219,7 @@ async def run_park(opts: dict[str, Any]) -> BenchResult:
         (f"restore/recompute resume at {n} tokens", restore[str(n)] / recompute[str(n)])
         for n in big
     )
-    figures = {
+    figures: JsonObject = {
         "sizes": sizes,
         "resume_recompute_s": recompute,
         "resume_restore_s": restore,
@@ -252,7 +251,7 @@ async def run_park(opts: dict[str, Any]) -> BenchResult:
 
 def _case(
     n: int, tokens: int, contended: bool, chosen: Choice, cheapest: str, measured: dict[str, float]
-) -> dict[str, Any]:
+) -> JsonObject:
     return {
         "size": n,
         "context_tokens": tokens,

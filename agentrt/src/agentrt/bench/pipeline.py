@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agentrt._clock import ScaledClock
+from agentrt._json import JsonObject
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import simulated_model
 from agentrt.llm._openai_backend import OpenAIModel
@@ -25,7 +25,7 @@ from agentrt.llm._types import ChatRequest
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import SqliteQueue, StageState
 
-__all__ = ["run_pipeline_bench"]
+__all__ = ["PipelineOptions", "run_pipeline_bench"]
 
 CLASSIFY_TOKENS, SUMMARY_TOKENS, TAG_TOKENS = 4, 40, 8
 
@@ -56,17 +56,17 @@ async def _sequential(model: OpenAIModel, docs: list[str], clock: ScaledClock) -
 
 
 def _stages(model: OpenAIModel, workers: int) -> Pipeline:
-    async def classify(ctx: StageContext) -> Mapping[str, Any]:
+    async def classify(ctx: StageContext) -> JsonObject:
         assert ctx.model is not None
-        return {"label": (await ctx.model.complete(_classify(ctx.input["doc"]))).text}
+        return {"label": (await ctx.model.complete(_classify(str(ctx.input["doc"])))).text}
 
-    async def summarize(ctx: StageContext) -> Mapping[str, Any]:
+    async def summarize(ctx: StageContext) -> JsonObject:
         assert ctx.model is not None
-        return {"summary": (await ctx.model.complete(_summarize(ctx.input["doc"]))).text}
+        return {"summary": (await ctx.model.complete(_summarize(str(ctx.input["doc"])))).text}
 
-    async def tag(ctx: StageContext) -> Mapping[str, Any]:
+    async def tag(ctx: StageContext) -> JsonObject:
         assert ctx.model is not None
-        summary = ctx.upstream["summarize"]["summary"]
+        summary = str(ctx.upstream["summarize"]["summary"])
         return {"tags": (await ctx.model.complete(_tag(summary))).text}
 
     # summaries take the longest, so that stage gets the most workers
@@ -101,25 +101,28 @@ async def _pipelined(
     return elapsed, done
 
 
+@dataclass(frozen=True, slots=True)
+class PipelineOptions:
+    documents: int = 500
+    workers: int = 16  # at least 2; stages get half, twice (summarize) and half of it
+    time_scale: float = 4.0
+    profile: str = "default"  # the simulator profile
+    slots: int = 128  # the simulator's
+
+
 @benchmark(
     "pipeline",
     "500 documents classified, summarized and tagged: one sequential agent vs parallel stages",
-    documents=500,
-    workers=16,
-    time_scale=4.0,
-    profile="default",
-    slots=128,
+    PipelineOptions,
 )
-async def run_pipeline_bench(opts: dict[str, Any]) -> BenchResult:
-    n = int(opts["documents"])
-    workers = max(2, int(opts["workers"]))
-    scale = float(opts["time_scale"])
+async def run_pipeline_bench(opts: PipelineOptions) -> BenchResult:
+    n = opts.documents
+    workers = max(2, opts.workers)
+    scale = opts.time_scale
     clock = ScaledClock(scale)
     docs = [_doc(i) for i in range(n)]
-    overrides = {"slots": int(opts["slots"])}
-    async with simulated_model(
-        clock, str(opts["profile"]), time_scale=scale, overrides=overrides
-    ) as model:
+    overrides = {"slots": opts.slots}
+    async with simulated_model(clock, opts.profile, time_scale=scale, overrides=overrides) as model:
         with tempfile.TemporaryDirectory() as tmp:
             pipeline_s, done = await _pipelined(model, docs, clock, workers, Path(tmp) / "q.db")
         sequential_s = await _sequential(model, docs, clock)
@@ -144,7 +147,7 @@ async def run_pipeline_bench(opts: dict[str, Any]) -> BenchResult:
             ("every document done", done == n),
         ),
         notes=(
-            f"simulator profile {opts['profile']!r} with {opts['slots']} slots at time scale "
+            f"simulator profile {opts.profile!r} with {opts.slots} slots at time scale "
             f"{scale:g}; times are simulator seconds measured by the client; the pipeline ran "
             "on the embedded SQLite queue",
         ),

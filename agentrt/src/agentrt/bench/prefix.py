@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-from typing import Any
+from dataclasses import dataclass
 
 from agentrt._clock import ScaledClock
+from agentrt._json import JsonObject
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import running_simulator
 from agentrt.context._layout import PromptLayout, prefix_use
@@ -26,7 +27,7 @@ from agentrt.metrics._recorder import MetricsRecorder, percentile, stage
 from agentrt.sim import get_profile
 from agentrt.tokens._counting import estimate_tokens
 
-__all__ = ["run_prefix"]
+__all__ = ["PrefixOptions", "run_prefix"]
 
 _SYSTEM = (
     "You are a debugging agent. You read one chunk of a repository at a time and report "
@@ -71,19 +72,22 @@ async def _scatter(client: OpenAIModel, reqs: list[ChatRequest]) -> None:
             tg.create_task(client.stream_text(r))
 
 
+@dataclass(frozen=True, slots=True)
+class PrefixOptions:
+    prefix_tokens: int = 6000  # shared by every chunk's prompt
+    chunk_tokens: int = 400
+    chunks: int = 16
+    cache_tokens: int = 65536  # the simulator's prefix cache
+    time_scale: float = 2.0
+
+
 @benchmark(
     "prefix",
     "scatter of 16 chunks sharing a 6,000-token prefix: naive vs prefix-stable prompts",
-    prefix_tokens=6000,
-    chunk_tokens=400,
-    chunks=16,
-    cache_tokens=65536,
-    time_scale=2.0,
+    PrefixOptions,
 )
-async def run_prefix(opts: dict[str, Any]) -> BenchResult:
-    layout, parts = _workload(
-        int(opts["prefix_tokens"]), int(opts["chunk_tokens"]), int(opts["chunks"])
-    )
+async def run_prefix(opts: PrefixOptions) -> BenchResult:
+    layout, parts = _workload(opts.prefix_tokens, opts.chunk_tokens, opts.chunks)
     n = len(parts)
     naive = [_naive(layout, i, n, c) for i, c in enumerate(parts)]
     stable = [
@@ -91,12 +95,12 @@ async def run_prefix(opts: dict[str, Any]) -> BenchResult:
         for i, c in enumerate(parts)
     ]
     overrides = {
-        "prefix_cache_tokens": int(opts["cache_tokens"]),
+        "prefix_cache_tokens": opts.cache_tokens,
         "prefill_lanes": 1,
         "slots": max(16, n),
     }
     profile = get_profile("default", **overrides)
-    scale = float(opts["time_scale"])
+    scale = opts.time_scale
     clock = ScaledClock(scale)
     recorder = MetricsRecorder(clock)
     async with running_simulator("default", time_scale=scale, overrides=overrides) as base_url:
@@ -116,7 +120,7 @@ async def run_prefix(opts: dict[str, Any]) -> BenchResult:
     ttft = {s: [r.ttft_s for r in rs if r.ttft_s is not None] for s, rs in by.items()}
     use = {s: prefix_use(rs) for s, rs in by.items()}
     mean = {s: statistics.fmean(v) for s, v in ttft.items()}
-    figures = {
+    figures: JsonObject = {
         "chunks": n,
         "shared_prefix_tokens": layout.shared_tokens,
         "ttft_naive_s": round(mean["naive"], 4),
@@ -139,7 +143,7 @@ async def run_prefix(opts: dict[str, Any]) -> BenchResult:
             ("cached_share >= 0.8", use["stable"].cached_share >= 0.8),
         ),
         notes=(
-            f"simulator profile 'default' with prefix_cache_tokens={opts['cache_tokens']}, "
+            f"simulator profile 'default' with prefix_cache_tokens={opts.cache_tokens}, "
             f"prefill_lanes=1, time scale {scale:g}; {n} streamed calls per layout, all sent "
             "at once; TTFT per call as the client measured it, cached tokens as the usage reported",
         ),

@@ -27,12 +27,14 @@ import subprocess
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import httpx
 
 from agentrt._clock import ScaledClock
 from agentrt._errors import ProviderError, UserError
+from agentrt._json import JsonObject
 from agentrt.bench.harness import BenchResult, benchmark
 from agentrt.bench.simproc import free_port, running_simulator
 from agentrt.flow._gate import LocalRateGate, LocalRetryBudget, RateGate
@@ -42,7 +44,10 @@ from agentrt.flow._retry_model import RetryingModel
 from agentrt.llm._openai_backend import OpenAIModel
 from agentrt.llm._types import ChatRequest
 
-__all__ = ["run_ratelimit"]
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["RatelimitOptions", "run_ratelimit"]
 
 
 @contextlib.contextmanager
@@ -74,39 +79,74 @@ def _redis_server() -> Iterator[str]:
         proc.wait(10)
 
 
-def _worker(args: dict[str, Any]) -> dict[str, int]:
-    return asyncio.run(_worker_main(args))
+@dataclass(frozen=True, slots=True)
+class RatelimitOptions:
+    workers: int = 4  # processes
+    concurrency: int = 8  # callers in each
+    rpm: int = 10_000  # the provider's limits
+    tpm: int = 60_000
+    max_tokens: int = 200
+    duration_s: float = 60.0  # model seconds
+    time_scale: float = 6.0
 
 
-async def _worker_main(a: dict[str, Any]) -> dict[str, int]:
-    scale = float(a["time_scale"])
+@dataclass(frozen=True, slots=True)
+class _WorkerJob:
+    """What one worker process is given (pickled to it)."""
+
+    worker: int
+    base_url: str
+    redis_url: str | None  # None: limits local to the process
+    key: str
+    model: str
+    opts: RatelimitOptions
+
+
+@dataclass(frozen=True, slots=True)
+class _Soak:
+    requests: int  # counted by the simulator
+    rate_limited: int
+    share_429: float
+    tokens_in: int
+    tokens_out: int
+    calls_ok: int
+    calls_failed: int
+
+
+def _worker(job: _WorkerJob) -> dict[str, int]:
+    return asyncio.run(_worker_main(job))
+
+
+async def _worker_main(a: _WorkerJob) -> dict[str, int]:
+    o = a.opts
+    scale = o.time_scale
     clock = ScaledClock(scale)
-    inner = OpenAIModel(model=a["model"], base_url=a["base_url"], clock=clock)
-    redis: Any = None
+    inner = OpenAIModel(model=a.model, base_url=a.base_url, clock=clock)
+    redis: Redis | None = None
     rate: RateGate
-    if a["redis_url"]:
+    if a.redis_url:
         from redis.asyncio import Redis
 
         from agentrt.flow._redis_store import RedisRateGate
 
-        redis = Redis.from_url(a["redis_url"])
-        rate = RedisRateGate(redis, a["key"], rpm=a["rpm"], tpm=a["tpm"], time_scale=scale)
+        redis = Redis.from_url(a.redis_url)
+        rate = RedisRateGate(redis, a.key, rpm=o.rpm, tpm=o.tpm, time_scale=scale)
     else:
-        rate = LocalRateGate(a["rpm"], a["tpm"], clock=clock)
+        rate = LocalRateGate(o.rpm, o.tpm, clock=clock)
     model = RetryingModel(
         RateLimitedModel(inner, rate, clock=clock),
         clock=clock,
         budget=LocalRetryBudget(RetryBudget()),
     )
     counts = {"ok": 0, "failed": 0}
-    end = clock.now() + float(a["duration_s"])
+    end = clock.now() + o.duration_s
     prompt = "tell me about rate limits " * 20
 
     async def loop(i: int) -> None:
         n = 0
         while clock.now() < end:
             n += 1
-            req = ChatRequest.of(f"{a['worker']}/{i}/{n} {prompt}", max_tokens=a["max_tokens"])
+            req = ChatRequest.of(f"{a.worker}/{i}/{n} {prompt}", max_tokens=o.max_tokens)
             try:
                 await model.complete(req)
                 counts["ok"] += 1
@@ -115,7 +155,7 @@ async def _worker_main(a: dict[str, Any]) -> dict[str, int]:
 
     try:
         async with asyncio.TaskGroup() as tg:
-            for i in range(int(a["concurrency"])):
+            for i in range(o.concurrency):
                 tg.create_task(loop(i))
     finally:
         await model.aclose()
@@ -125,39 +165,24 @@ async def _worker_main(a: dict[str, Any]) -> dict[str, int]:
 
 
 @contextlib.asynccontextmanager
-async def _sim(opts: dict[str, Any]) -> AsyncIterator[str]:
+async def _sim(opts: RatelimitOptions) -> AsyncIterator[str]:
     overrides = {
-        "rpm": int(opts["rpm"]),
-        "tpm": int(opts["tpm"]),
+        "rpm": opts.rpm,
+        "tpm": opts.tpm,
         "slots": 1000,
         "ttft_base_s": 0.2,
         "decode_tps": 200.0,
     }
     async with running_simulator(
-        "ratelimited", time_scale=float(opts["time_scale"]), overrides=overrides
+        "ratelimited", time_scale=opts.time_scale, overrides=overrides
     ) as base:
         yield base
 
 
-async def _soak(opts: dict[str, Any], redis_url: str | None) -> dict[str, Any]:
+async def _soak(opts: RatelimitOptions, redis_url: str | None) -> _Soak:
     async with _sim(opts) as base:
         key = f"agentrt:bench:{uuid.uuid4().hex}"
-        jobs = [
-            {
-                "worker": w,
-                "base_url": base,
-                "redis_url": redis_url,
-                "key": key,
-                "model": "sim-model",
-                "rpm": int(opts["rpm"]),
-                "tpm": int(opts["tpm"]),
-                "time_scale": float(opts["time_scale"]),
-                "duration_s": float(opts["duration_s"]),
-                "concurrency": int(opts["concurrency"]),
-                "max_tokens": int(opts["max_tokens"]),
-            }
-            for w in range(int(opts["workers"]))
-        ]
+        jobs = [_WorkerJob(w, base, redis_url, key, "sim-model", opts) for w in range(opts.workers)]
         ctx = multiprocessing.get_context("spawn")
         loop = asyncio.get_running_loop()
         with concurrent.futures.ProcessPoolExecutor(len(jobs), ctx) as pool:
@@ -166,40 +191,34 @@ async def _soak(opts: dict[str, Any], redis_url: str | None) -> dict[str, Any]:
             stats = (await http.get(base.removesuffix("/v1") + "/sim/stats")).json()
     requests = int(stats["requests"])
     limited = int(stats["rejected"].get("rate_limited", 0))
-    return {
-        "requests": requests,
-        "rate_limited": limited,
-        "share_429": limited / requests if requests else 0.0,
-        "tokens_in": stats["tokens_in"],
-        "tokens_out": stats["tokens_out"],
-        "calls_ok": sum(r["ok"] for r in results),
-        "calls_failed": sum(r["failed"] for r in results),
-    }
+    return _Soak(
+        requests=requests,
+        rate_limited=limited,
+        share_429=limited / requests if requests else 0.0,
+        tokens_in=int(stats["tokens_in"]),
+        tokens_out=int(stats["tokens_out"]),
+        calls_ok=sum(r["ok"] for r in results),
+        calls_failed=sum(r["failed"] for r in results),
+    )
 
 
 @benchmark(
     "ratelimit",
     "4 worker processes at one provider's TPM for a minute: 429 share with and without Redis",
-    workers=4,
-    concurrency=8,
-    rpm=10_000,
-    tpm=60_000,
-    max_tokens=200,
-    duration_s=60.0,
-    time_scale=6.0,
+    RatelimitOptions,
 )
-async def run_ratelimit(opts: dict[str, Any]) -> BenchResult:
+async def run_ratelimit(opts: RatelimitOptions) -> BenchResult:
     wall0 = time.monotonic()
     unshared = await _soak(opts, None)
     with _redis_server() as url:
         shared = await _soak(opts, url)
-    figures = {
-        "share_429_shared": shared["share_429"],
-        "share_429_unshared": unshared["share_429"],
-        "shared": shared,
-        "unshared": unshared,
-        "tpm": int(opts["tpm"]),
-        "workers": int(opts["workers"]),
+    figures: JsonObject = {
+        "share_429_shared": shared.share_429,
+        "share_429_unshared": unshared.share_429,
+        "shared": asdict(shared),
+        "unshared": asdict(unshared),
+        "tpm": opts.tpm,
+        "workers": opts.workers,
     }
     return BenchResult(
         "ratelimit",
@@ -207,17 +226,17 @@ async def run_ratelimit(opts: dict[str, Any]) -> BenchResult:
         ratios=(
             (
                 "429 share, unshared / shared",
-                unshared["share_429"] / max(shared["share_429"], 1e-9),
+                unshared.share_429 / max(shared.share_429, 1e-9),
             ),
         ),
         checks=(
-            ("< 1% 429s with shared limits", shared["share_429"] < 0.01),
-            ("the unshared run overshoots (>= 1% 429s)", unshared["share_429"] >= 0.01),
+            ("< 1% 429s with shared limits", shared.share_429 < 0.01),
+            ("the unshared run overshoots (>= 1% 429s)", unshared.share_429 >= 0.01),
         ),
         notes=(
-            f"{opts['workers']} worker processes x {opts['concurrency']} concurrent callers, "
-            f"limits {opts['rpm']} RPM / {opts['tpm']} TPM, {opts['duration_s']} model-s at "
-            f"time scale {opts['time_scale']}; 429s counted by the simulator",
+            f"{opts.workers} worker processes x {opts.concurrency} concurrent callers, "
+            f"limits {opts.rpm} RPM / {opts.tpm} TPM, {opts.duration_s} model-s at "
+            f"time scale {opts.time_scale}; 429s counted by the simulator",
             f"wall time {time.monotonic() - wall0:.0f} s",
         ),
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import statistics
-from typing import Any
+from dataclasses import dataclass
 
 from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
@@ -25,7 +25,7 @@ from agentrt.sim import get_profile
 from agentrt.tokens._counting import MESSAGE_OVERHEAD_TOKENS
 from agentrt.tokens._latency import LatencyModel
 
-__all__ = ["chunks_for_width", "run_scatter", "synthetic_repo"]
+__all__ = ["ScatterOptions", "chunks_for_width", "run_scatter", "synthetic_repo"]
 
 SYSTEM = "Say which of these files could cause the bug, and why."
 
@@ -58,20 +58,25 @@ def chunks_for_width(files: dict[str, str], width: int) -> list[CodeChunk]:
     return chunk_code(files, lo)
 
 
+@dataclass(frozen=True, slots=True)
+class ScatterOptions:
+    files: int = 50  # in the synthetic repository
+    output_tokens: int = 30000  # in all, shared out between the chunks
+    tps: float = 50.0  # the simulator's decode rate per stream
+    slots: int = 16  # the simulator's, and the fan-out's width
+    time_scale: float = 10.0
+
+
 @benchmark(
     "scatter",
     "file relevance: one big call vs a 16-way fan-out, against the simulator",
-    files=50,
-    output_tokens=30000,
-    tps=50.0,
-    slots=16,
-    time_scale=10.0,
+    ScatterOptions,
 )
-async def run_scatter(opts: dict[str, Any]) -> BenchResult:
-    scale, slots = float(opts["time_scale"]), int(opts["slots"])
-    total_out = int(opts["output_tokens"])
-    profile = get_profile("default", decode_tps=float(opts["tps"]), slots=slots)
-    repo = synthetic_repo(int(opts["files"]))
+async def run_scatter(opts: ScatterOptions) -> BenchResult:
+    scale, slots = opts.time_scale, opts.slots
+    total_out = opts.output_tokens
+    profile = get_profile("default", decode_tps=opts.tps, slots=slots)
+    repo = synthetic_repo(opts.files)
     chunks = chunks_for_width(repo, slots)
     share = total_out // len(chunks)
     clock = ScaledClock(scale)

@@ -12,7 +12,7 @@ sessions the budget served per window.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from dataclasses import dataclass
 
 from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
@@ -21,7 +21,7 @@ from agentrt.llm._openai_backend import OpenAIModel
 from agentrt.llm._types import ChatRequest
 from agentrt.pipeline import SessionGate
 
-__all__ = ["run_sessions_bench"]
+__all__ = ["SessionsOptions", "run_sessions_bench"]
 
 
 async def _agent(
@@ -53,12 +53,23 @@ async def _agent(
         await s.complete(model, ChatRequest.of(f"{job} final answer", max_tokens=30))
 
 
+@dataclass(frozen=True, slots=True)
+class SessionsOptions:
+    sessions: int = 40
+    budget_sessions: int = 8  # held at once
+    steps: int = 4  # per session
+    tools_per_step: int = 3
+    tool_s: float = 1.0  # each tool wait
+    window_s: float = 600.0  # sessions per budget are counted per this window
+    time_scale: float = 10.0
+
+
 async def _run(
-    model: OpenAIModel, clock: ScaledClock, opts: dict[str, Any], *, concurrent: bool
+    model: OpenAIModel, clock: ScaledClock, opts: SessionsOptions, *, concurrent: bool
 ) -> tuple[float, float, int, float]:
     """(mean resident s, sessions per window measured, peak held, makespan s)."""
-    gate = SessionGate(int(opts["budget_sessions"]), clock)
-    n = int(opts["sessions"])
+    gate = SessionGate(opts.budget_sessions, clock)
+    n = opts.sessions
     start = clock.now()
     async with asyncio.TaskGroup() as tg:
         for i in range(n):
@@ -68,31 +79,25 @@ async def _run(
                     model,
                     clock,
                     f"s{i}",
-                    steps=int(opts["steps"]),
-                    tools=int(opts["tools_per_step"]),
-                    tool_s=float(opts["tool_s"]),
+                    steps=opts.steps,
+                    tools=opts.tools_per_step,
+                    tool_s=opts.tool_s,
                     concurrent=concurrent,
                 )
             )
     makespan = clock.now() - start
     rep = gate.report()
-    per_window = n / makespan * float(opts["window_s"])
+    per_window = n / makespan * opts.window_s
     return rep.mean_resident_s, per_window, rep.peak_held, makespan
 
 
 @benchmark(
     "sessions",
     "session time and sessions per budget: sequential vs concurrent tool calls",
-    sessions=40,
-    budget_sessions=8,
-    steps=4,
-    tools_per_step=3,
-    tool_s=1.0,
-    window_s=600.0,
-    time_scale=10.0,
+    SessionsOptions,
 )
-async def run_sessions_bench(opts: dict[str, Any]) -> BenchResult:
-    scale = float(opts["time_scale"])
+async def run_sessions_bench(opts: SessionsOptions) -> BenchResult:
+    scale = opts.time_scale
     clock = ScaledClock(scale)
     async with simulated_model(clock, time_scale=scale) as model:
         seq = await _run(model, clock, opts, concurrent=False)
@@ -104,8 +109,8 @@ async def run_sessions_bench(opts: dict[str, Any]) -> BenchResult:
             "session_s_concurrent": round(conc[0], 3),
             "sessions_per_budget_sequential": round(seq[1], 2),
             "sessions_per_budget_concurrent": round(conc[1], 2),
-            "budget_sessions": int(opts["budget_sessions"]),
-            "window_s": float(opts["window_s"]),
+            "budget_sessions": opts.budget_sessions,
+            "window_s": opts.window_s,
             "peak_sessions_held": max(seq[2], conc[2]),
             "makespan_s_sequential": round(seq[3], 2),
             "makespan_s_concurrent": round(conc[3], 2),
@@ -118,13 +123,13 @@ async def run_sessions_bench(opts: dict[str, Any]) -> BenchResult:
         checks=(
             (
                 "sessions held never exceeded the budget",
-                max(seq[2], conc[2]) <= int(opts["budget_sessions"]),
+                max(seq[2], conc[2]) <= opts.budget_sessions,
             ),
         ),
         notes=(
-            f"{opts['sessions']} sessions of {opts['steps']} steps, each a 30-token call on the "
-            f"'default' simulator profile then {opts['tools_per_step']} tool waits of "
-            f"{opts['tool_s']} s; budget {opts['budget_sessions']} sessions held at once; "
+            f"{opts.sessions} sessions of {opts.steps} steps, each a 30-token call on the "
+            f"'default' simulator profile then {opts.tools_per_step} tool waits of "
+            f"{opts.tool_s} s; budget {opts.budget_sessions} sessions held at once; "
             "sessions_per_budget = sessions finished per window_s of the budget, measured",
         ),
     )

@@ -13,9 +13,8 @@ import json
 import socket
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -39,7 +38,7 @@ async def running_simulator(
     profile: str = "default",
     *,
     time_scale: float | None = None,
-    overrides: dict[str, Any] | None = None,
+    overrides: Mapping[str, object] | None = None,
     startup_timeout_s: float = 30.0,
 ) -> AsyncIterator[str]:
     """Start a simulator server; yield its ``/v1`` base URL; stop it after."""
@@ -82,7 +81,7 @@ async def simulated_model(
     profile: str = "default",
     *,
     time_scale: float,
-    overrides: dict[str, Any] | None = None,
+    overrides: Mapping[str, object] | None = None,
     recorder: MetricsRecorder | None = None,
 ) -> AsyncIterator[OpenAIModel]:
     """A client of a fresh simulator server, its connection warmed up by one small call."""

@@ -10,7 +10,8 @@ metrics' call records of graph nodes, measured in one run.
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
@@ -20,18 +21,23 @@ from agentrt.graph._executor import Graph
 from agentrt.llm._types import ChatRequest
 from agentrt.metrics._recorder import MetricsRecorder
 
-__all__ = ["run_streaming"]
+__all__ = ["StreamingOptions", "run_streaming"]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamingOptions:
+    calls: int = 8  # model nodes per mode, run concurrently
+    output_tokens: int = 300  # per call
+    time_scale: float = 2.0
 
 
 @benchmark(
     "streaming",
     "one stage of model nodes run streaming vs non-streaming: TTFT and tokens/s",
-    calls=8,
-    output_tokens=300,
-    time_scale=2.0,
+    StreamingOptions,
 )
-async def run_streaming(opts: dict[str, Any]) -> BenchResult:
-    scale, n, out = float(opts["time_scale"]), int(opts["calls"]), int(opts["output_tokens"])
+async def run_streaming(opts: StreamingOptions) -> BenchResult:
+    scale, n, out = opts.time_scale, opts.calls, opts.output_tokens
     clock = ScaledClock(scale)
     rec = MetricsRecorder(clock)
     tokens_seen: dict[str, float] = {}
@@ -77,8 +83,8 @@ async def run_streaming(opts: dict[str, Any]) -> BenchResult:
     )
 
 
-def _const(req: ChatRequest) -> Any:
-    def build(_: Any) -> ChatRequest:
+def _const(req: ChatRequest) -> Callable[[Mapping[str, object]], ChatRequest]:
+    def build(_: Mapping[str, object]) -> ChatRequest:
         return req
 
     return build

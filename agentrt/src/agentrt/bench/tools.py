@@ -8,7 +8,8 @@ critical path (the longest dependent chain of the measured node durations).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from agentrt._clock import ScaledClock
 from agentrt.bench.harness import BenchResult, benchmark
@@ -17,23 +18,28 @@ from agentrt.graph._executor import Graph
 from agentrt.llm._types import ChatRequest
 from agentrt.metrics._recorder import MetricsRecorder
 
-__all__ = ["run_tools"]
+__all__ = ["ToolsOptions", "run_tools"]
 
 TOOL_S = {"weather": 1.5, "calendar": 0.8, "flights": 3.0}  # simulated tool latency
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsOptions:
+    time_scale: float = 10.0
+    itinerary_tokens: int = 100  # the model call's output
 
 
 @benchmark(
     "tools",
     "3 independent tool calls + 1 dependent model call: sequential vs graph",
-    time_scale=10.0,
-    itinerary_tokens=100,
+    ToolsOptions,
 )
-async def run_tools(opts: dict[str, Any]) -> BenchResult:
-    scale = float(opts["time_scale"])
+async def run_tools(opts: ToolsOptions) -> BenchResult:
+    scale = opts.time_scale
     clock = ScaledClock(scale)
     rec = MetricsRecorder(clock)
 
-    def tool(name: str) -> Any:
+    def tool(name: str) -> Callable[[], Awaitable[str]]:
         async def call() -> str:
             await clock.sleep(TOOL_S[name])
             return f"{name}: ok"
@@ -45,7 +51,7 @@ async def run_tools(opts: dict[str, Any]) -> BenchResult:
         def itinerary_request(weather: str, calendar: str) -> ChatRequest:
             return ChatRequest.of(
                 f"Plan a trip. {weather}. {calendar}.",
-                max_tokens=int(opts["itinerary_tokens"]),
+                max_tokens=opts.itinerary_tokens,
             )
 
         async def itinerary(weather: str, calendar: str) -> str:

@@ -16,11 +16,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from agentrt.llm._types import ChatRequest, Message
+from agentrt.llm._types import ChatRequest, Message, RequestOptions
 from agentrt.metrics._record import CallRecord
 from agentrt.tokens._counting import MESSAGE_OVERHEAD_TOKENS, estimate_tokens
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["PrefixUse", "PromptLayout", "Section", "prefix_use"]
 
@@ -89,7 +92,7 @@ class PromptLayout:
     def messages(self, varying: str) -> tuple[Message, ...]:
         return (Message("system", self.system), Message("user", self.shared_text + varying))
 
-    def request(self, varying: str, **kw: Any) -> ChatRequest:
+    def request(self, varying: str, **kw: Unpack[RequestOptions]) -> ChatRequest:
         """A request whose only difference from its siblings is ``varying``, at the end."""
         return ChatRequest(messages=self.messages(varying), **kw)
 

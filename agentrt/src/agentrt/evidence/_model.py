@@ -9,7 +9,7 @@ them into a digest that the application's judgment call reads.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 __all__ = ["EVIDENCE_SCHEMA", "Evidence", "EvidenceKind", "Provenance", "parse_evidence"]
 
@@ -79,13 +79,22 @@ EVIDENCE_SCHEMA: dict[str, Any] = {
 }
 
 
-def _opt(v: Any, kind: type) -> Any:
+_Field = TypeVar("_Field", int, float, str)
+_T = TypeVar("_T")
+
+
+def _opt(v: object, kind: type[_Field]) -> _Field | None:
+    """``v`` if it is a ``kind`` (an int is a float too; a bool is neither), else None."""
     if kind is float and isinstance(v, int | float) and not isinstance(v, bool):
-        return float(v)
+        return kind(v)
     return v if isinstance(v, kind) and not isinstance(v, bool) else None
 
 
-def parse_evidence(answer: Any, base: Provenance = Provenance()) -> list[Evidence]:
+def _or(given: _T | None, kept: _T | None) -> _T | None:
+    return kept if given is None else given
+
+
+def parse_evidence(answer: object, base: Provenance = Provenance()) -> list[Evidence]:
     """Evidence from a local call's parsed JSON answer (:data:`EVIDENCE_SCHEMA`).
 
     ``base`` is the provenance of the chunk the call read; fields the model
@@ -100,23 +109,20 @@ def parse_evidence(answer: Any, base: Provenance = Provenance()) -> list[Evidenc
         text = raw.get("text")
         if not isinstance(text, str) or not text.strip():
             continue
-        updates = {
-            k: v
-            for k, v in (
-                ("line", _opt(raw.get("line"), int)),
-                ("timestamp", _opt(raw.get("timestamp"), float)),
-                ("trace_id", _opt(raw.get("trace_id"), str)),
-                ("span_id", _opt(raw.get("span_id"), str)),
-                ("service", _opt(raw.get("service"), str)),
-            )
-            if v is not None
-        }
+        seen = replace(  # the fields the model gave refine the chunk's
+            base,
+            line=_or(_opt(raw.get("line"), int), base.line),
+            timestamp=_or(_opt(raw.get("timestamp"), float), base.timestamp),
+            trace_id=_or(_opt(raw.get("trace_id"), str), base.trace_id),
+            span_id=_or(_opt(raw.get("span_id"), str), base.span_id),
+            service=_or(_opt(raw.get("service"), str), base.service),
+        )
         conf = _opt(raw.get("confidence"), float)
         out.append(
             Evidence(
                 raw["kind"],
                 text.strip(),
-                replace(base, **updates),
+                seen,
                 1.0 if conf is None else max(0.0, min(1.0, conf)),
             )
         )

@@ -277,5 +277,5 @@ class RedisRetryBudget:
         return {_text(k): float(_text(v)) for k, v in raw.items() if _text(k) != "recent"}
 
 
-def _text(x: Any) -> str:
+def _text(x: object) -> str:
     return x.decode() if isinstance(x, bytes) else str(x)

@@ -10,7 +10,7 @@ whole runtime.
 from __future__ import annotations
 
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from agentrt._clock import Clock
 from agentrt.flow._deadline import DeadlineExceeded, fail_after
@@ -29,7 +29,7 @@ def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
 
 
 async def with_deadline(
-    clock: Clock, seconds: float, coro: Coroutine[Any, Any, T], *, what: str = "work"
+    clock: Clock, seconds: float, coro: Coroutine[object, object, T], *, what: str = "work"
 ) -> T:
     """Run ``coro``; cancel it and raise :class:`DeadlineExceeded` after ``seconds``.
 

@@ -6,7 +6,6 @@ Times are seconds since the run started, on the run's clock.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 __all__ = ["GraphEvent", "NodeFinished", "NodeProgress", "NodeStarted", "NodeToken"]
 
@@ -31,7 +30,7 @@ class NodeProgress:
     """Anything a node chooses to report while it works."""
 
     node: str
-    data: Any
+    data: object  # opaque to the runtime: whatever the node passed to progress()
     at: float
 
 

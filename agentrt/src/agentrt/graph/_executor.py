@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from agentrt._clock import Clock, SystemClock
 from agentrt.graph._channel import Channel
@@ -23,10 +23,23 @@ from agentrt.graph._node import FailurePolicy, Node, NodeContext, NodeFn, NodeKi
 from agentrt.graph._report import NodeTiming, RunReport
 from agentrt.graph._schedule import GraphError, Schedule
 from agentrt.llm._protocol import ChatModel
-from agentrt.llm._types import ChatRequest
+from agentrt.llm._types import ChatRequest, ChatResult
 from agentrt.metrics._recorder import MetricsRecorder, current_recorder, stage
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = ["Graph", "GraphResult", "GraphRun"]
+
+
+class _NodeOptions(TypedDict, total=False):
+    """The keyword arguments of :meth:`Graph.add` that :meth:`Graph.model` and
+    :meth:`Graph.tool` pass on."""
+
+    inputs: tuple[str, ...] | list[str]
+    on_error: FailurePolicy
+    deadline_s: float | None
+    stream: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +47,8 @@ class GraphResult:
     """Outputs of the nodes that finished, errors of those that failed
     (under ``continue``), and the run's report."""
 
+    # Any, not object: each node's output has its own type, which the caller
+    # names where it reads it (``run: BugRun = result.outputs["fix"]``)
     outputs: dict[str, Any]
     errors: dict[str, BaseException]
     report: RunReport
@@ -82,19 +97,21 @@ class Graph:
         name: str,
         client: ChatModel,
         request: Callable[[Mapping[str, Any]], ChatRequest],
-        **kw: Any,
+        **kw: Unpack[_NodeOptions],
     ) -> str:
         """A node making one model call built from its inputs; outputs the ChatResult."""
 
-        async def run(ctx: NodeContext) -> Any:
+        async def run(ctx: NodeContext) -> ChatResult:
             return await ctx.call_model(client, request(ctx.inputs))
 
         return self.add(name, run, kind="model", **kw)
 
-    def tool(self, name: str, fn: Callable[..., Awaitable[Any]], **kw: Any) -> str:
+    def tool(
+        self, name: str, fn: Callable[..., Awaitable[object]], **kw: Unpack[_NodeOptions]
+    ) -> str:
         """A node calling ``fn(**inputs)``, recorded as a tool call in the metrics."""
 
-        async def run(ctx: NodeContext) -> Any:
+        async def run(ctx: NodeContext) -> object:
             rec = current_recorder()
             if rec is None:
                 return await fn(**ctx.inputs)
@@ -163,7 +180,7 @@ def _ignore(_: GraphEvent) -> None:
     pass
 
 
-async def _call(node: Node, ctx: NodeContext) -> Any:
+async def _call(node: Node, ctx: NodeContext) -> object:
     return await node.run(ctx)
 
 
@@ -177,7 +194,7 @@ class _Execution:
         self.clock = clock
         self.emit = emit
         self.schedule = Schedule({n: node.inputs for n, node in nodes.items()})
-        self.outputs: dict[str, Any] = {}
+        self.outputs: dict[str, object] = {}
         self.errors: dict[str, BaseException] = {}
         self.timings: dict[str, NodeTiming] = {}
         self.ready_at: dict[str, float] = {}

@@ -21,7 +21,7 @@ __all__ = ["FailurePolicy", "Node", "NodeContext", "NodeFn", "NodeKind"]
 
 FailurePolicy = Literal["fail_fast", "continue"]
 NodeKind = Literal["model", "tool", "fn"]
-NodeFn = Callable[["NodeContext"], Awaitable[Any]]
+NodeFn = Callable[["NodeContext"], Awaitable[object]]  # its output: opaque to the runtime
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +53,7 @@ class NodeContext:
     def __init__(
         self,
         node: Node,
-        inputs: Mapping[str, Any],
+        inputs: Mapping[str, Any],  # Any as in GraphResult.outputs: typed where read
         clock: Clock,
         emit: Callable[[GraphEvent], None],
         t0: float,
@@ -72,7 +72,7 @@ class NodeContext:
         """Seconds since the run started."""
         return self.clock.now() - self._t0
 
-    def progress(self, data: Any) -> None:
+    def progress(self, data: object) -> None:
         """Put a progress event into the run's event stream."""
         self._emit(NodeProgress(self.node.name, data, self.now()))
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+
+from agentrt._json import JsonObject
 
 __all__ = ["NodeTiming", "RunReport", "critical_path"]
 
@@ -111,7 +112,7 @@ class RunReport:
             rows.append(f"{t.node:<{name_w}} |{bar:<{width}}| {t.duration_s:7.2f}s {t.status}")
         return "\n".join(rows)
 
-    def to_json_obj(self) -> dict[str, Any]:
+    def to_json_obj(self) -> JsonObject:
         return {
             "wall_s": self.wall_s,
             "sum_s": self.sum_s,

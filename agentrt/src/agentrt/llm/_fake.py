@@ -8,8 +8,7 @@ TTFT + output tokens / rate of clock time and the test runs instantly.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 
 from agentrt._clock import Clock
 from agentrt._errors import ProviderError
@@ -115,6 +114,20 @@ def _split_tokens(text: str) -> list[str]:
     return [text[i : i + step] for i in range(0, len(text), step)] or [""]
 
 
-def provider_error(status: int, **kw: Any) -> ProviderError:
+def provider_error(
+    status: int,
+    *,
+    code: str | None = None,
+    retry_after: float | None = None,
+    headers: Mapping[str, str] | None = None,
+    retryable: bool | None = None,
+) -> ProviderError:
     """Convenience for ``failures=``: a provider error with this status."""
-    return ProviderError(f"fake provider answered {status}", status=status, **kw)
+    return ProviderError(
+        f"fake provider answered {status}",
+        status=status,
+        code=code,
+        retry_after=retry_after,
+        headers=headers,
+        retryable=retryable,
+    )

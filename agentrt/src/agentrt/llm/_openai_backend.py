@@ -181,7 +181,7 @@ class OpenAIModel(SdkModel[openai.AsyncOpenAI]):
         return ProviderError(f"{self.name} failed: {exc}", status=None)
 
 
-def _usage(u: Any) -> Usage:
+def _usage(u: openai.types.CompletionUsage | None) -> Usage:
     if u is None:
         return Usage()
     details = getattr(u, "prompt_tokens_details", None)

@@ -7,12 +7,15 @@ result is a record that metrics and reports keep.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel
 
 from agentrt._errors import StructuredOutputError
 from agentrt.llm._structured import schema_of
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "CallTiming",
@@ -20,6 +23,7 @@ __all__ = [
     "ChatResult",
     "Completed",
     "Message",
+    "RequestOptions",
     "StreamEvent",
     "TextDelta",
     "Usage",
@@ -33,6 +37,18 @@ _Out = TypeVar("_Out", bound=BaseModel)
 class Message:
     role: Role
     content: str
+
+
+class RequestOptions(TypedDict, total=False):
+    """:class:`ChatRequest`'s fields besides ``messages``, as keyword arguments."""
+
+    model: str | None
+    max_tokens: int
+    temperature: float
+    json_schema: dict[str, Any] | None
+    stage: str | None
+    seed: int | None
+    output_type: type[BaseModel] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +80,9 @@ class ChatRequest:
             object.__setattr__(self, "json_schema", schema_of(self.output_type))
 
     @classmethod
-    def of(cls, prompt: str, *, system: str | None = None, **kw: Any) -> ChatRequest:
+    def of(
+        cls, prompt: str, *, system: str | None = None, **kw: Unpack[RequestOptions]
+    ) -> ChatRequest:
         msgs: list[Message] = []
         if system:
             msgs.append(Message("system", system))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from agentrt._json import JsonValue
+
 __all__ = ["CallKind", "CallRecord", "Outcome"]
 
 CallKind = Literal["model", "tool"]
@@ -50,11 +52,11 @@ class CallRecord:
     def ended_at(self) -> float:
         return self.started_at + self.wall_s
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CallRecord:
+    def from_dict(cls, data: dict[str, Any]) -> CallRecord:  # Any: loaded JSON
         data = dict(data)
         legacy = data.pop("tokens_per_s", None)
         if legacy is not None:

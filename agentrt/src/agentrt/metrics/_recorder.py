@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrt._clock import Clock, SystemClock
+from agentrt._json import JsonObject, JsonValue
 from agentrt.metrics._record import CallRecord, Outcome
 
 __all__ = [
@@ -207,20 +208,20 @@ class MetricsRecorder:
     def by_stage(self) -> dict[str, StageStats]:
         return {s: summarize(s, [r for r in self._records if r.stage == s]) for s in self.stages()}
 
-    def to_json_obj(self) -> dict[str, Any]:
+    def to_json_obj(self) -> dict[str, JsonValue]:
         return {
             "calls": [r.to_dict() for r in self._records],
             "stages": {k: asdict(v) for k, v in self.by_stage().items()},
         }
 
-    def write_json(self, path: str | Path, extra: dict[str, Any] | None = None) -> None:
+    def write_json(self, path: str | Path, extra: JsonObject | None = None) -> None:
         obj = self.to_json_obj()
         if extra:
             obj.update(extra)
         Path(path).write_text(json.dumps(obj, indent=2) + "\n")
 
     @classmethod
-    def from_json_obj(cls, obj: dict[str, Any]) -> MetricsRecorder:
+    def from_json_obj(cls, obj: dict[str, Any]) -> MetricsRecorder:  # Any: loaded JSON
         rec = cls()
         rec.origin = 0.0
         for c in obj.get("calls", []):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any
 
+from agentrt._json import JsonValue
 from agentrt.flow._concurrency_model import ConcurrencyLimitedModel
 from agentrt.flow._gate import LocalRetryBudget
 from agentrt.flow._retry_model import RetryingModel
@@ -45,7 +45,7 @@ class FlowState:
     limits: tuple[LimitState, ...]
     retry_budget: RetryBudgetState | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {
             "limits": [asdict(limit) for limit in self.limits],
             "retry_budget": asdict(self.retry_budget) if self.retry_budget else None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -67,9 +67,12 @@ def tracer_provider(
     return provider
 
 
-def call_attributes(r: CallRecord) -> dict[str, Any]:
+SpanAttribute = str | bool | int | float  # the scalar attribute values OpenTelemetry takes
+
+
+def call_attributes(r: CallRecord) -> dict[str, SpanAttribute]:
     """The span attributes of one call (GenAI semantic conventions + agentrt's own)."""
-    attrs: dict[str, Any] = {
+    attrs: dict[str, SpanAttribute] = {
         "agentrt.stage": r.stage,
         "agentrt.call.kind": r.kind,
         "agentrt.call.attempts": r.attempts,
@@ -111,7 +114,7 @@ def emit_run_spans(
     run_name: str,
     stage_walls: Mapping[str, tuple[float, float]] | None = None,
     start_epoch_s: float | None = None,
-    attributes: Mapping[str, Any] | None = None,
+    attributes: Mapping[str, SpanAttribute] | None = None,
 ) -> int:
     """Emit a run span, one span per stage and one per call; returns the span count.
 

@@ -19,11 +19,12 @@ import contextlib
 import functools
 import os
 import socket
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from agentrt._checkpoint import cancel_requests, checkpoint
 from agentrt._clock import Clock
+from agentrt._json import JsonObject
 from agentrt.metrics._recorder import stage as metrics_stage
 from agentrt.pipeline._stage import Pipeline, Stage, StageContext
 from agentrt.queues._backend import QueueBackend
@@ -87,7 +88,7 @@ class PipelineRunner:
         self,
         job: str,
         item: str,
-        payload: Mapping[str, Any],
+        payload: JsonObject,
         *,
         key: str | None = None,
         group: str = "",
@@ -206,7 +207,7 @@ class PipelineRunner:
         else:
             self.duplicates += 1
 
-    async def _attempt(self, st: Stage, ctx: StageContext) -> Mapping[str, Any] | Exception:
+    async def _attempt(self, st: Stage, ctx: StageContext) -> JsonObject | Exception:
         """Run the stage function; its failure is a value, so the lease task ends cleanly."""
         try:
             with metrics_stage(st.name):

@@ -13,10 +13,10 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
 
 from agentrt._clock import Clock
 from agentrt._errors import UserError
+from agentrt._json import JsonObject
 from agentrt.llm._protocol import ChatModel
 from agentrt.queues._types import Emit, Message
 from agentrt.tokens._counting import estimate_tokens
@@ -32,8 +32,8 @@ class StageContext:
     item: str
     job: str
     stage: str
-    input: Mapping[str, Any]
-    upstream: Mapping[str, Mapping[str, Any]]
+    input: JsonObject
+    upstream: Mapping[str, JsonObject]
     attempt: int
     key: str | None
     model: ChatModel | None
@@ -43,7 +43,7 @@ class StageContext:
     delivery_id: str = ""
 
 
-StageFn = Callable[[StageContext], Awaitable[Mapping[str, Any]]]
+StageFn = Callable[[StageContext], Awaitable[JsonObject]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,7 @@ class Stage:
     lease_s: float = 30.0
     capacity: int | None = None
     expected_output_tokens: int = 0
-    cost: Callable[[Mapping[str, Any]], float] | None = None
+    cost: Callable[[JsonObject], float] | None = None
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ class Pipeline:
         return self.stage(name).capacity or self.capacity
 
     # -- cost ---------------------------------------------------------------
-    def stage_cost(self, stage: Stage, payload: Mapping[str, Any]) -> float:
+    def stage_cost(self, stage: Stage, payload: JsonObject) -> float:
         """Expected seconds of ``stage`` for an item, from token math."""
         if stage.cost is not None:
             return stage.cost(payload)
@@ -158,7 +158,7 @@ class Pipeline:
         text = json.dumps(dict(payload))
         return self.latency.call_s(estimate_tokens(text), stage.expected_output_tokens)
 
-    def remaining_cost(self, name: str, payload: Mapping[str, Any]) -> float:
+    def remaining_cost(self, name: str, payload: JsonObject) -> float:
         """This stage's expected seconds plus every stage after it."""
         names = {name} | self.descendants(name)
         return sum(self.stage_cost(self.stage(n), payload) for n in names)
@@ -169,7 +169,7 @@ class Pipeline:
         stage: str,
         item: str,
         job: str,
-        payload: Mapping[str, Any],
+        payload: JsonObject,
         key: str | None,
         group: str = "",
     ) -> Message:
@@ -180,7 +180,7 @@ class Pipeline:
         self,
         item: str,
         job: str,
-        payload: Mapping[str, Any],
+        payload: JsonObject,
         key: str | None = None,
         group: str = "",
     ) -> list[Message]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from agentrt._json import JsonValue
 from agentrt.profile._breakdown import RunBreakdown
 from agentrt.profile._whatif import Estimate
 
@@ -18,7 +18,7 @@ def _share(part: float, whole: float) -> str:
     return f"{part / whole:.0%}" if whole > 0 else "-"
 
 
-def profile_json(run: RunBreakdown, ests: list[Estimate]) -> dict[str, Any]:
+def profile_json(run: RunBreakdown, ests: list[Estimate]) -> dict[str, JsonValue]:
     dom = run.dominant
     return {
         "wall_s": run.wall_s,

@@ -5,7 +5,7 @@ SQLite as the embedded default, Redis Streams for workers on many machines.
 Pick one by URL with :func:`open_queue`.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentrt.queues._backend import ChangeSignal, QueueBackend, open_queue
 from agentrt.queues._epoch import EpochClock
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from agentrt.queues._redis_streams import RedisQueue
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """The Redis backend needs redis (the ``redis`` extra): import it when asked for."""
     if name == "RedisQueue":
         from agentrt.queues._redis_streams import RedisQueue

@@ -10,11 +10,12 @@ second completion of the same pair changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 from agentrt._clock import Clock
 from agentrt._errors import UserError
+from agentrt._json import JsonObject
 from agentrt.queues._fairness import FairPolicy
 from agentrt.queues._signal import ChangeSignal
 from agentrt.queues._types import Delivery, Emit, Message, StageRecord, StageState
@@ -57,7 +58,7 @@ class QueueBackend(Protocol):
         ...
 
     async def complete(
-        self, delivery: Delivery, result: Mapping[str, Any], emits: Sequence[Emit] = ()
+        self, delivery: Delivery, result: JsonObject, emits: Sequence[Emit] = ()
     ) -> bool:
         """Atomically record the effect, send ``emits``, acknowledge.
 
@@ -71,7 +72,7 @@ class QueueBackend(Protocol):
         """Give the message back for another attempt, or dead-letter it when out."""
         ...
 
-    async def results(self, item: str, stages: Sequence[str]) -> dict[str, dict[str, Any]]:
+    async def results(self, item: str, stages: Sequence[str]) -> dict[str, JsonObject]:
         """The recorded effects of ``item`` in those of ``stages`` that have one."""
         ...
 

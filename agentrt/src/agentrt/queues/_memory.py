@@ -7,11 +7,11 @@ this one (tests run the same suite against each).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from agentrt._clock import Clock, SystemClock
+from agentrt._json import JsonObject
 from agentrt.queues._fairness import Candidate, FairPolicy, GroupFair
 from agentrt.queues._signal import ChangeSignal
 from agentrt.queues._types import Delivery, Emit, Message, StageRecord, StageState
@@ -46,7 +46,7 @@ class MemoryQueue:
         self._tickets = itertools.count(1)
         # invariant: _live holds exactly the queued and running messages
         self._live: dict[int, _Entry] = {}
-        self._effects: dict[tuple[str, str], dict[str, Any]] = {}
+        self._effects: dict[tuple[str, str], JsonObject] = {}
         self._records: dict[tuple[str, str], StageRecord] = {}
         self.dead: list[Message] = []
         self._signal = ChangeSignal(self.clock)
@@ -161,7 +161,7 @@ class MemoryQueue:
             e.lease_until = self.clock.now() + lease_s
 
     async def complete(
-        self, delivery: Delivery, result: Mapping[str, Any], emits: Sequence[Emit] = ()
+        self, delivery: Delivery, result: JsonObject, emits: Sequence[Emit] = ()
     ) -> bool:
         m = delivery.message
         key = (m.item, m.stage)
@@ -216,7 +216,7 @@ class MemoryQueue:
         )
 
     # -- queries ------------------------------------------------------------
-    async def results(self, item: str, stages: Sequence[str]) -> dict[str, dict[str, Any]]:
+    async def results(self, item: str, stages: Sequence[str]) -> dict[str, JsonObject]:
         return {s: dict(self._effects[(item, s)]) for s in stages if (item, s) in self._effects}
 
     async def effects(self) -> list[tuple[str, str]]:

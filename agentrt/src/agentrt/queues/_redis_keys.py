@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 import redis.exceptions as rexc
 
@@ -24,8 +24,8 @@ SEP = "\x1f"
 
 
 def unavailable(
-    fn: Callable[P, Coroutine[Any, Any, T]],
-) -> Callable[P, Coroutine[Any, Any, T]]:
+    fn: Callable[P, Coroutine[object, object, T]],
+) -> Callable[P, Coroutine[object, object, T]]:
     """Turn "Redis is not there right now" into :class:`QueueUnavailable`."""
 
     @functools.wraps(fn)
@@ -49,7 +49,7 @@ def unavailable(
     return wrapper
 
 
-def s_(v: Any) -> str:
+def s_(v: object) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 

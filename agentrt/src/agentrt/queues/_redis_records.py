@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from agentrt._json import JsonObject
 from agentrt.queues._redis_keys import SEP, RedisKeys, s_
 from agentrt.queues._types import Message, StageRecord, StageState
 
@@ -19,7 +20,7 @@ __all__ = ["read_dead", "read_effects", "read_records", "read_results"]
 
 async def read_results(
     r: Any, keys: RedisKeys, item: str, stages: Sequence[str]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, JsonObject]:
     """The recorded effects of ``item`` at ``stages`` (JSON objects), by stage."""
     if not stages:
         return {}

@@ -33,7 +33,7 @@ promotion script writes in the same step as it moves the entry.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -41,6 +41,7 @@ import redis.exceptions as rexc
 
 from agentrt._checkpoint import cancel_requests, checkpoint
 from agentrt._clock import Clock
+from agentrt._json import JsonObject
 from agentrt.queues import _redis_scripts as scripts
 from agentrt.queues._epoch import EpochClock
 from agentrt.queues._fairness import FairPolicy, GroupFair
@@ -315,7 +316,7 @@ class RedisQueue:
 
     @unavailable
     async def complete(
-        self, delivery: Delivery, result: Mapping[str, Any], emits: Sequence[Emit] = ()
+        self, delivery: Delivery, result: JsonObject, emits: Sequence[Emit] = ()
     ) -> bool:
         m = delivery.message
         now = self.clock.now()
@@ -382,7 +383,7 @@ class RedisQueue:
 
     # -- queries ------------------------------------------------------------
     @unavailable
-    async def results(self, item: str, stages: Sequence[str]) -> dict[str, dict[str, Any]]:
+    async def results(self, item: str, stages: Sequence[str]) -> dict[str, JsonObject]:
         return await read_results(self.r, self.keys, item, stages)
 
     @unavailable

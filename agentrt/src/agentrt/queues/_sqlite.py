@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from agentrt._clock import Clock
 from agentrt._errors import UserError
+from agentrt._json import JsonObject
 from agentrt.queues._epoch import EpochClock
 from agentrt.queues._fairness import Candidate, FairPolicy, GroupFair
 from agentrt.queues._signal import ChangeSignal
@@ -139,7 +140,7 @@ class SqliteQueue:
         serialize: bool,
     ) -> Delivery | None:
         held = ""
-        args: list[Any] = [stage, now]
+        args: list[str | float] = [stage, now]
         if serialize:
             held = (
                 " AND (key IS NULL OR key NOT IN (SELECT key FROM messages WHERE stage=?"
@@ -235,7 +236,7 @@ class SqliteQueue:
         )
 
     async def complete(
-        self, delivery: Delivery, result: Mapping[str, Any], emits: Sequence[Emit] = ()
+        self, delivery: Delivery, result: JsonObject, emits: Sequence[Emit] = ()
     ) -> bool:
         now = self.clock.now()
         m = delivery.message
@@ -303,12 +304,12 @@ class SqliteQueue:
         return state
 
     # -- queries ------------------------------------------------------------
-    async def results(self, item: str, stages: Sequence[str]) -> dict[str, dict[str, Any]]:
+    async def results(self, item: str, stages: Sequence[str]) -> dict[str, JsonObject]:
         if not stages:
             return {}
         marks = ",".join("?" * len(stages))
 
-        def q(c: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+        def q(c: sqlite3.Connection) -> dict[str, JsonObject]:
             rows = c.execute(
                 f"SELECT stage, result FROM effects WHERE item=? AND stage IN ({marks})",
                 (item, *stages),

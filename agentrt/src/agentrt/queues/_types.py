@@ -8,11 +8,10 @@ on exactly as the first did.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from agentrt._errors import AgentrtError
+from agentrt._json import JsonObject
 
 __all__ = [
     "Delivery",
@@ -51,7 +50,7 @@ class Message:
     item: str
     stage: str
     job: str
-    payload: Mapping[str, Any] = field(default_factory=dict)
+    payload: JsonObject = field(default_factory=dict)
     key: str | None = None
     cost_s: float = 0.0
     group: str = ""

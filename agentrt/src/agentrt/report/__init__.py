@@ -1,6 +1,6 @@
 """Reports of recorded runs: Gantt timeline, throughput/latency vs concurrency."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentrt.report._cli import report_command
 from agentrt.report._timeline import (
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from agentrt.report._render import ReportFiles, render_report
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """The renderer needs matplotlib (the ``report`` extra): import it when asked for."""
     if name in ("ReportFiles", "render_report"):
         from agentrt.report import _render as render

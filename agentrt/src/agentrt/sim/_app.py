@@ -21,6 +21,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from agentrt._clock import Clock, ScaledClock
+from agentrt._json import JsonValue
 from agentrt.llm._responder import Responder
 from agentrt.sim._engine import SimEngine
 from agentrt.sim._events import Begin, Event, Finish, Reject, SimRequest, Tokens, error_body
@@ -37,7 +38,7 @@ class BadRequest(Exception):
     """A request the simulator refuses with 400, like the real API would."""
 
 
-def _text_of(content: Any) -> str:
+def _text_of(content: object) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
@@ -49,7 +50,7 @@ def _text_of(content: Any) -> str:
     raise BadRequest("message content must be a string or a list of content parts")
 
 
-def _schema_of(response_format: Any) -> dict[str, Any] | None:
+def _schema_of(response_format: object) -> dict[str, Any] | None:
     if not isinstance(response_format, dict):
         return None
     kind = response_format.get("type")
@@ -62,7 +63,7 @@ def _schema_of(response_format: Any) -> dict[str, Any] | None:
     return None
 
 
-def parse_request(payload: Any, default_max_tokens: int) -> tuple[SimRequest, bool]:
+def parse_request(payload: object, default_max_tokens: int) -> tuple[SimRequest, bool]:
     """Wire JSON → (request, include_usage); raises BadRequest with the reason."""
     if not isinstance(payload, dict):
         raise BadRequest("request body must be a JSON object")
@@ -97,7 +98,7 @@ def parse_request(payload: Any, default_max_tokens: int) -> tuple[SimRequest, bo
     return req, include_usage
 
 
-def _sse(obj: Any) -> bytes:
+def _sse(obj: JsonValue) -> bytes:
     return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
 
 
@@ -152,9 +153,9 @@ class _CompletionResponse(Response):
         finally:
             watcher.cancel()
 
-    def _chunk(self, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    def _chunk(self, delta: dict[str, JsonValue], finish: str | None) -> dict[str, JsonValue]:
         assert self._begin is not None
-        chunk: dict[str, Any] = {
+        chunk: dict[str, JsonValue] = {
             "id": self._begin.request_id,
             "object": "chat.completion.chunk",
             "created": self._begin.created,
@@ -189,7 +190,7 @@ class _CompletionResponse(Response):
             if not self.req.stream:
                 self._text.append(ev.text)
                 return
-            delta: dict[str, Any] = {"content": ev.text}
+            delta: dict[str, JsonValue] = {"content": ev.text}
             if not self._text:
                 delta = {"role": "assistant", "content": ev.text, "refusal": None}
             self._text.append(ev.text)
@@ -201,7 +202,7 @@ class _CompletionResponse(Response):
         else:
             await self._reset()
 
-    def _usage(self, ev: Finish) -> dict[str, Any]:
+    def _usage(self, ev: Finish) -> dict[str, JsonValue]:
         return {
             "prompt_tokens": ev.prompt_tokens,
             "completion_tokens": ev.completion_tokens,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -23,7 +23,7 @@ def _group() -> None:
 def _resolve(
     profile: str, profile_file: Path | None, time_scale: float | None, seed: int | None
 ) -> SimProfile:
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, float] = {}  # time_scale, seed
     if time_scale is not None:
         overrides["time_scale"] = time_scale
     if seed is not None:

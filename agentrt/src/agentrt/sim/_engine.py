@@ -18,9 +18,9 @@ import itertools
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any
 
 from agentrt._clock import Clock, SystemClock
+from agentrt._json import JsonValue
 from agentrt.llm._responder import DefaultResponder, Responder, ResponderInput
 from agentrt.sim._events import (
     Abort,
@@ -115,7 +115,7 @@ class SimEngine:
         """Simulator seconds since the engine was created (the fault-window axis)."""
         return self.clock.now() - self._t0
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, JsonValue]:
         """A JSON-able snapshot of counters, for benchmarks and ``/sim/stats``."""
         s = self._stats
         return {

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentrt._json import JsonValue
 from agentrt.tokens._counting import estimate_tokens
 
 __all__ = [
@@ -43,7 +44,7 @@ class Reject:
     """Answer with an error status and body, before any token."""
 
     status: int
-    body: dict[str, Any]
+    body: dict[str, JsonValue]
     headers: dict[str, str]
     kind: str
 
@@ -86,7 +87,9 @@ Event = Reject | Begin | Tokens | Finish | Abort
 Sink = Callable[[Event], Awaitable[None]]
 
 
-def error_body(message: str, type_: str, code: str | None, **extra: Any) -> dict[str, Any]:
+def error_body(
+    message: str, type_: str, code: str | None, **extra: JsonValue
+) -> dict[str, JsonValue]:
     """The OpenAI error shape ``{"error": {"message", "type", "param", "code"}}``."""
     return {**extra, "error": {"message": message, "type": type_, "param": None, "code": code}}
 

@@ -136,7 +136,7 @@ class SimProfile(BaseModel):
             raise ValueError("fault_window end is before its start")
         return self
 
-    def with_overrides(self, **overrides: Any) -> SimProfile:
+    def with_overrides(self, **overrides: Any) -> SimProfile:  # Any: validated by pydantic
         """A validated copy with some fields replaced (``faults`` may be a dict)."""
         if not overrides:
             return self
@@ -201,7 +201,7 @@ PROFILES: dict[str, SimProfile] = {
 }
 
 
-def get_profile(name: str, **overrides: Any) -> SimProfile:
+def get_profile(name: str, **overrides: object) -> SimProfile:
     """The named profile, with ``overrides`` applied; unknown names raise UnknownProfile."""
     try:
         base = PROFILES[name]

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
-from starlette.types import ASGIApp, Message
+from starlette.types import ASGIApp, Message, Scope
 
 __all__ = ["StreamingASGITransport"]
 
@@ -34,7 +33,7 @@ _Item = Message | _Failed | object
 class _Exchange:
     """One request/response: the app task and the queue between it and the client."""
 
-    def __init__(self, app: ASGIApp, scope: dict[str, Any], body: bytes) -> None:
+    def __init__(self, app: ASGIApp, scope: Scope, body: bytes) -> None:
         self.queue: asyncio.Queue[_Item] = asyncio.Queue()
         self.disconnected = asyncio.Event()
         self._body = body
@@ -51,7 +50,7 @@ class _Exchange:
     async def _send(self, message: Message) -> None:
         self.queue.put_nowait(message)
 
-    async def _run(self, app: ASGIApp, scope: dict[str, Any]) -> None:
+    async def _run(self, app: ASGIApp, scope: Scope) -> None:
         try:
             await app(scope, self._receive, self._send)
         except asyncio.CancelledError:
@@ -125,7 +124,7 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
         url = request.url
-        scope: dict[str, Any] = {
+        scope: Scope = {
             "type": "http",
             "asgi": {"version": "3.0", "spec_version": "2.3"},
             "http_version": "1.1",
