@@ -7,7 +7,14 @@ import asyncio
 import pytest
 
 from agentrt._clock import FakeClock
-from agentrt.graph import DeadlineExceeded, Graph, NodeContext, NodeFinished, NodeStarted
+from agentrt.graph import (
+    DeadlineExceeded,
+    Graph,
+    GraphError,
+    NodeContext,
+    NodeFinished,
+    NodeStarted,
+)
 from agentrt.llm import ChatRequest, FakeModel
 from agentrt.metrics import MetricsRecorder
 from agentrt.tokens import LatencyModel
@@ -198,3 +205,33 @@ async def test_leaving_the_event_stream_early_cancels_the_run() -> None:
     assert run.result is None
     await asyncio.sleep(0)
     assert clock.now() == 1.0
+
+
+async def test_values_are_read_as_the_type_the_reader_names_and_checked() -> None:
+    clock = FakeClock()
+    seen: list[int] = []
+
+    async def count(ctx: NodeContext) -> int:
+        return 41
+
+    async def plus_one(ctx: NodeContext) -> int:
+        seen.append(ctx.input("count", int) + 1)
+        return seen[-1]
+
+    async def misread(ctx: NodeContext) -> str:
+        return ctx.input("count", str)
+
+    g = Graph()
+    g.add("count", count)
+    g.add("plus_one", plus_one, inputs=["count"])
+    async with clock.autojumping():
+        res = await g.run(clock=clock)
+    assert seen == [42] and res.output("plus_one", int) == 42
+    with pytest.raises(GraphError, match="node 'plus_one' gave int, not the str read here"):
+        res.output("plus_one", str)
+    bad = Graph()
+    bad.add("count", count)
+    bad.add("misread", misread, inputs=["count"])
+    with pytest.raises(GraphError, match="not the str read here"):
+        async with clock.autojumping():
+            await bad.run(clock=clock)

@@ -18,20 +18,18 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from agentrt import Clock, SystemClock, load_settings
 from agentrt.flow import client_for_role, retry_budget
-from agentrt.graph import Graph, GraphEvent, NodeContext, NodeFinished, NodeStarted
+from agentrt.graph import Graph, GraphEvent, NodeContext, NodeFinished, NodeStarted, typed_value
 from fixbugs.errors import InputError
 from fixbugs.inputs import BugInputs, load_inputs
-from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.pyenv.overlay import needs_shim, prepare_env, shim_dir
 from fixbugs.pyenv.userenv import Interpreter, TestEnv, choose_interpreter, probe_env
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.preflight import preflight
 from fixbugs.run.progress import EventSink, Journal
-from fixbugs.run.record import BugRun, Reproduction, Sbfl
+from fixbugs.run.record import BugRun
 from fixbugs.run.report import RunReport
 from fixbugs.sandbox import Sandbox, WorkspaceFactory
 from fixbugs.stages.analysis import run_analysis
@@ -98,25 +96,30 @@ async def run_bug(
         found = await run_analysis(inputs, ctx)
         return BugRun(started=ctx.journal.started, analysis=found)
 
-    async def relevance(n: NodeContext) -> tuple[FileEvidence, ...]:
-        prior: BugRun = n.inputs["analysis"]
-        return await run_relevance(inputs, prior.analysis, ctx)
+    # every node outputs a BugRun: the two branches their part of it, joined after
+    async def relevance(n: NodeContext) -> BugRun:
+        prior = n.input("analysis", BugRun)
+        found = await run_relevance(inputs, prior.analysis, ctx)
+        return prior.model_copy(
+            update={"analysis": prior.analysis.model_copy(update={"relevance": found})}
+        )
 
-    async def reproduction(n: NodeContext) -> tuple[Reproduction, Sbfl]:
-        prior: BugRun = n.inputs["analysis"]
-        return await run_reproduction(inputs, prior.analysis, ctx, ws)
+    async def reproduction(n: NodeContext) -> BugRun:
+        prior = n.input("analysis", BugRun)
+        rep, sbfl = await run_reproduction(inputs, prior.analysis, ctx, ws)
+        return prior.model_copy(update={"reproduction": rep, "sbfl": sbfl})
 
     async def root_cause(n: NodeContext) -> BugRun:
         run = _joined(n.inputs)
         return run.model_copy(update={"diagnosis": await run_root_cause(inputs, run, ctx)})
 
     async def fix(n: NodeContext) -> BugRun:
-        prior: BugRun = n.inputs["root_cause"]
+        prior = n.input("root_cause", BugRun)
         found = await run_fix(inputs, prior, ctx, baseline=ws.baseline)
         return prior.model_copy(update={"fix": found})
 
     async def validation(n: NodeContext) -> BugRun:
-        prior: BugRun = n.inputs["fix"]
+        prior = n.input("fix", BugRun)
         return prior.model_copy(update={"validation": await run_validation(inputs, prior, ctx, ws)})
 
     nodes: tuple[tuple[str, Callable[[NodeContext], Awaitable[object]], list[str]], ...] = (
@@ -144,7 +147,7 @@ async def run_bug(
     finally:
         await asyncio.to_thread(ws.close)
     if until in ("root_cause", "fix", "validation"):
-        run: BugRun = result.outputs[until]
+        run = result.output(until, BugRun)
     else:  # up to the reproduction: the analysis' record and the branches' results
         run = _joined(result.outputs)
     walls = {t.node: t.duration_s for t in result.report.timings}
@@ -153,15 +156,18 @@ async def run_bug(
     )
 
 
-def _joined(outputs: Mapping[str, Any]) -> BugRun:
+def _joined(outputs: Mapping[str, object]) -> BugRun:
     """The analysis' record, with the relevance and reproduction that ran beside it (if run)."""
-    run: BugRun = outputs["analysis"]
+    run = typed_value(outputs, "analysis", BugRun)
     if "file_relevance" in outputs:
-        analysed = run.analysis.model_copy(update={"relevance": outputs["file_relevance"]})
-        run = run.model_copy(update={"analysis": analysed})
+        run = run.model_copy(
+            update={"analysis": typed_value(outputs, "file_relevance", BugRun).analysis}
+        )
     if "reproduction" in outputs:
-        rep, sbfl = outputs["reproduction"]
-        run = run.model_copy(update={"reproduction": rep, "sbfl": sbfl})
+        reproduced = typed_value(outputs, "reproduction", BugRun)
+        run = run.model_copy(
+            update={"reproduction": reproduced.reproduction, "sbfl": reproduced.sbfl}
+        )
     return run
 
 

@@ -3,7 +3,7 @@
 from agentrt.graph._deadline import DeadlineExceeded, first_error, with_deadline
 from agentrt.graph._events import GraphEvent, NodeFinished, NodeProgress, NodeStarted, NodeToken
 from agentrt.graph._executor import Graph, GraphResult, GraphRun
-from agentrt.graph._node import FailurePolicy, Node, NodeContext
+from agentrt.graph._node import FailurePolicy, Node, NodeContext, typed_value
 from agentrt.graph._report import NodeTiming, RunReport, critical_path
 from agentrt.graph._scatter import ErrorPolicy, Outcome, gather_map, scatter
 from agentrt.graph._schedule import GraphError, NodeState, Schedule
@@ -32,5 +32,6 @@ __all__ = [
     "first_error",
     "gather_map",
     "scatter",
+    "typed_value",
     "with_deadline",
 ]

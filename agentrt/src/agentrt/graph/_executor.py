@@ -13,13 +13,21 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from agentrt._clock import Clock, SystemClock
 from agentrt.graph._channel import Channel
 from agentrt.graph._deadline import first_error, with_deadline
 from agentrt.graph._events import GraphEvent, NodeFinished, NodeStarted
-from agentrt.graph._node import FailurePolicy, Node, NodeContext, NodeFn, NodeKind
+from agentrt.graph._node import (
+    FailurePolicy,
+    Node,
+    NodeContext,
+    NodeFn,
+    NodeKind,
+    T,
+    typed_value,
+)
 from agentrt.graph._report import NodeTiming, RunReport
 from agentrt.graph._schedule import GraphError, Schedule
 from agentrt.llm._protocol import ChatModel
@@ -47,14 +55,18 @@ class GraphResult:
     """Outputs of the nodes that finished, errors of those that failed
     (under ``continue``), and the run's report."""
 
-    # Any, not object: each node's output has its own type, which the caller
-    # names where it reads it (``run: BugRun = result.outputs["fix"]``)
-    outputs: dict[str, Any]
+    # object: each node's output has its own type, which the reader names
+    # through :meth:`output` (checked there), never assumed
+    outputs: dict[str, object]
     errors: dict[str, BaseException]
     report: RunReport
 
-    def __getitem__(self, node: str) -> Any:
+    def __getitem__(self, node: str) -> object:
         return self.outputs[node]
+
+    def output(self, node: str, kind: type[T]) -> T:
+        """The output of ``node``, which must be a ``kind``."""
+        return typed_value(self.outputs, node, kind)
 
 
 class GraphRun:
@@ -96,7 +108,7 @@ class Graph:
         self,
         name: str,
         client: ChatModel,
-        request: Callable[[Mapping[str, Any]], ChatRequest],
+        request: Callable[[Mapping[str, object]], ChatRequest],
         **kw: Unpack[_NodeOptions],
     ) -> str:
         """A node making one model call built from its inputs; outputs the ChatResult."""

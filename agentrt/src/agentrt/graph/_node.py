@@ -10,14 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 from agentrt._clock import Clock
 from agentrt.graph._events import GraphEvent, NodeProgress, NodeToken
+from agentrt.graph._schedule import GraphError
 from agentrt.llm._protocol import ChatModel
 from agentrt.llm._types import ChatRequest, ChatResult, Completed, TextDelta
 
-__all__ = ["FailurePolicy", "Node", "NodeContext", "NodeFn", "NodeKind"]
+__all__ = ["FailurePolicy", "Node", "NodeContext", "NodeFn", "NodeKind", "typed_value"]
+
+T = TypeVar("T")
+
+
+def typed_value(values: Mapping[str, object], node: str, kind: type[T]) -> T:
+    """``values[node]`` as a ``kind``: a graph's values are typed where read, and checked."""
+    value = values[node]
+    if not isinstance(value, kind):
+        raise GraphError(
+            f"node {node!r} gave {type(value).__name__}, not the {kind.__name__} read here"
+        )
+    return value
+
 
 FailurePolicy = Literal["fail_fast", "continue"]
 NodeKind = Literal["model", "tool", "fn"]
@@ -53,7 +67,7 @@ class NodeContext:
     def __init__(
         self,
         node: Node,
-        inputs: Mapping[str, Any],  # Any as in GraphResult.outputs: typed where read
+        inputs: Mapping[str, object],  # as GraphResult.outputs: typed where read (input)
         clock: Clock,
         emit: Callable[[GraphEvent], None],
         t0: float,
@@ -67,6 +81,10 @@ class NodeContext:
     @property
     def name(self) -> str:
         return self.node.name
+
+    def input(self, node: str, kind: type[T]) -> T:
+        """The output of the input node ``node``, which must be a ``kind``."""
+        return typed_value(self.inputs, node, kind)
 
     def now(self) -> float:
         """Seconds since the run started."""
