@@ -5,7 +5,9 @@ families), ingredients found elsewhere in the repository, the model's
 rewrite of the root-cause lines, and pairs of edits in one file. Sources are
 read from the pristine baseline (never from a copy a test ran in).
 Candidates that do not parse are dropped here; none is trusted, every one
-goes through staged validation.
+goes through staged validation. So none is generated when validation
+cannot run (:func:`can_validate`): a candidate nothing can check is only
+time spent (hundreds of them on a large repository) for no claim.
 """
 
 from __future__ import annotations
@@ -33,10 +35,31 @@ from fixbugs.repair import (
 from fixbugs.repair.naturalness import naturalness_factors
 from fixbugs.repair.patch import diff_hunks, replace_lines
 from fixbugs.run.context import RunContext
-from fixbugs.run.record import BugRun, FixProposal
+from fixbugs.run.record import BugRun, FixProposal, Reproduction
 from fixbugs.sandbox.reported import read_baseline_text
 
-__all__ = ["fix_regions", "propose_fixes", "repair_regions", "run_fix"]
+__all__ = [
+    "NOT_REPRODUCED",
+    "can_validate",
+    "fix_regions",
+    "propose_fixes",
+    "repair_regions",
+    "run_fix",
+]
+
+NOT_REPRODUCED = (
+    "no candidate fix generated: the bug was not reproduced, so no fix could be validated"
+)
+
+
+def can_validate(repro: Reproduction | None) -> bool:
+    """Whether validation can check a candidate: the bug's failure was seen, by a command.
+
+    Validation reruns that command on every candidate
+    (:func:`fixbugs.stages.validate.validate_candidates` refuses to run
+    without it), whichever way the reproduction was found.
+    """
+    return repro is not None and repro.confirmed and repro.command is not None
 
 
 class FixAnswer(BaseModel):
@@ -251,7 +274,13 @@ async def run_fix(
     The sources come from ``baseline`` (the workspace's pristine tree) when
     the driver has one, else from the input tree, so the staged driver runs
     this in its model stage, where waiting on the model's rewrite holds no core.
+
+    Without a reproduction validation can rerun, it proposes nothing and
+    says so in the report's notes: no fix could be validated.
     """
+    if not can_validate(prior.reproduction):
+        ctx.journal.note("fix", NOT_REPRODUCED)
+        return FixProposal()
     candidates = await propose_fixes(inputs, prior, ctx, baseline=baseline)
     ctx.journal.emit(
         "note",

@@ -1,0 +1,109 @@
+"""The fix stage generates no candidate that nothing could validate (issue 24).
+
+Seen: on a bug that was not reproduced, the fix stage spent minutes on 300
+candidates that validation then refused to run. Here the candidate
+generator is counted: a run without a reproduction that validation can
+rerun never calls it and says why in the report; a reproduced run still does.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentrt import FakeClock
+from fixbugs.examples import example_dir
+from fixbugs.inputs import BugInputs, load_inputs
+from fixbugs.repair import RepairCandidate
+from fixbugs.run.context import AgentOptions, RunContext
+from fixbugs.run.progress import Journal
+from fixbugs.run.record import BugRun, Diagnosis, Reproduction, RootCause
+from fixbugs.stages import fix
+from fixbugs.stages.driver import complete_report
+from fixbugs.stages.validate import validate_candidates
+
+TEST = "python -m pytest tests/test_pricing.py"
+
+
+def _inputs(tmp_path: Path) -> BugInputs:
+    dst = tmp_path / "invoice"
+    shutil.copytree(example_dir("invoice"), dst)
+    return load_inputs(dst / "report.md", dst / "repo")
+
+
+def _ctx(inputs: BugInputs) -> RunContext:
+    journal = Journal(FakeClock(), lambda _ev: None)
+    return RunContext.create(inputs.repo, models=None, options=AgentOptions(), journal=journal)
+
+
+def _prior(repro: Reproduction | None) -> BugRun:
+    # the example's real fault: `>` where the policy says "10 or more"
+    rc = RootCause("shop/pricing.py", 19, 20, "bulk threshold off by one", "static")
+    return BugRun(started=0.0, reproduction=repro, diagnosis=Diagnosis(root_cause=rc))
+
+
+@pytest.fixture
+def generated(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the candidate generator's calls (and how many candidates each returned)."""
+    calls: list[int] = []
+    real = fix.generate_candidates
+
+    def counted(*args: object, **kw: object) -> list[RepairCandidate]:
+        out = real(*args, **kw)  # type: ignore[arg-type]
+        calls.append(len(out))
+        return out
+
+    monkeypatch.setattr(fix, "generate_candidates", counted)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "repro",
+    [
+        None,
+        Reproduction(TEST, "given", "could_not_run", "collection error"),
+        Reproduction(TEST, "discovered", "passes", "the tests pass"),
+        Reproduction(None, "none", "none", "no test command"),
+    ],
+    ids=["not-run", "could-not-run", "passes", "no-command"],
+)
+async def test_a_run_not_reproduced_generates_no_candidate_and_says_why(
+    tmp_path: Path, generated: list[int], repro: Reproduction | None
+) -> None:
+    inputs = _inputs(tmp_path)
+    ctx = _ctx(inputs)
+    prior = _prior(repro)
+    proposal = await fix.run_fix(inputs, prior, ctx)
+    assert generated == []  # the generator never ran
+    assert proposal.candidates == ()
+    assert ctx.journal.notes == [fix.NOT_REPRODUCED]
+    # the report says why, and its verdict stays "no validated fix"
+    run = prior.model_copy(update={"fix": proposal})
+    validation = await validate_candidates(run, ctx, None, proposal.candidates)  # type: ignore[arg-type]
+    run = run.model_copy(update={"validation": validation})
+    report = complete_report(inputs, run, ctx, ()).to_dict()
+    assert fix.NOT_REPRODUCED in report["notes"]
+    assert report["validated"] is False and report["patch"] is None
+    assert report["validation"]["summary"] == "no validated fix: the bug was not reproduced"
+
+
+@pytest.mark.parametrize("origin", ["given", "report", "written", "discovered"])
+async def test_a_reproduced_run_still_generates_candidates(
+    tmp_path: Path, generated: list[int], origin: str
+) -> None:
+    inputs = _inputs(tmp_path)
+    ctx = _ctx(inputs)
+    repro = Reproduction(TEST, origin, "confirmed", "1 failed")  # type: ignore[arg-type]
+    proposal = await fix.run_fix(inputs, _prior(repro), ctx)
+    assert len(generated) == 1 and generated[0] > 0
+    assert proposal.candidates
+    assert fix.NOT_REPRODUCED not in ctx.journal.notes
+
+
+def test_can_validate_needs_a_confirmed_failure_and_its_command() -> None:
+    assert fix.can_validate(Reproduction(TEST, "given", "confirmed", "1 failed"))
+    assert not fix.can_validate(None)
+    assert not fix.can_validate(Reproduction(None, "given", "confirmed", "1 failed"))
+    assert not fix.can_validate(Reproduction(TEST, "given", "passes", "passed"))
