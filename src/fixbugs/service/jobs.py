@@ -30,7 +30,7 @@ from agentrt.observability import FlowState
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext, StageFn
 from agentrt.queues import QueueBackend, StageRecord, StageState
 from fixbugs.queued.events import EventChannel
-from fixbugs.queued.pipeline import Publish, StagedAgent
+from fixbugs.queued.pipeline import Publish
 from fixbugs.queued.service import job_record
 from fixbugs.run.progress import EventSink
 from fixbugs.run.report_schema import ReportModel
@@ -60,6 +60,7 @@ __all__ = [
     "QueueFull",
     "RunObserver",
     "ShareFull",
+    "StagePipeline",
 ]
 
 STAGE = "investigate"
@@ -69,6 +70,12 @@ _SWEEP_S = 60.0
 # Runs one bug from its spec (paths inside the job's directory) and returns
 # its report; progress goes to the sink as it happens.
 Investigator = Callable[[BugSpec, EventSink], Awaitable[ReportModel]]
+
+
+class StagePipeline(Protocol):
+    """What runs a bug on queue stages: :class:`~fixbugs.queued.StagedAgent`, or a stand-in."""
+
+    def pipeline(self) -> Pipeline: ...
 
 
 class RunObserver(Protocol):
@@ -95,7 +102,7 @@ class JobService:
         flow: Callable[[], FlowState] | None = None,
         report_ttl_s: float = REPORT_TTL_S,
         events: EventChannel | None = None,
-        staged: Callable[[Publish], StagedAgent] | None = None,
+        staged: Callable[[Publish], StagePipeline] | None = None,
         tenant_capacity: int | None = None,
     ) -> None:
         """``tenant_capacity`` bounds one tenant's bugs queued or running, so that
@@ -108,8 +115,9 @@ class JobService:
         ``hub``: SSE then shows live events of bugs run by any process.
 
         With ``staged`` (builds a :class:`~fixbugs.queued.StagedAgent` for a
-        publisher), a bug runs through the staged pipeline's queue stages
-        instead of one ``investigate`` job; ``investigator`` is then unused."""
+        publisher; ``fixbugs serve``'s default), a bug runs through the staged
+        pipeline's queue stages instead of one ``investigate`` job;
+        ``investigator`` is then unused."""
         self.backend = backend
         self.report_ttl_s = report_ttl_s
         self.index = JobIndex(workspace.root)
@@ -206,6 +214,10 @@ class JobService:
         """Bugs queued or running (on the staged pipeline: in any of its stages), of
         ``tenant`` only if given."""
         return sum([await self.backend.depth(s, tenant) for s in self.stage_names])
+
+    async def stage_depths(self) -> dict[str, int]:
+        """Messages queued or running in each queue stage (one stage in the whole-bug mode)."""
+        return {s: await self.backend.depth(s) for s in self.stage_names}
 
     def _job_records(self, recs: list[StageRecord]) -> list[StageRecord]:
         """One record per bug: the ``investigate`` one, or the staged ones folded."""

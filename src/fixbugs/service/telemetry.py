@@ -21,7 +21,7 @@ from agentrt.observability import (
     tracer_provider,
 )
 from fixbugs.run.report_schema import ReportModel
-from fixbugs.service.jobs import STAGE, JobService
+from fixbugs.service.jobs import JobService
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -85,9 +85,10 @@ class ServiceTelemetry:
     def exposition_for(self, service: JobService) -> Callable[[], Awaitable[tuple[bytes, str]]]:
         async def expose() -> tuple[bytes, str]:
             snap = await service.snapshot()
+            depths = await service.stage_depths()  # per queue stage: each is bounded
             self._live = LiveState(
-                queue_depths={STAGE: snap.queue.depth},
-                queue_capacity={STAGE: snap.queue.capacity},
+                queue_depths=depths,
+                queue_capacity=dict.fromkeys(depths, snap.queue.capacity),
                 workers_busy=snap.workers.busy,
                 workers=snap.workers.slots,
                 flow=flow_state(self.clients),

@@ -1,4 +1,8 @@
-"""Fixtures: a service on an in-memory queue with a scripted investigator, in-process."""
+"""Fixtures: a service on an in-memory queue with a scripted agent, in-process.
+
+Every test of the harness runs in both of ``fixbugs serve``'s modes: the
+stage queues (its default) and whole-bug jobs (``--whole-bug``).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from svckit import Harness, ScriptedInvestigator, in_process, make_service
+from svckit import MODES, Harness, Mode, ScriptedInvestigator, in_process, make_service
 
 from fixbugs.service import ApiKeys, create_app
 
@@ -16,13 +20,22 @@ def investigator() -> ScriptedInvestigator:
     return ScriptedInvestigator()
 
 
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest) -> Mode:
+    return request.param  # type: ignore[no-any-return]
+
+
 @pytest.fixture
 async def harness(
-    tmp_path: Path, investigator: ScriptedInvestigator, request: pytest.FixtureRequest
+    tmp_path: Path, investigator: ScriptedInvestigator, mode: Mode, request: pytest.FixtureRequest
 ) -> AsyncIterator[Harness]:
     opts = getattr(request, "param", {})
     service, telemetry = make_service(
-        tmp_path / "ws", investigator, capacity=opts.get("capacity", 4), limits=opts.get("limits")
+        tmp_path / "ws",
+        investigator,
+        mode=mode,
+        capacity=opts.get("capacity", 4),
+        limits=opts.get("limits"),
     )
     app = create_app(
         service,
@@ -32,4 +45,4 @@ async def harness(
         run_workers=False,
     )
     async with in_process(app, service, workers=opts.get("workers", True)) as client:
-        yield Harness(service, client, investigator, telemetry)
+        yield Harness(service, client, investigator, telemetry, mode)

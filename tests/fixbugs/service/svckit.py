@@ -1,8 +1,11 @@
-"""Service test kit: whole reports, a scripted investigator, a service on an in-memory queue.
+"""Service test kit: whole reports, a scripted agent, a service on an in-memory queue.
 
-The service's tests here and the security suite's service tests
-(``tests/security``) share it; ``[tool.pytest.ini_options] pythonpath``
-puts this folder on ``sys.path``.
+The scripted agent runs either way the service does: on the stage queues,
+``fixbugs serve``'s default (:meth:`ScriptedInvestigator.staged`, the
+queue stages of :mod:`fixbugs.queued` by name), or as one whole-bug job
+(the :class:`ScriptedInvestigator` itself). The service's tests here and the
+security suite's service tests (``tests/security``) share it;
+``[tool.pytest.ini_options] pythonpath`` puts this folder on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -14,15 +17,17 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from fastapi import FastAPI
 
 from agentrt import Clock, FakeClock
 from agentrt.metrics import CallRecord
+from agentrt.pipeline import Pipeline, Stage, StageContext
 from agentrt.queues import MemoryQueue
 from agentrt.sim import StreamingASGITransport
+from fixbugs.queued import QUEUE_STAGES, Publish
 from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.service import BugSpec, Investigator, JobService, ServiceTelemetry, Workspace
@@ -31,6 +36,18 @@ from fixbugs.stages.driver import STAGES
 
 # the agent's stages in the order a run goes through them, as a client must see them
 STAGE_ORDER = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")
+
+# ``fixbugs serve``'s two modes: the stage queues (its default) and whole-bug jobs
+Mode = Literal["staged", "whole-bug"]
+MODES: tuple[Mode, ...] = ("staged", "whole-bug")
+# the agent's stages each queue stage runs (fixbugs.queued.pipeline)
+_IN_QUEUE_STAGE = {
+    "analysis": ("analysis", "file_relevance"),
+    "reproduction": ("reproduction",),
+    "root_cause": ("root_cause", "fix"),
+    "repair": ("validation",),
+}
+assert tuple(_IN_QUEUE_STAGE) == QUEUE_STAGES
 
 
 def tar_gz(members: Mapping[str, bytes] | Iterable[tuple[str, bytes | None]]) -> bytes:
@@ -69,25 +86,36 @@ def whole_report(title: str, *, validated: bool = False, **extra: Any) -> Report
 
 @dataclass
 class ScriptedInvestigator:
-    """Emits the six stages; waits at ``hold`` (if set) before each stage."""
+    """Emits the six stages; waits at ``hold`` (if set) before each stage.
+
+    Called, it runs a whole bug (the whole-bug mode); :meth:`staged` runs
+    the same script on the stage queues, each queue stage emitting its
+    agent stages and the last one failing (``fail``) or recording the report.
+    """
 
     hold: asyncio.Event | None = None
     fail: bool = False
     specs: list[BugSpec] = field(default_factory=list)
     started: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def __call__(self, spec: BugSpec, sink: EventSink) -> ReportModel:
+    def _start(self, spec: BugSpec, emit: EventSink) -> None:
         self.specs.append(spec)
         self.started.set()
-        sink(ProgressEvent("run_started", "run", 0.0, "investigating"))
+        emit(ProgressEvent("run_started", "run", 0.0, "investigating"))
+
+    async def _stages(self, names: Iterable[str], emit: EventSink) -> list[dict[str, Any]]:
         events = []
-        for i, s in enumerate(STAGES):
+        for s in names:
             if self.hold is not None:
                 await self.hold.wait()
             for kind in ("stage_started", "stage_finished"):
+                i = STAGES.index(s)  # type: ignore[arg-type]
                 ev = ProgressEvent(kind, s, float(i), f"{s} {kind}")  # type: ignore[arg-type]
-                sink(ev)
+                emit(ev)
                 events.append(ev.to_dict())
+        return events
+
+    def _finish(self, spec: BugSpec, emit: EventSink, events: list[dict[str, Any]]) -> ReportModel:
         if self.fail:
             raise RuntimeError("scripted failure")
         call = CallRecord(
@@ -101,7 +129,7 @@ class ScriptedInvestigator:
             output_tokens=20,
             attempts=2,
         )
-        sink(ProgressEvent("run_finished", "run", 6.0, "done"))
+        emit(ProgressEvent("run_finished", "run", 6.0, "done"))
         return whole_report(
             spec.title,
             validated=True,
@@ -111,6 +139,46 @@ class ScriptedInvestigator:
             calls=[call.to_dict()],
             events=events,
         )
+
+    async def __call__(self, spec: BugSpec, sink: EventSink) -> ReportModel:
+        self._start(spec, sink)
+        events = await self._stages(STAGES, sink)
+        return self._finish(spec, sink, events)
+
+    def staged(self, publish: Publish, *, capacity: int = 16) -> ScriptedStages:
+        """The script on the stage queues, its events to ``publish`` (as the staged agent's)."""
+        return ScriptedStages(self, publish, capacity)
+
+
+@dataclass
+class ScriptedStages:
+    """A :class:`ScriptedInvestigator` as the staged agent: its queue stages, by name."""
+
+    script: ScriptedInvestigator
+    publish: Publish
+    capacity: int
+
+    def pipeline(self) -> Pipeline:
+        stages, after = [], ()
+        for name in QUEUE_STAGES:
+            stages.append(Stage(name, self._run, after=after, lease_s=60.0, capacity=self.capacity))
+            after = (name,)
+        return Pipeline(stages, name="scripted-staged", capacity=self.capacity)
+
+    async def _run(self, ctx: StageContext) -> Mapping[str, Any]:
+        spec = BugSpec.from_payload(ctx.input)
+
+        def emit(ev: ProgressEvent) -> None:
+            self.publish(ctx.job, ev.to_dict())
+
+        if ctx.stage == QUEUE_STAGES[0] and ctx.attempt == 1:
+            self.script._start(spec, emit)
+        events = await self.script._stages(_IN_QUEUE_STAGE[ctx.stage], emit)
+        # each stage's effect carries the events so far, as the staged record does
+        before = [e for up in ctx.upstream.values() for e in up.get("events", ())]
+        if ctx.stage != QUEUE_STAGES[-1]:
+            return {"events": before + events}
+        return {"report": self.script._finish(spec, emit, before + events).model_dump(mode="json")}
 
 
 def memory_service(
@@ -124,7 +192,10 @@ def memory_service(
     limits: Limits | None = None,
     **kw: Any,
 ) -> JobService:
-    """A :class:`JobService` on an in-memory queue (on a :class:`FakeClock` unless given one)."""
+    """A :class:`JobService` on an in-memory queue (on a :class:`FakeClock` unless given one).
+
+    ``investigator`` runs each bug as one job (the whole-bug mode), unless
+    ``staged`` (in ``kw``) puts the bugs on queue stages."""
     clock = clock or FakeClock()
     return JobService(
         MemoryQueue(clock=clock, max_deliveries=max_deliveries),
@@ -168,17 +239,25 @@ class Harness:
     client: httpx.AsyncClient
     investigator: ScriptedInvestigator
     telemetry: ServiceTelemetry
+    mode: Mode = "staged"
 
 
 def make_service(
     root: Path,
     investigator: ScriptedInvestigator,
     *,
+    mode: Mode = "staged",
     capacity: int = 4,
     workers: int = 1,
     limits: Limits | None = None,
 ) -> tuple[JobService, ServiceTelemetry]:
+    """The scripted service in ``mode``: ``fixbugs serve``'s default, the stage queues, or
+    whole-bug jobs."""
     telemetry = ServiceTelemetry()
+
+    def staged(publish: Publish) -> ScriptedStages:
+        return investigator.staged(publish, capacity=capacity)
+
     service = memory_service(
         root,
         investigator,
@@ -188,5 +267,6 @@ def make_service(
         limits=limits,
         observer=telemetry,
         flow=telemetry.flow,
+        staged=staged if mode == "staged" else None,
     )
     return service, telemetry

@@ -8,6 +8,11 @@ import httpx
 import pytest
 from svckit import STAGE_ORDER, Harness, tar_gz
 
+from fixbugs.queued import QUEUE_STAGES
+
+# the queue stage a bug enters first, in each of the service's modes
+FIRST_STAGE = {"staged": QUEUE_STAGES[0], "whole-bug": "investigate"}
+
 
 async def sse_events(client: httpx.AsyncClient, path: str, **kw: Any) -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = []
@@ -72,7 +77,7 @@ async def test_full_queue_answers_429_with_retry_after_and_keeps_nothing(
     assert len(jobs) == 2  # the refused bug left no directory behind
     assert len((await harness.client.get("/v1/bugs")).json()) == 2
     metrics = (await harness.client.get("/metrics")).text
-    assert 'agentrt_queue_depth{stage="investigate"} 2.0' in metrics
+    assert f'agentrt_queue_depth{{stage="{FIRST_STAGE[harness.mode]}"}} 2.0' in metrics
     assert "agentrt_rejected_total 1.0" in metrics
 
 
@@ -163,7 +168,8 @@ async def test_pipeline_snapshot_and_metrics_after_a_run(harness: Harness) -> No
     job = (await harness.client.post("/v1/bugs", json={"example": "invoice"})).json()["id"]
     await sse_events(harness.client, f"/v1/bugs/{job}/events")
     snap = (await harness.client.get("/v1/pipeline")).json()
-    assert snap["queue"] == {"stage": "investigate", "depth": 0, "capacity": 4}
+    stage = {"staged": "+".join(QUEUE_STAGES), "whole-bug": "investigate"}[harness.mode]
+    assert snap["queue"] == {"stage": stage, "depth": 0, "capacity": 4}
     assert snap["jobs"]["done"] == 1 and snap["admission"]["accepted"] == 1
     assert snap["flow"] == {"limits": [], "retry_budget": None}
     text = (await harness.client.get("/metrics")).text
