@@ -174,14 +174,9 @@ async def _drained(service: JobService) -> None:
 
 
 async def test_serve_gives_each_of_two_tenants_half_the_queue(tmp_path: Path) -> None:
-    async def unused(spec: BugSpec, sink: EventSink) -> ReportModel:
-        raise AssertionError("no bug runs here")
-
     def share(**cfg: Any) -> int:
         cfg = {"workspace": tmp_path / "ws", "capacity": CAPACITY, **cfg}
-        _, service, telemetry = build_app(
-            ServeConfig(**cfg), models=None, investigator=unused, run_workers=False
-        )
+        _, service, telemetry = build_app(ServeConfig(**cfg), models=None, run_workers=False)
         telemetry.shutdown()
         return service.tenant_capacity
 

@@ -1,11 +1,11 @@
 """Load test: N concurrent submissions over loopback against a real server.
 
 ``python -m fixbugs.service.loadtest --bugs 200`` starts ``fixbugs serve``'s
-app (SQLite queue, uvicorn on 127.0.0.1, an ephemeral port) with a stand-in
-investigator that takes ``--work-s`` per bug — this measures the service,
-not the agent — and fires every submission at once. A refused client waits
-the ``Retry-After`` it was given and tries again. It stops by itself when
-every bug is finished (or ``--timeout-s`` passes) and prints JSON:
+app in its whole-bug mode (SQLite queue, uvicorn on 127.0.0.1, an ephemeral
+port) with a stand-in investigator that takes ``--work-s`` per bug — this
+measures the service, not the agent — and fires every submission at once.
+A refused client waits the ``Retry-After`` it was given and tries again. It
+stops by itself when every bug is finished (or ``--timeout-s`` passes) and prints JSON:
 submissions accepted and lost, 429s and whether each had ``Retry-After``,
 the deepest queue seen against its bound, and the process's peak RSS.
 """
@@ -171,7 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = ServeConfig(workspace=Path(tmp), capacity=a.capacity, workers=a.workers)
+        # the stand-in handles a whole bug: the service's whole-bug mode, one per slot
+        cfg = ServeConfig(
+            workspace=Path(tmp), capacity=a.capacity, workers=a.workers, whole_bug=True
+        )
         app, _, _ = build_app(cfg, models=None, investigator=stand_in(a.work_s))
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))

@@ -1,5 +1,10 @@
 """``fixbugs serve``: the API, the dashboard and the workers in one process.
 
+The workers run the agent's stages as queue stages (:mod:`fixbugs.queued`),
+a worker pool per stage, so a bug waiting on the model holds no core;
+``--whole-bug`` runs the old way instead, one whole-bug ``investigate`` job
+per worker slot (``fixbugs bench service`` compares the two).
+
 Embedded defaults: a SQLite queue in the workspace and the configured
 (local) models. With ``--queue redis://…`` the same command on other
 machines adds workers (``--no-api``), and the API host can run with
@@ -53,7 +58,7 @@ class ServeConfig:
     limits: Limits = field(default_factory=Limits)
     tracing: TracingConfig = field(default_factory=lambda: TracingConfig(service_name="fixbugs"))
     max_deliveries: int = 2
-    staged: bool = False  # the agent's stages as queue stages (fixbugs.queued)
+    whole_bug: bool = False  # one whole-bug job per slot, not the stage queues (fixbugs.queued)
 
 
 def build_app(
@@ -63,7 +68,13 @@ def build_app(
     investigator: Investigator | None = None,
     run_workers: bool = True,
 ) -> tuple[FastAPI, JobService, ServiceTelemetry]:
-    """Wire workspace, queue, investigator, telemetry and the app from ``cfg``."""
+    """Wire workspace, queue, investigator, telemetry and the app from ``cfg``.
+
+    ``investigator`` (default: the agent) runs whole bugs, so it needs
+    ``cfg.whole_bug``: the stage queues would leave it unused.
+    """
+    if investigator is not None and not cfg.whole_bug:
+        raise ValueError("an investigator runs whole bugs: set ServeConfig(whole_bug=True)")
     ws = Workspace(cfg.workspace, cfg.limits)
     url = cfg.queue or f"sqlite:///{ws.root / 'queue.db'}"
     backend = open_queue(
@@ -75,7 +86,7 @@ def build_app(
 
         events = open_events(url, namespace="fixbugs")  # live events from any worker
     staged = None
-    if cfg.staged:
+    if not cfg.whole_bug:
         from fixbugs.queued import StagedAgent, StagedConfig
         from fixbugs.queued.pipeline import Publish
         from fixbugs.queued.service import probed_options
@@ -125,6 +136,13 @@ def build_app(
     return app, service, telemetry
 
 
+_STAGED_GONE = "fixbugs serve runs the stage queues by default; --whole-bug runs whole bugs"
+
+
+def _mode(cfg: ServeConfig) -> str:
+    return "whole bugs" if cfg.whole_bug else "stage queues"
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -143,7 +161,13 @@ def serve_command(
     queue: Annotated[
         str | None, typer.Option(help="Queue URL: sqlite:///PATH (default) or redis://HOST:PORT.")
     ] = None,
-    workers: Annotated[int, typer.Option(help="Investigations at once in this process.")] = 2,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="Worker slots in this process; 0: none. With --whole-bug, bugs at once;"
+            " on the stage queues, sandbox stages take one slot per core."
+        ),
+    ] = 2,
     capacity: Annotated[int, typer.Option(help="Bugs queued or running before 429.")] = 16,
     tenant_capacity: Annotated[
         int | None,
@@ -187,8 +211,16 @@ def serve_command(
     config: Annotated[Path | None, typer.Option(help="agentrt config TOML (models).")] = None,
     no_model: Annotated[bool, typer.Option("--no-model", help="Static signals only.")] = False,
     no_api: Annotated[bool, typer.Option("--no-api", help="Workers only (with --queue).")] = False,
+    whole_bug: Annotated[
+        bool,
+        typer.Option(
+            "--whole-bug",
+            help="Run each bug as one job on one worker slot, not on the stage queues.",
+        ),
+    ] = False,
     staged: Annotated[
-        bool, typer.Option("--staged", help="Run bugs as queue stages, a worker pool per stage.")
+        bool,
+        typer.Option("--staged", hidden=True, help="Removed: the stage queues are the default."),
     ] = False,
     traces: Annotated[str, typer.Option(help="Trace exporter: none, console or otlp.")] = "none",
     otlp_endpoint: Annotated[str | None, typer.Option(help="OTLP/HTTP traces URL.")] = None,
@@ -201,6 +233,8 @@ def serve_command(
     from fixbugs.run.agent import models_from_config
     from fixbugs.service.header_timeout import header_timeout_h11
 
+    if staged:  # a deployment written for the old default learns what changed
+        raise UserError(f"--staged is gone: {_STAGED_GONE}")
     try:
         keys = parse_keys(",".join(api_key or ()), source="--api-key")
         keys |= parse_keys(os.environ.get("FIXBUGS_API_KEYS", ""), source="FIXBUGS_API_KEYS")
@@ -242,19 +276,20 @@ def serve_command(
         body_deadline_s=body_deadline_s,
         allowed_hosts=allowed_hosts,
         tracing=TracingConfig(exporter, otlp_endpoint, "fixbugs"),
-        staged=staged,
+        whole_bug=whole_bug,
     )
     models = None if no_model else models_from_config(config)
     app, service, telemetry = build_app(cfg, models=models)
     try:
         if no_api:
-            typer.echo(f"fixbugs workers: {workers} slot(s) on {queue}")
+            typer.echo(f"fixbugs workers: {_mode(cfg)}, {workers} slot(s) on {queue}")
             asyncio.run(service.run())
             return
         tenants = sorted(set(keys.values())) or ["(open, loopback only)"]
         typer.echo(
             f"fixbugs: dashboard and API on http://{host}:{port}/ "
-            f"({workers} worker(s), queue bound {capacity}, {service.tenant_capacity} per tenant;"
+            f"({_mode(cfg)}, {workers} worker(s), queue bound {capacity},"
+            f" {service.tenant_capacity} per tenant;"
             f" tenants: {', '.join(tenants)})"
         )
         # the h11 protocol, pinned, with a timer on the header phase (header_timeout)

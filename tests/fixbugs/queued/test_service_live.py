@@ -1,7 +1,7 @@
 """The API in this process, two worker processes, on Redis.
 
-The workers are `fixbugs serve --no-api` (whole-bug or staged) or `fixbugs
-worker`. The API runs no workers, so every bug is handled by another
+The workers are `fixbugs serve --no-api` (its default, the stage queues, or
+`--whole-bug`) or `fixbugs worker`. The API runs no workers, so every bug is handled by another
 process; its SSE stream must still show the bug's progress live (the first
 event comes while the bug is running), tagged with the worker that produced
 it; and once the stream has ended, the bug's inputs are gone.
@@ -35,7 +35,7 @@ def _worker(url: str, ws: Path, mode: str) -> subprocess.Popen[bytes]:
         args = [FIXBUGS, "worker", "--queue", url, "--no-model", "--python", sys.executable]
     else:
         args = [FIXBUGS, "serve", "--queue", url, "--no-api", "--workspace", str(ws)]
-        args += ["--no-model", "--workers", "1"] + (["--staged"] if mode == "staged" else [])
+        args += ["--no-model", "--workers", "1"] + (["--whole-bug"] if mode == "whole-bug" else [])
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -43,7 +43,7 @@ async def _run(
     url: str, ws: Path, staged: bool
 ) -> tuple[list[tuple[str, dict[str, Any]]], list[str], bool]:
     app, service, _telemetry = build_app(
-        ServeConfig(workspace=ws, queue=url, workers=0, staged=staged),
+        ServeConfig(workspace=ws, queue=url, workers=0, whole_bug=not staged),
         models=None,
         run_workers=False,
     )

@@ -1,4 +1,4 @@
-"""`fixbugs serve --staged`: the API on the staged pipeline, embedded (SQLite, local workers)."""
+"""`fixbugs serve` (its default, the stage queues): the API on the staged pipeline, embedded."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ async def _sse(client: httpx.AsyncClient, path: str) -> list[tuple[str, dict[str
 
 async def test_two_bugs_through_the_staged_service(tmp_path: Path) -> None:
     model = FakeModel()
-    cfg = ServeConfig(workspace=tmp_path / "ws", workers=2, capacity=8, staged=True)
+    cfg = ServeConfig(workspace=tmp_path / "ws", workers=2, capacity=8)  # the default mode
     app, service, _ = build_app(cfg, models=Models(map=model, judge=model), run_workers=False)
     transport = StreamingASGITransport(app, raise_app_exceptions=False)
     async with (
