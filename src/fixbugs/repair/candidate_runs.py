@@ -18,8 +18,11 @@ whole suite split by test file) runs them side by side in forks of their
 own, so the likely fix in its longest stage gets every core.
 
 The first candidate to pass every stage stops the search unless it is a
-high overfitting risk (then the search goes on for a lower-risk one while
-the budget lasts); leaving the scatter cancels the candidates in flight, and
+high overfitting risk or its change has an overfitting shape (it swallows
+the exception, negates a whole condition, returns a constant:
+:mod:`fixbugs.repair.shapes`); then the search goes on for a lower-risk one
+while the budget lasts, and such a candidate is listed after every other
+validated one; leaving the scatter cancels the candidates in flight, and
 each one's fork is closed — processes killed, directory removed — before the
 cancellation finishes.
 """
@@ -111,8 +114,9 @@ class CandidateOutcome:
 @dataclass
 class ValidationRun:
     outcomes: dict[int, CandidateOutcome] = field(default_factory=dict)
+    # every candidate that passed every stage, those with an overfitting shape last
     validated: list[RepairCandidate] = field(default_factory=list)
-    first_validated_s: float | None = None
+    first_validated_s: float | None = None  # the first that passed with no overfitting shape
     wall_s: float = 0.0
     budget_spent: bool = False
 
@@ -308,7 +312,7 @@ async def validate_parallel(
             on_outcome(c, o)
         return o
 
-    best: list[int] = []  # rank position of the best low-risk validated candidate
+    best: list[int] = []  # rank position of the best validated candidate that ends the search
 
     async def check(item: tuple[int, RepairCandidate]) -> CandidateOutcome:
         pos, c = item
@@ -369,7 +373,8 @@ async def validate_parallel(
         for t in prefetch:
             t.cancel()
         await asyncio.gather(*prefetch, return_exceptions=True)
-    run_state.validated.sort(key=lambda c: next(i for i, x in items if x is c))
+    # rank order, an overfitting shape after every other validated candidate
+    run_state.validated.sort(key=lambda c: (c.looks_overfit, next(i for i, x in items if x is c)))
     run_state.wall_s = clock.now() - started
     return run_state
 
@@ -383,7 +388,7 @@ async def _drain(
     run_state: ValidationRun,
     alternatives: int,
 ) -> None:
-    """Consume outcomes until the best-ranked low-risk pass is settled (see above)."""
+    """Consume outcomes until the best-ranked pass that ends the search is settled (see above)."""
     low_risk_found = 0
     async with scatter(check, items, limit=workers) as results:
         async for o in results:
@@ -395,9 +400,10 @@ async def _drain(
             done.add(pos)
             if outcome.status == "validated":
                 run_state.validated.append(cand)
-                if run_state.first_validated_s is None:
+                # a pass that only hides the failure is no fix: it does not start this clock
+                if run_state.first_validated_s is None and not cand.looks_overfit:
                     run_state.first_validated_s = outcome.finished_at
-                if cand.overfit_risk != "high":
+                if cand.ends_search:
                     low_risk_found += 1
                     if not best or pos < best[0]:
                         best[:] = [pos]

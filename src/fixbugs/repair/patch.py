@@ -11,7 +11,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-__all__ = ["Hunk", "diff_hunks", "make_diff", "replace_lines"]
+__all__ = ["Hunk", "apply_to_text", "diff_files", "diff_hunks", "make_diff", "replace_lines"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -97,3 +97,83 @@ def diff_hunks(diff: str) -> list[Hunk]:
             old_line += 1
     close()
     return hunks
+
+
+def _header_path(raw: str) -> str:
+    name = raw[4:].split("\t")[0].strip()
+    return name[2:] if name.startswith(("a/", "b/")) else name
+
+
+def diff_files(diff: str) -> list[str]:
+    """The files a unified diff changes (its ``+++`` names), in order, once each."""
+    out: dict[str, None] = {}
+    for raw in diff.splitlines():
+        if raw.startswith("+++ "):
+            name = _header_path(raw)
+            if name != "/dev/null":
+                out[name] = None
+    return list(out)
+
+
+def apply_to_text(text: str, diff: str, path: str, *, fuzz: int = 50) -> str | None:
+    """``text`` with the hunks ``diff`` has for ``path`` applied, in memory; None if one fails.
+
+    A hunk whose old lines are not found where it says (or within ``fuzz``
+    lines of there) does not apply; no context line is ever ignored.
+    """
+    hunks: list[tuple[int, list[list[str]]]] = []  # (old start, [[tag, line], ...])
+    mine = False
+    body: list[list[str]] = []
+    left = (0, 0)  # old and new lines the current hunk still has to come
+    for raw in _lines(diff):
+        if raw.startswith("\\"):
+            if body:  # "\ No newline at end of file": the line before it has none
+                body[-1][1] = body[-1][1].rstrip("\n")
+            continue
+        if left != (0, 0):
+            tag = raw[:1] if raw[:1] in ("+", "-", " ") else (" " if raw in ("\n", "") else "")
+            if not tag:
+                return None  # a hunk cut short
+            body.append([tag, raw[1:] if raw[:1] == tag else raw])
+            left = (left[0] - (tag != "+"), left[1] - (tag != "-"))
+            if min(left) < 0:
+                return None
+            continue
+        if raw.startswith("+++ "):
+            mine = _header_path(raw.rstrip("\r\n")) == path
+        elif m := _HUNK.match(raw):
+            body = []
+            left = (int(m.group(2) or 1), int(m.group(4) or 1))
+            if mine:
+                hunks.append((int(m.group(1)), body))
+    if not hunks:
+        return None
+    lines = _lines(text)
+    out: list[str] = []
+    pos = 0  # the next old line (0-based) not yet copied
+    for start, recs in hunks:
+        old = [t for tag, t in recs if tag != "+"]
+        new = [t for tag, t in recs if tag != "-"]
+        at = _find(lines, old, max(0, start - 1) if old else start, pos, fuzz)
+        if at is None:
+            return None
+        out += lines[pos:at]
+        out += new
+        pos = at + len(old)
+    out += lines[pos:]
+    return "".join(out)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split at newlines only, as ``patch`` splits them (a form feed stays in its line)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+def _find(lines: list[str], old: list[str], want: int, lo: int, fuzz: int) -> int | None:
+    """Where ``old`` occurs in ``lines`` at or after ``lo``, nearest ``want`` (within ``fuzz``)."""
+    n = len(old)
+    for d in range(fuzz + 1):
+        for at in (want - d, want + d) if d else (want,):
+            if lo <= at <= len(lines) - n and lines[at : at + n] == old:
+                return at
+    return None

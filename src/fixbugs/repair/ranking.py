@@ -6,19 +6,25 @@ whole-value returns). Overfitting risk outranks score: a patch that negates a
 whole condition, returns a constant or deletes the failing path goes after
 every lower-risk candidate, whatever its score; a patch adding a literal the
 tests contain is kept in place but marked ``possible``.
+
+Whatever wrote a candidate, its change has a *shape*
+(:mod:`fixbugs.repair.shapes`): one that swallows the exception, negates a
+whole condition or returns a constant is high risk, goes after every other
+candidate, and is never the lead fix even when it passes every test.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from fixbugs.repair.patch import diff_hunks, make_diff
+from fixbugs.repair.shapes import ChangeShape, classify_change, classify_diff
 from fixbugs.repair.source import Edit
 
-__all__ = ["PRIORS", "RepairCandidate", "overfit_risk", "rank", "to_candidate"]
+__all__ = ["PRIORS", "RepairCandidate", "overfit_risk", "rank", "to_candidate", "with_shape"]
 
 OverfitRisk = Literal["low", "possible", "high"]
 
@@ -66,6 +72,9 @@ class RepairCandidate:
     size: int  # changed lines (added + removed)
     overfit_risk: OverfitRisk
     own: bool = True  # False: a diff this engine did not write (a caller's own)
+    # swallows the exception, negates a whole condition, returns a constant: even
+    # when every test passes it is not a fix (None: none of these shapes, or not judged)
+    shape: ChangeShape | None = None
 
     @classmethod
     def from_diff(cls, id: int, diff: str, origin: str, why: str) -> RepairCandidate:
@@ -79,6 +88,16 @@ class RepairCandidate:
     @property
     def score(self) -> float:
         return self.suspiciousness * self.prior * self.naturalness
+
+    @property
+    def looks_overfit(self) -> bool:
+        """Its change has an overfitting shape: it may pass the tests, it never leads."""
+        return self.shape is not None
+
+    @property
+    def ends_search(self) -> bool:
+        """Validated, it ends the search: not a high overfitting risk, no overfitting shape."""
+        return self.overfit_risk != "high" and self.shape is None
 
     @property
     def label(self) -> str:
@@ -98,11 +117,15 @@ class RepairCandidate:
             "naturalness": round(self.naturalness, 3),
             "diff_lines": self.size,
             "overfit_risk": self.overfit_risk,
+            "shape": self.shape.kind if self.shape else None,
+            "shape_reason": self.shape.reason if self.shape else None,
         }
 
 
-def overfit_risk(edit: Edit, test_literals: frozenset[str]) -> OverfitRisk:
-    if edit.risk == "high":
+def overfit_risk(
+    edit: Edit, test_literals: frozenset[str], shape: ChangeShape | None = None
+) -> OverfitRisk:
+    if edit.risk == "high" or shape is not None:
         return "high"
     if edit.risk == "possible":
         return "possible"
@@ -122,6 +145,7 @@ def _size(old: str, new: str) -> int:
 def to_candidate(
     idx: int, edit: Edit, old_text: str, suspiciousness: float, test_literals: frozenset[str]
 ) -> RepairCandidate:
+    shape = classify_change(old_text, edit.new_text)
     return RepairCandidate(
         id=idx,
         path=edit.path,
@@ -135,15 +159,28 @@ def to_candidate(
         prior=PRIORS.get(edit.template, 0.3),
         naturalness=1.0,
         size=_size(old_text, edit.new_text),
-        overfit_risk=overfit_risk(edit, test_literals),
+        overfit_risk=overfit_risk(edit, test_literals, shape),
+        shape=shape,
     )
+
+
+def with_shape(c: RepairCandidate, files: Mapping[str, str]) -> RepairCandidate:
+    """``c`` with the shape of its diff over ``files`` (path -> old text) when it had none.
+
+    For a diff the engine did not write (a caller's, a model's): one with an
+    overfitting shape becomes high risk.
+    """
+    if c.shape is not None:
+        return c
+    shape = classify_diff(c.diff, files)
+    return c if shape is None else replace(c, shape=shape, overfit_risk="high")
 
 
 def rank(
     cands: Sequence[RepairCandidate],
     naturalness: Callable[[RepairCandidate], float | None] | None = None,
 ) -> list[RepairCandidate]:
-    """Best first: low risk before high, then score, then smaller diffs, then id."""
+    """Best first: low risk before high (an overfitting shape last), then score, size, id."""
     scored = list(cands)
     if naturalness is not None:
         out = []
@@ -153,5 +190,13 @@ def rank(
         scored = out
     order = {"low": 0, "possible": 0, "high": 1}
     return sorted(
-        scored, key=lambda c: (order[c.overfit_risk], c.template == "pair", -c.score, c.size, c.id)
+        scored,
+        key=lambda c: (
+            order[c.overfit_risk],
+            c.shape is not None,
+            c.template == "pair",
+            -c.score,
+            c.size,
+            c.id,
+        ),
     )

@@ -4,7 +4,10 @@ A guard goes right before the failing statement (``if x is None``, an
 empty-sequence check, an index-bounds check) and leaves the function the way
 its other exits do (``return``, ``return False``, ``continue`` in a loop). A
 ``try/except`` wraps the failing statement for exactly the exception the
-traceback shows, never a bare ``except``. Deleting a statement deletes the
+traceback shows, never a bare ``except``; its handler only discards the
+error (``pass`` or an exit), so it swallows the exception
+(:mod:`fixbugs.repair.shapes`): high risk, it may show that the failure goes
+away there but it is never the lead fix. Deleting a statement deletes the
 failing path and is marked high-risk.
 """
 
@@ -131,15 +134,14 @@ def try_edits(
         for exc in excs:
             for code, label in handlers:
                 block = f"{indent}try:\n{body}{indent}except {exc}:\n{indent}{_STEP}{code}\n"
-                # swallowing the error silently may hide the bug rather than fix it
-                risk = "possible" if code == "pass" else "low"
+                # every handler here discards the error: it hides the bug, not fixes it
                 e = src.replace_lines(
                     start,
                     end,
                     block,
                     "try_except",
                     f"catch {exc} at line {start}, then {label}",
-                    risk=risk,
+                    risk="high",
                 )
                 if e:
                     yield e

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 # bumped whenever a field changes meaning; a worker refuses a record of another version
-RECORD_VERSION: Literal[5] = 5
+RECORD_VERSION: Literal[6] = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +113,12 @@ class RootCause:
 
 @dataclass(frozen=True, slots=True)
 class Validation:
-    """The validation stage: the fix proven by the repository's tests, if any, and what was run."""
+    """The validation stage: the fix proven by the repository's tests, if any, and what was run.
+
+    ``overfitting`` passed every stage too, but each one's change only hides
+    the failure (swallows the exception, negates a whole condition, returns a
+    constant: its ``shape``), so none of them is ever ``candidate``.
+    """
 
     validated: bool
     candidate: RepairCandidate | None  # the validated fix
@@ -122,6 +127,7 @@ class Validation:
     rejected: tuple[str, ...] = ()
     # JSON edge: fixbugs.stages.validate.repair_summary, as the report prints it
     repair: dict[str, Any] | None = None
+    overfitting: tuple[RepairCandidate, ...] = ()
 
 
 class _Record(BaseModel):
@@ -170,7 +176,7 @@ class BugRun(_Record):
     journal and metrics recorder held when the record was taken.
     """
 
-    version: Literal[5] = RECORD_VERSION
+    version: Literal[6] = RECORD_VERSION
     started: float
     analysis: Analysis = Analysis()
     reproduction: Reproduction | None = None

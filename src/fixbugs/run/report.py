@@ -27,6 +27,7 @@ from fixbugs.run.report_schema import (
     EventItem,
     EvidenceItem,
     ModelCalls,
+    OverfittingItem,
     RankedFileItem,
     RegionItem,
     ReportModel,
@@ -235,6 +236,19 @@ def build_report(
             tried=v.tried if v else 0,
             rejected=list(v.rejected[:20]) if v else [],
             oracle=ORACLE,
+            overfitting=[
+                OverfittingItem(
+                    id=c.id,
+                    path=c.path,
+                    line=c.start,
+                    template=c.template,
+                    why=c.why,
+                    shape=c.shape.kind if c.shape else "",
+                    diff=c.diff,
+                    reason=c.shape.reason if c.shape else "",
+                )
+                for c in (v.overfitting[:20] if v else ())
+            ],
         ),
         reproduction=ReproductionItem(
             command=rep.command if rep else None,

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "EnvironmentItem",
     "EvidenceItem",
+    "OverfittingItem",
     "RankedFileItem",
     "RegionItem",
     "ReportModel",
@@ -59,10 +60,28 @@ class RegionItem(_Open):
     reasons: list[str]
 
 
+class OverfittingItem(_Open):
+    """A candidate that passed every validation stage but whose change only hides the failure."""
+
+    id: int
+    path: str
+    line: int = Field(description="first changed line of the old file")
+    template: str
+    why: str
+    shape: str = Field(description="swallows, negates_condition or returns_constant")
+    reason: str = Field(description="where and how, in one line")
+    diff: str
+
+
 class ValidationItem(_Open):
     summary: str
     tried: int
     rejected: list[str] = Field(default_factory=list)
+    overfitting: list[OverfittingItem] = Field(
+        default_factory=list,
+        description="candidates that pass the tests but look like overfitting (they swallow "
+        "the exception, negate a whole condition or return a constant): never the fix",
+    )
     oracle: str = Field(
         "repository_tests",
         description="what a validated fix passed: the repository's own tests, which FixBugs "

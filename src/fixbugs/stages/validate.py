@@ -8,6 +8,12 @@ then the tests of the changed module, then every test of the test folder
 that passed before. ``validated`` means every stage passed in such a fresh copy. The
 first low-risk fix ends the search (the rest are cancelled); a high
 overfitting risk one is kept but the search goes on within the budget.
+
+A candidate whose change swallows the exception, negates a whole condition
+or returns a constant (:mod:`fixbugs.repair.shapes`, judged here too for a
+diff the engine did not write) is never the fix, whatever its tests say:
+it is listed apart, as passing the tests but looking like overfitting, and
+when no other candidate validated the verdict is "no validated fix".
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from fixbugs.repair.candidate_runs import (
     validate_parallel,
 )
 from fixbugs.repair.patch import Hunk, diff_hunks
-from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.repair.ranking import RepairCandidate, with_shape
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
@@ -93,11 +99,12 @@ def repair_summary(
     With ``bench`` (``--repair-bench``), the sequential against parallel figures too.
     """
     by_id = {c.id: c for c in cands}
-    validated = []
+    validated: list[dict[str, Any]] = []
+    overfitting: list[dict[str, Any]] = []  # passed every stage, but the change only hides it
     for c in run.validated:
         o = run.outcomes.get(c.id)
-        validated.append(
-            {**c.to_dict(), "diff": c.diff, "validated": True,
+        (overfitting if c.looks_overfit else validated).append(
+            {**c.to_dict(), "diff": c.diff, "validated": not c.looks_overfit,
              "seconds": o.seconds if o else None, "found_at_s": o.finished_at if o else None}
         )  # fmt: skip
     counts: dict[str, int] = {}
@@ -106,6 +113,7 @@ def repair_summary(
     summary: dict[str, Any] = {
         "candidates": len(cands),
         "validated": validated,
+        "overfitting": overfitting,
         "first_validated_s": run.first_validated_s,
         "wall_s": round(run.wall_s, 3),
         "rejected_by_stage": run.rejected_by_stage(),
@@ -167,6 +175,8 @@ async def validate_candidates(
             if bad:
                 refused[i] = f"{cand.label}: rejected, {bad[0]}"
                 continue
+            # and its change is judged as the engine's own are (swallowing, negating...)
+            cand = with_shape(cand, files)
         cands.append(cand)
     if not cands:
         return Validation(
@@ -175,7 +185,14 @@ async def validate_candidates(
     position = {c.id: i for i, c in enumerate(candidates)}
 
     def on_outcome(c: RepairCandidate, o: CandidateOutcome) -> None:
-        if o.status == "validated":
+        if o.status == "validated" and c.shape is not None:
+            ctx.journal.emit(
+                "candidate", "validation",
+                f"#{c.id} {c.why} passes the tests but looks like overfitting: "
+                f"it {c.shape.label} ({c.shape.reason})",
+                diff=c.diff, shape=c.shape.kind,
+            )  # fmt: skip
+        elif o.status == "validated":
             ctx.journal.emit("validated", "validation", f"validated: {c.why}", diff=c.diff,
                              overfit_risk=c.overfit_risk)  # fmt: skip
         elif o.status in ("rejected", "did_not_apply"):
@@ -226,14 +243,30 @@ async def validate_candidates(
     ordered += list(refused.items())
     rejected = tuple(w for _p, w in sorted(ordered))[:50]
     stages_txt = ", ".join(f"{k}: {v}" for k, v in result.rejected_by_stage().items()) or "none"
-    if result.validated:
-        best = sorted(result.validated, key=lambda c: (c.overfit_risk == "high", -c.score))[0]
+    real = [c for c in result.validated if not c.looks_overfit]
+    # in rank order, as the repair summary lists them
+    overfit = tuple(
+        sorted((c for c in result.validated if c.looks_overfit), key=lambda c: position[c.id])
+    )
+    ran = f"{tried} candidate(s) run, rejected by stage: {stages_txt}"
+    if real:
+        best = sorted(real, key=lambda c: (c.overfit_risk == "high", -c.score))[0]
         risk = "" if best.overfit_risk == "low" else f" [overfit risk: {best.overfit_risk}]"
+        also = f"; {len(overfit)} more pass the tests but look like overfitting" if overfit else ""
         return Validation(
             True, best, tried,
             f"validated fix ({best.template}): {best.path}:{best.start}: {best.why}{risk}; "
-            f"{tried} candidate(s) run, rejected by stage: {stages_txt}",
-            rejected, repair,
+            f"{ran}{also}",
+            rejected, repair, overfit,
+        )  # fmt: skip
+    if overfit:
+        top = overfit[0]
+        shape = f" {top.shape.label} ({top.shape.reason})" if top.shape else ""
+        return Validation(
+            False, None, tried,
+            f"no validated fix, only {len(overfit)} candidate(s) that pass the tests but look "
+            f"like overfitting: the first ({top.template}), {top.label},{shape}; {ran}",
+            rejected, repair, overfit,
         )  # fmt: skip
     why = " (repair budget spent)" if result.budget_spent else ""
     return Validation(

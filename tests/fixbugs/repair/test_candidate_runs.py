@@ -7,7 +7,7 @@ import os
 import secrets
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -17,6 +17,7 @@ import pytest
 from agentrt import FakeClock
 from fixbugs.repair.candidate_runs import Stage, validate_parallel
 from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.repair.shapes import ChangeShape
 from fixbugs.sandbox import Sandbox, interpreter_paths
 
 PASS = (
@@ -207,6 +208,19 @@ async def test_high_risk_pass_keeps_searching_for_a_lower_risk_fix():
     # "fix" twice: distinct objects, same behaviour
     out = await _validate(cands, make_fork, run)
     assert [c.id for c in out.validated] == [0, 2]
+
+
+async def test_a_pass_with_an_overfitting_shape_keeps_searching_and_goes_last():
+    """Whatever its risk says, a change that swallows the error never ends the search."""
+    _boxes, make_fork, run = harness(behaviour)
+    swallow = replace(cand(0, "fix"), shape=ChangeShape("swallows", "wraps line 1 in try/except"))
+    assert swallow.overfit_risk == "low" and not swallow.ends_search
+    cands = [swallow, cand(1, "fix", risk="high"), cand(2, "nofix"), cand(3, "fix"), cand(4, "fix")]
+    out = await _validate(cands, make_fork, run)
+    # the search ends at the first pass without a shape or a high risk (3), not at 0;
+    # the shaped pass is listed after every other validated candidate
+    assert [c.id for c in out.validated] == [1, 3, 0]
+    assert 4 not in out.outcomes or out.outcomes[4].status != "validated"
 
 
 async def test_budget_spent_skips_the_rest():

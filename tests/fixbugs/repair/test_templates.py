@@ -6,6 +6,7 @@ import textwrap
 
 from fixbugs.repair.hints import parse_hints
 from fixbugs.repair.literals import literal_edits, regex_edits
+from fixbugs.repair.ranking import to_candidate
 from fixbugs.repair.source import SourceFile, parses
 from fixbugs.repair.statements import delete_edits, guard_edits, try_edits
 from fixbugs.repair.templates import (
@@ -86,7 +87,11 @@ def test_try_except_wraps_the_statement_for_the_traceback_exception():
     wrapped = "    try:\n        parts.pop(1)\n    except IndexError:\n        pass\n"
     assert "def f(parts):\n" + wrapped + "    return parts\n" in texts
     swallowed = [e for e in try_edits(src, src.statements_touching(2, 2), ("IndexError",))]
-    assert {e.risk for e in swallowed if "then ignore it" in e.why} == {"possible"}
+    # every handler only discards the error (pass, or an exit): each one swallows it
+    assert {e.why.rsplit(", then ", 1)[1] for e in swallowed} == {"ignore it", "return None"}
+    assert {e.risk for e in swallowed} == {"high"}
+    cands = [to_candidate(i, e, src.text, 1.0, frozenset()) for i, e in enumerate(swallowed)]
+    assert {(c.overfit_risk, c.shape and c.shape.kind) for c in cands} == {("high", "swallows")}
     # never for an exception that is not a builtin one, never a bare except
     assert list(try_edits(src, src.statements_touching(2, 2), ("MyError",))) == []
 

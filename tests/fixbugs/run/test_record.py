@@ -86,11 +86,19 @@ def test_the_strategy_fills_every_field() -> None:
             seen.add("repairs")
         if run.validation is not None and run.validation.candidate is not None:
             seen.add("validated candidate")
+        if run.validation is not None and any(c.shape for c in run.validation.overfitting):
+            seen.add("overfitting, with its shape")
         if run.records:
             seen.add("call records")
 
     collect()
-    assert seen == {"frames", "repairs", "validated candidate", "call records"}
+    assert seen == {
+        "frames",
+        "repairs",
+        "validated candidate",
+        "overfitting, with its shape",
+        "call records",
+    }
 
 
 def test_file_names_with_lone_surrogates_survive_as_keys() -> None:
