@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TypeGuard
 
 from pydantic import BaseModel
 
@@ -52,7 +53,7 @@ NOT_REPRODUCED = (
 )
 
 
-def can_validate(repro: Reproduction | None) -> bool:
+def can_validate(repro: Reproduction | None) -> TypeGuard[Reproduction]:
     """Whether validation can check a candidate: the bug's failure was seen, by a command.
 
     Validation reruns that command on every candidate

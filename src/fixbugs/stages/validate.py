@@ -39,7 +39,7 @@ from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
-from fixbugs.stages.fix import fix_regions
+from fixbugs.stages.fix import can_validate, fix_regions
 
 __all__ = [
     "out_of_scope",
@@ -162,7 +162,7 @@ async def validate_candidates(
     if len({c.id for c in candidates}) != len(candidates):
         raise ValueError("repair candidates must have distinct ids")
     repro = prior.reproduction
-    if repro is None or not repro.confirmed or repro.command is None:
+    if not can_validate(repro):
         return Validation(False, None, 0, "no validated fix: the bug was not reproduced")
     files = ctx.files()
     regions = fix_regions(prior, files)
