@@ -17,7 +17,7 @@ import shutil
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -35,7 +35,7 @@ async def bench_repair(
     python: Path | None,
     candidates: int,
     budget_s: float,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     from fixbugs.run.agent import run_from_paths
 
     result = await run_from_paths(
@@ -48,13 +48,14 @@ async def bench_repair(
         repair_candidates=candidates,
         repair_bench=True,
     )
-    rep = result.model.repair or {}
-    bench = dict(rep.get("bench") or {})
-    if not bench:
+    rep = result.model.repair
+    if rep is None or rep.bench is None:
         raise InputError("no candidates were validated: " + result.model.validation.summary)
-    bench["validated_fix"] = (rep.get("validated") or [{}])[0].get("why")
-    bench["candidates"] = rep.get("candidates")
-    return bench
+    return {
+        **rep.bench.model_dump(mode="json"),
+        "validated_fix": rep.validated[0].why if rep.validated else None,
+        "candidates": rep.candidates,
+    }
 
 
 def _case_inputs(case: Path, work: Path) -> tuple[Path, Path, str]:

@@ -1,7 +1,7 @@
 """The repair engine's part of the markdown report.
 
 The JSON report carries the structured record under ``repair``
-(:func:`fixbugs.stages.validate.repair_summary`); this renders it for a
+(:class:`fixbugs.repair.summary.RepairSummary`); this renders it for a
 person: each validated fix with its overfitting risk, diff and timings, and
 how many candidates each validation stage rejected; then, in a section of
 their own below every fix, the candidates that pass the tests but look like
@@ -13,40 +13,36 @@ they go through :mod:`fixbugs.inputs.inert` and add no structure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from fixbugs.inputs.inert import md_code, md_fence, md_text, quote_name
 from fixbugs.repair.shapes import SHAPE_LABELS
+from fixbugs.repair.summary import PassedCandidate, RepairSummary
 
 __all__ = ["OVERFITTING_HEADING", "repair_markdown"]
 
 OVERFITTING_HEADING = "Candidates that pass the tests but look like overfitting"
 
 
-def repair_markdown(rep: Mapping[str, Any] | None) -> list[str]:
-    if not rep:
+def repair_markdown(rep: RepairSummary | None) -> list[str]:
+    if rep is None:
         return []
     out = ["", "## Repair", ""]
-    stages = rep.get("rejected_by_stage") or {}
-    rejected = ", ".join(f"{md_text(k)} {v}" for k, v in stages.items()) or "none"
-    first = rep.get("first_validated_s")
+    rejected = ", ".join(f"{md_text(k)} {v}" for k, v in rep.rejected_by_stage.items()) or "none"
+    first = rep.first_validated_s
     out.append(
-        f"{rep.get('candidates', 0)} candidate(s) ranked; rejected by stage: {rejected}; "
-        f"validation took {rep.get('wall_s', 0):.1f} s"
+        f"{rep.candidates} candidate(s) ranked; rejected by stage: {rejected}; "
+        f"validation took {rep.wall_s:.1f} s"
         + (f", first validated fix after {first:.1f} s." if first is not None else ".")
     )
-    for fix in rep.get("validated") or []:
+    for fix in rep.validated:
+        seconds = f", validated in {fix.seconds:.1f} s" if fix.seconds is not None else ""
         out += [
             "",
-            f"- **validated** {md_code(quote_name(fix['path']))} line {fix['lines'][0]} "
-            f"({md_text(fix['template'])}): {md_text(fix['why'])} — "
-            f"overfit risk: {md_text(fix['overfit_risk'])}, validated in {fix['seconds']:.1f} s",
+            f"- **validated** {_where(fix)}: {md_text(fix.why)} — "
+            f"overfit risk: {md_text(fix.overfit_risk)}{seconds}",
             "",
-            *md_fence(fix["diff"].rstrip("\n"), "diff"),
+            *md_fence(fix.diff.rstrip("\n"), "diff"),
         ]
-    overfit = rep.get("overfitting") or []
-    if overfit:
+    if rep.overfitting:
         out += [
             "",
             f"### {OVERFITTING_HEADING}",
@@ -54,14 +50,17 @@ def repair_markdown(rep: Mapping[str, Any] | None) -> list[str]:
             "Each passed every validation stage, but its change only hides the failure: "
             "none of them is the fix.",
         ]
-    for fix in overfit:
-        shape = SHAPE_LABELS.get(fix.get("shape"), "looks like overfitting")
+    for fix in rep.overfitting:
+        shape = SHAPE_LABELS[fix.shape] if fix.shape else "looks like overfitting"
         out += [
             "",
-            f"- {md_code(quote_name(fix['path']))} line {fix['lines'][0]} "
-            f"({md_text(fix['template'])}): {md_text(fix['why'])} — it {md_text(shape)}: "
-            f"{md_text(fix.get('shape_reason') or '')}",
+            f"- {_where(fix)}: {md_text(fix.why)} — it {md_text(shape)}: "
+            f"{md_text(fix.shape_reason or '')}",
             "",
-            *md_fence(fix["diff"].rstrip("\n"), "diff"),
+            *md_fence(fix.diff.rstrip("\n"), "diff"),
         ]
     return out
+
+
+def _where(fix: PassedCandidate) -> str:
+    return f"{md_code(quote_name(fix.path))} line {fix.lines[0]} ({md_text(fix.template)})"

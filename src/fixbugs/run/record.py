@@ -29,6 +29,7 @@ from fixbugs.localize.rank import RankedFile
 from fixbugs.localize.regions import Region
 from fixbugs.localize.traceback import ParsedFailure
 from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.repair.summary import RepairSummary
 from fixbugs.run.progress import ProgressEvent
 
 __all__ = [
@@ -125,8 +126,7 @@ class Validation:
     tried: int
     summary: str
     rejected: tuple[str, ...] = ()
-    # JSON edge: fixbugs.stages.validate.repair_summary, as the report prints it
-    repair: dict[str, Any] | None = None
+    repair: RepairSummary | None = None  # the report's ``repair`` object as it is
     overfitting: tuple[RepairCandidate, ...] = ()
 
 

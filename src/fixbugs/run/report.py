@@ -106,7 +106,7 @@ class RunReport:
             out += [f"**Validated fix** — {summary}.", "", ORACLE_LINE]
         else:
             out.append(f"**No validated fix.** {summary}.")
-        out += repair_markdown(d.get("repair"))
+        out += repair_markdown(self.model.repair)
         rc = d["root_cause"]
         out += ["", "## Root cause", ""]
         if rc:
@@ -267,7 +267,7 @@ def build_report(
             for e in run.analysis.evidence[:50]
         ],
         notes=list(run.notes),
-        repair=v.repair if v else None,  # fixbugs.stages.validate.repair_summary
+        repair=v.repair if v else None,
         events=[EventItem.model_validate(e.to_dict()) for e in run.events],
         calls=[r.to_dict() for r in records],
         critical_path=list(critical_path),

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fixbugs.repair.summary import RepairSummary
+
 __all__ = [
     "EnvironmentItem",
     "EvidenceItem",
@@ -164,7 +166,7 @@ class ReportModel(_Open):
     stages: dict[str, StageFigures]
     evidence: list[EvidenceItem] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
-    repair: dict[str, Any] | None = None
+    repair: RepairSummary | None = None
     events: list[EventItem] = Field(default_factory=list)
     calls: list[dict[str, Any]] = Field(default_factory=list)
     critical_path: list[str] = Field(default_factory=list)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.signals import module_tests
@@ -35,6 +34,7 @@ from fixbugs.repair.candidate_runs import (
 )
 from fixbugs.repair.patch import Hunk, diff_hunks
 from fixbugs.repair.ranking import RepairCandidate, with_shape
+from fixbugs.repair.summary import RepairBench, bench_figures, repair_summary
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
@@ -43,7 +43,6 @@ from fixbugs.stages.fix import can_validate, fix_regions
 
 __all__ = [
     "out_of_scope",
-    "repair_summary",
     "run_validation",
     "validate_candidates",
 ]
@@ -89,67 +88,6 @@ def _stages(repro: Reproduction, files: dict[str, str]) -> Callable[[RepairCandi
         return stages
 
     return for_candidate
-
-
-def repair_summary(
-    run: ValidationRun, cands: list[RepairCandidate], *, bench: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """Structured record for the report: validated fixes, per-stage rejections, timings.
-
-    With ``bench`` (``--repair-bench``), the sequential against parallel figures too.
-    """
-    by_id = {c.id: c for c in cands}
-    validated: list[dict[str, Any]] = []
-    overfitting: list[dict[str, Any]] = []  # passed every stage, but the change only hides it
-    for c in run.validated:
-        o = run.outcomes.get(c.id)
-        (overfitting if c.looks_overfit else validated).append(
-            {**c.to_dict(), "diff": c.diff, "validated": not c.looks_overfit,
-             "seconds": o.seconds if o else None, "found_at_s": o.finished_at if o else None}
-        )  # fmt: skip
-    counts: dict[str, int] = {}
-    for o in run.outcomes.values():
-        counts[o.status] = counts.get(o.status, 0) + 1
-    summary: dict[str, Any] = {
-        "candidates": len(cands),
-        "validated": validated,
-        "overfitting": overfitting,
-        "first_validated_s": run.first_validated_s,
-        "wall_s": round(run.wall_s, 3),
-        "rejected_by_stage": run.rejected_by_stage(),
-        "outcomes_by_status": counts,
-        "budget_spent": run.budget_spent,
-        "outcomes": [
-            {**o.to_dict(), "template": by_id[o.id].template if o.id in by_id else None}
-            for o in sorted(run.outcomes.values(), key=lambda o: o.finished_at)
-        ][:400],
-    }
-    if bench is not None:
-        summary["bench"] = bench
-    return summary
-
-
-def _bench_figures(seq: ValidationRun, par: ValidationRun) -> dict[str, Any]:
-    """Sequential against parallel validation of one candidate list."""
-    first_seq = [c.diff for c in seq.validated[:1]]
-    first_par = [c.diff for c in par.validated[:1]]
-    return {
-        "limit": default_limit(),
-        "sequential_s": round(seq.wall_s, 3),
-        "parallel_s": round(par.wall_s, 3),
-        "speedup": round(seq.wall_s / par.wall_s, 2) if par.wall_s > 0 else None,
-        "first_validated_s": par.first_validated_s,
-        "sequential_first_validated_s": seq.first_validated_s,
-        "sequential_validated": [c.id for c in seq.validated],
-        "parallel_validated": [c.id for c in par.validated],
-        "same_validated_result": first_seq == first_par,
-        "sequential_candidates_run": _ran(seq),
-        "parallel_candidates_run": _ran(par),
-    }
-
-
-def _ran(run: ValidationRun) -> int:
-    return sum(1 for o in run.outcomes.values() if o.status != "skipped")
 
 
 async def validate_candidates(
@@ -220,12 +158,12 @@ async def validate_candidates(
             on_outcome=on_outcome,
         )
 
-    bench: dict[str, Any] | None = None
+    bench: RepairBench | None = None
     if ctx.options.repair_bench:
         # the same candidate list, one at a time, then concurrently: side by side
         seq = await validate(1)
         result = await validate(default_limit())
-        bench = _bench_figures(seq, result)
+        bench = bench_figures(seq, result)
     else:
         result = await validate(ctx.options.validation_slots or default_limit())
     repair = repair_summary(result, cands, bench=bench)

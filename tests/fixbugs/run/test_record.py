@@ -90,6 +90,9 @@ def test_the_strategy_fills_every_field() -> None:
             seen.add("overfitting, with its shape")
         if run.records:
             seen.add("call records")
+        repair = run.validation.repair if run.validation is not None else None
+        if repair is not None and repair.outcomes and repair.bench is not None:
+            seen.add("repair summary, with outcomes and bench figures")
 
     collect()
     assert seen == {
@@ -98,6 +101,7 @@ def test_the_strategy_fills_every_field() -> None:
         "validated candidate",
         "overfitting, with its shape",
         "call records",
+        "repair summary, with outcomes and bench figures",
     }
 
 

@@ -146,10 +146,10 @@ async def test_a_swallowing_fix_that_validates_first_does_not_end_the_search(tmp
     assert {c.shape.kind for c in v.overfitting if c.shape} == {"swallows"}
     # every candidate ran: the swallowing ones did not stop the search
     assert {d for d, _ in box.ran} >= {swallow.diff, model.diff, real.diff}
-    repair = v.repair or {}
-    assert [f["id"] for f in repair["validated"]] == [real.id]
-    assert {f["id"] for f in repair["overfitting"]} == {swallow.id, model.id}
-    assert all(f["validated"] is False for f in repair["overfitting"])
+    assert v.repair is not None
+    assert [f.id for f in v.repair.validated] == [real.id]
+    assert {f.id for f in v.repair.overfitting} == {swallow.id, model.id}
+    assert all(f.validated is False for f in v.repair.overfitting)
     # a person watching sees them as candidates, never as "validated"
     validated = [e for e in events if e.kind == "validated"]
     assert [e.data["diff"] for e in validated] == [real.diff]
@@ -168,7 +168,7 @@ async def test_only_a_swallowing_fix_validates_means_no_validated_fix(tmp_path: 
     assert v.summary.startswith("no validated fix, only 1 candidate(s) that pass the tests")
     assert "look like overfitting" in v.summary and "swallows the exception" in v.summary
     assert [c.id for c in v.overfitting] == [swallow.id]
-    assert v.repair is not None and v.repair["first_validated_s"] is None  # no fix was found
+    assert v.repair is not None and v.repair.first_validated_s is None  # no fix was found
     run = prior.model_copy(update={"validation": v})
     report = build_report(run, title="label fails", environment=None, total_s=1.0)
     d = report.to_dict()

@@ -1,0 +1,176 @@
+"""The repair engine's record of one validation: what ran, what passed, what each candidate did.
+
+It travels inside the run's record (:class:`fixbugs.run.record.Validation`)
+and is the report's ``repair`` object as it is: the JSON report, the
+markdown (:mod:`fixbugs.repair.render`) and ``fixbugs bench repair`` read
+these models, never a dict.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from fixbugs.repair.candidate_runs import Status, ValidationRun, default_limit
+from fixbugs.repair.ranking import OverfitRisk, RepairCandidate
+from fixbugs.repair.shapes import ShapeKind
+
+__all__ = [
+    "CandidateRecord",
+    "PassedCandidate",
+    "RepairBench",
+    "RepairSummary",
+    "bench_figures",
+    "repair_summary",
+]
+
+# the report lists at most this many candidate outcomes (the counts cover all)
+MAX_OUTCOMES = 400
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PassedCandidate(_Frozen):
+    """A candidate that passed every validation stage, ``validated`` unless it looks overfit."""
+
+    id: int
+    path: str
+    template: str
+    why: str
+    lines: tuple[int, int]
+    score: float
+    suspiciousness: float
+    prior: float
+    naturalness: float
+    diff_lines: int
+    overfit_risk: OverfitRisk
+    shape: ShapeKind | None
+    shape_reason: str | None
+    diff: str
+    validated: bool
+    seconds: float | None
+    found_at_s: float | None
+
+
+class CandidateRecord(_Frozen):
+    """What one candidate came to: the stage that rejected it, or why it never ran."""
+
+    id: int
+    status: Status
+    stage: str | None
+    detail: str
+    seconds: float
+    finished_at_s: float
+    template: str | None
+
+
+class RepairBench(_Frozen):
+    """``--repair-bench``: the same candidate list validated sequentially, then in parallel."""
+
+    limit: int
+    sequential_s: float
+    parallel_s: float
+    speedup: float | None
+    first_validated_s: float | None
+    sequential_first_validated_s: float | None
+    sequential_validated: tuple[int, ...]
+    parallel_validated: tuple[int, ...]
+    same_validated_result: bool
+    sequential_candidates_run: int
+    parallel_candidates_run: int
+
+
+class RepairSummary(_Frozen):
+    """Validated fixes, overfitting passes, per-stage rejections and timings of one search."""
+
+    candidates: int
+    validated: tuple[PassedCandidate, ...]
+    overfitting: tuple[PassedCandidate, ...] = ()  # passed every stage; the change only hides it
+    first_validated_s: float | None
+    wall_s: float
+    rejected_by_stage: dict[str, int]
+    outcomes_by_status: dict[str, int]
+    budget_spent: bool
+    outcomes: tuple[CandidateRecord, ...]
+    bench: RepairBench | None = None
+
+
+def _passed(c: RepairCandidate, run: ValidationRun) -> PassedCandidate:
+    o = run.outcomes.get(c.id)
+    return PassedCandidate(
+        id=c.id,
+        path=c.path,
+        template=c.template,
+        why=c.why,
+        lines=(c.start, c.end),
+        score=round(c.score, 4),
+        suspiciousness=round(c.suspiciousness, 3),
+        prior=c.prior,
+        naturalness=round(c.naturalness, 3),
+        diff_lines=c.size,
+        overfit_risk=c.overfit_risk,
+        shape=c.shape.kind if c.shape else None,
+        shape_reason=c.shape.reason if c.shape else None,
+        diff=c.diff,
+        validated=not c.looks_overfit,
+        seconds=o.seconds if o else None,
+        found_at_s=o.finished_at if o else None,
+    )
+
+
+def repair_summary(
+    run: ValidationRun, cands: list[RepairCandidate], *, bench: RepairBench | None = None
+) -> RepairSummary:
+    """The record of ``run`` over ``cands`` (ranked); with ``bench``, its figures too."""
+    template = {c.id: c.template for c in cands}
+    counts: dict[str, int] = {}
+    for o in run.outcomes.values():
+        counts[o.status] = counts.get(o.status, 0) + 1
+    outcomes = sorted(run.outcomes.values(), key=lambda o: o.finished_at)[:MAX_OUTCOMES]
+    return RepairSummary(
+        candidates=len(cands),
+        validated=tuple(_passed(c, run) for c in run.validated if not c.looks_overfit),
+        overfitting=tuple(_passed(c, run) for c in run.validated if c.looks_overfit),
+        first_validated_s=run.first_validated_s,
+        wall_s=round(run.wall_s, 3),
+        rejected_by_stage=run.rejected_by_stage(),
+        outcomes_by_status=counts,
+        budget_spent=run.budget_spent,
+        outcomes=tuple(
+            CandidateRecord(
+                id=o.id,
+                status=o.status,
+                stage=o.stage,
+                detail=o.detail,
+                seconds=round(o.seconds, 3),
+                finished_at_s=round(o.finished_at, 3),
+                template=template.get(o.id),
+            )
+            for o in outcomes
+        ),
+        bench=bench,
+    )
+
+
+def _ran(run: ValidationRun) -> int:
+    return sum(1 for o in run.outcomes.values() if o.status != "skipped")
+
+
+def bench_figures(seq: ValidationRun, par: ValidationRun) -> RepairBench:
+    """Sequential against parallel validation of one candidate list."""
+    first_seq = [c.diff for c in seq.validated[:1]]
+    first_par = [c.diff for c in par.validated[:1]]
+    return RepairBench(
+        limit=default_limit(),
+        sequential_s=round(seq.wall_s, 3),
+        parallel_s=round(par.wall_s, 3),
+        speedup=round(seq.wall_s / par.wall_s, 2) if par.wall_s > 0 else None,
+        first_validated_s=par.first_validated_s,
+        sequential_first_validated_s=seq.first_validated_s,
+        sequential_validated=tuple(c.id for c in seq.validated),
+        parallel_validated=tuple(c.id for c in par.validated),
+        same_validated_result=first_seq == first_par,
+        sequential_candidates_run=_ran(seq),
+        parallel_candidates_run=_ran(par),
+    )
