@@ -46,6 +46,7 @@ from fixbugs.examples import example_dir
 from fixbugs.queued.pipeline import StagedAgent, StagedConfig, inputs_from_spec
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.progress import ProgressEvent
+from fixbugs.service.bug_spec import BugSpec
 
 __all__ = [
     "BenchFigures",
@@ -105,9 +106,7 @@ class BenchFigures:
     pytest_plugins: bool = False
 
 
-def _bug(dst: Path, *, big: bool, slow_tests: int, modules: int, seed: int) -> dict[str, Any]:
-    from fixbugs.service.bug_spec import BugSpec
-
+def _bug(dst: Path, *, big: bool, slow_tests: int, modules: int, seed: int) -> BugSpec:
     shutil.copytree(example_dir("invoice"), dst)
     repo = dst / "repo"
     # Each copy's report differs in its incidental details (ticket number,
@@ -144,12 +143,12 @@ def _bug(dst: Path, *, big: bool, slow_tests: int, modules: int, seed: int) -> d
         repo=repo,
         logs=tuple(sorted((dst / "logs").iterdir())),
         traces=tuple(sorted((dst / "traces").iterdir())),
-    ).payload()
+    )
 
 
 async def _run_mode(
     mode: str,
-    specs: list[tuple[str, dict[str, Any], bool]],
+    specs: list[tuple[str, BugSpec, bool]],
     root: Path,
     *,
     cores: int,
@@ -206,7 +205,7 @@ async def _run_mode(
         start = time.monotonic()
         for job, spec, _big in specs:
             submitted[job] = time.monotonic()
-            await runner.submit(job, job, spec)
+            await runner.submit(job, job, spec.payload())
         await runner.run(until_idle=True)
         wall = time.monotonic() - start
     await q.aclose()
@@ -308,10 +307,14 @@ async def run_service_bench(
             )
             for i in range(small)
         ]
-        kw: dict[str, Any] = {"cores": cores, "options": options, "profile": profile}
-        whole = await _run_mode("whole-bug", big + smalls, root, **kw)
-        staged = await _run_mode("staged", big + smalls, root, **kw)
-        alone = await _run_mode("staged-alone", smalls, root, **kw)
+        whole, staged, alone = [
+            await _run_mode(mode, specs, root, cores=cores, options=options, profile=profile)
+            for mode, specs in (
+                ("whole-bug", big + smalls),
+                ("staged", big + smalls),
+                ("staged-alone", smalls),
+            )
+        ]
     figures = summarize(cores, small, staged, whole, alone, profile)
     return replace(figures, pytest_plugins=pytest_plugins)
 
