@@ -28,21 +28,20 @@ from pathlib import Path
 from typing import Literal
 
 from fixbugs.inputs import BugInputs
-from fixbugs.inputs.snippets import Snippet, extract_snippets
+from fixbugs.inputs.snippets import Snippet
 from fixbugs.localize.sbfl import SbflResult, run_sbfl, sbfl_evidence, suspicious_ranges
 from fixbugs.localize.signals import module_tests
-from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, unittest_module
 from fixbugs.pyenv.testverdict import classify_run, tail
 from fixbugs.run.context import RunContext
-from fixbugs.run.record import Analysis, Reproduction, ReproStatus, Sbfl
+from fixbugs.run.record import Analysis, Reproduction, Sbfl
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.stages.findtest import (
     command_from_frames,
     command_from_report,
     matching_failure,
 )
-from fixbugs.stages.snippet import SnippetRun, gate_command, run_snippet, write_snippet_test
+from fixbugs.stages.snippet_repro import from_snippet, run_report_snippets, snippet_spectrum
 
 __all__ = ["reproduce", "run_reproduction"]
 
@@ -53,10 +52,6 @@ NO_REPRO = (
     "and no existing test of the top-ranked files fails as reported; "
     "localization stands on static evidence (pass --test CMD to reproduce and validate)"
 )
-
-
-SNIPPET_RUNS = 3  # the report's first snippets tried
-SNIPPET_TIMEOUT_S = 60.0
 
 
 def _top_tests(analysis: Analysis, ctx: RunContext) -> list[str]:
@@ -110,77 +105,6 @@ def _missing_pytest(ctx: RunContext, runner: str) -> str | None:
     return None
 
 
-async def _snippets(inputs: BugInputs, ctx: RunContext, workspace: Workspace) -> SnippetRun | None:
-    """Run the report's first snippets; the first that reproduces, else the last one run."""
-    if ctx.options.no_python:
-        return None
-    snippets = extract_snippets(inputs.report.text)[:SNIPPET_RUNS]
-    env = ctx.options.python
-    last: SnippetRun | None = None
-    for s in snippets:
-        with ctx.recorder.tool_call("the report's snippet"):
-            last = await run_snippet(
-                s,
-                workspace,
-                python=str(env.python) if env is not None else "python",
-                env=ctx.options.test_env,
-                timeout_s=min(ctx.options.test_timeout_s, SNIPPET_TIMEOUT_S),
-            )
-        v = last.verdict
-        ctx.journal.note(
-            "reproduction",
-            f"the report's {s.kind} snippet (the report says it {s.expects}): "
-            f"{v.status.replace('_', ' ')}: {v.reason}",
-        )
-        if v.status == "reproduced":
-            break
-    return last
-
-
-def _suite(ctx: RunContext) -> str | None:
-    """The project's test folder as one pytest run (the snippet's last gate), if pytest is there."""
-    env = ctx.options.python
-    if env is not None and env.pytest is None:
-        return None
-    files = ctx.files()
-    for folder in ("tests", "test", "testing"):
-        if any(p.startswith(folder + "/") and is_test_path(p) for p in files):
-            return f"python -m pytest -v -p no:cacheprovider {folder}"
-    return None
-
-
-def _from_snippet(run: SnippetRun, ctx: RunContext) -> Reproduction:
-    v, s = run.verdict, run.snippet
-    if v.status == "reproduced":
-        summary = f"the report's snippet fails as reported: {v.reason}"
-        status: ReproStatus = "confirmed"
-    elif v.status == "could_not_run":
-        summary = f"could not run the report's snippet: {v.reason}; the bug was not reproduced"
-        status = "could_not_run"
-    else:
-        summary = f"the report's snippet does not fail as reported: {v.reason}"
-        status = "passes"
-    confirmed = status == "confirmed"
-    rep = Reproduction(
-        gate_command(s) if confirmed else None,
-        "snippet",
-        status,
-        summary,
-        output_tail=tail(run.output),
-        suite_command=_suite(ctx) if confirmed else None,
-        script=s.source,
-    )
-    ctx.journal.emit(
-        "reproduction",
-        "reproduction",
-        f"{'confirmed' if confirmed else 'not confirmed'}: {summary}",
-        origin="snippet",
-        confirmed=confirmed,
-        status=status,
-    )
-    return rep
-
-
 async def reproduce(
     inputs: BugInputs, analysis: Analysis, ctx: RunContext, workspace: Workspace
 ) -> Reproduction:
@@ -201,11 +125,11 @@ async def _reproduce(
         cmd = command_from_report(
             report.body + "\n" + "\n".join(report.comments)
         ) or command_from_frames(analysis.failure, ctx.files())
-    snippet: SnippetRun | None = None
+    snippet = None
     if not cmd:
-        snippet = await _snippets(inputs, ctx, workspace)
+        snippet = await run_report_snippets(inputs, ctx, workspace)
         if snippet is not None and snippet.verdict.status == "reproduced":
-            return _from_snippet(snippet, ctx), snippet.snippet
+            return from_snippet(snippet, ctx), snippet.snippet
     if (
         not cmd
         and not ctx.options.no_python
@@ -214,7 +138,7 @@ async def _reproduce(
         origin = "discovered"
         cmd = await _discover(inputs, analysis, ctx, workspace)
     if not cmd and snippet is not None:
-        return _from_snippet(snippet, ctx), None
+        return from_snippet(snippet, ctx), None
     if not cmd:
         rep = Reproduction(None, "none", "none", NO_REPRO)
         ctx.journal.emit("reproduction", "reproduction", rep.summary)
@@ -310,21 +234,7 @@ async def _snippet_sbfl(
     if (skipped := _no_coverage(ctx)) is not None:
         return skipped
     python = env.python if env is not None else Path("python")
-    fork = await asyncio.to_thread(workspace.fork)
-    try:
-        test = await asyncio.to_thread(write_snippet_test, snippet, fork.root)
-        with ctx.recorder.tool_call("the snippet and tests under coverage"):
-            result = await run_sbfl(
-                fork,
-                python,
-                [test, *_top_tests(analysis, ctx)],
-                timeout_s=ctx.options.test_timeout_s,
-                env=ctx.options.test_env,
-                baseline=fork.baseline,
-                listed=ctx.files().keys(),
-            )
-    finally:
-        await asyncio.to_thread(fork.close)
+    result = await snippet_spectrum(snippet, _top_tests(analysis, ctx), python, ctx, workspace)
     return _scored(result, ctx)
 
 
