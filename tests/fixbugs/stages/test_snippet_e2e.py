@@ -76,3 +76,13 @@ async def test_the_reports_session_reproduces_and_localizes(tmp_path: Path) -> N
     # validation ran the snippet's gate in fresh forks: fixes that leave it printing 0.0 fail it
     rejected = d["validation"]["rejected"]
     assert rejected and all("still fails" in r for r in rejected), d["validation"]
+
+
+async def test_a_snippet_that_prints_something_else_is_no_reproduction(tmp_path: Path) -> None:
+    repo = write_repo(tmp_path, REPORT.replace("0.0\n", "12.5\n"))
+    report = await run_from_paths(
+        report=repo / "report.md", repo=repo, use_model=False, python=Path(sys.executable)
+    )
+    rep = report.to_dict()["reproduction"]
+    assert (rep["status"], rep["origin"], rep["confirmed"]) == ("passes", "snippet", False), rep
+    assert "does not print the output the report shows" in rep["summary"]
