@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from fixbugs.inputs.textfile import clean_text
@@ -50,6 +50,12 @@ _PY_C = re.compile(
 )
 _INLINE_C = re.compile(r"`((?:\S*/)?python(?:\d+(?:\.\d+)?)? -c [^`\n]+)`")
 _TRACEBACK = "Traceback (most recent call last):"
+_EXPECTED = re.compile(
+    r"\b(?:expected|expect(?:ing)?|instead of|wanted|want"
+    r"|should(?: only)?(?: have)? (?:be|print|return|give|show|output)\w*)\b"
+    r"[^`\n]{0,40}?`(?P<value>[^`\n]{1,200})`",
+    re.I,
+)
 _PROSE_EXC = re.compile(r"\b(?P<type>[A-Za-z_]\w*(?:Error|Exception|Warning|Exit|Interrupt))\b")
 
 
@@ -69,6 +75,8 @@ class Snippet:
     raises: str | None = None
     message: str = ""
     output: str | None = None
+    # what the report says it should print instead ("I expected `foo`"), when it says so
+    expected: str | None = None
 
     @property
     def expects(self) -> str:
@@ -105,10 +113,13 @@ def extract_snippets(text: str) -> tuple[Snippet, ...]:
     for m in _INLINE_C.finditer(_outside_fences(text)):
         found.extend(_from_command_line(m.group(1), ""))
     fallback = _report_exception(text)
+    wanted = _EXPECTED.search(_outside_fences(text))
+    expected = wanted["value"] if wanted else None
     out: list[Snippet] = []
     for s in found:
         if s.raises is None and s.output is None and fallback is not None:
-            s = Snippet(s.source, s.kind, fallback[0], fallback[1])
+            s = replace(s, raises=fallback[0], message=fallback[1])
+        s = replace(s, expected=expected)
         if s not in out:
             out.append(s)
     return tuple(out[:MAX_SNIPPETS])

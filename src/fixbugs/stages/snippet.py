@@ -18,7 +18,8 @@ reproduction.
 Validation needs a command it can run in a fresh fork, where the scratch
 file is not: :func:`gate_command` is one self-contained ``python -c``
 command that writes the script again, runs it the same way and exits 0 only
-when the snippet ran clean and no longer prints the output the report shows.
+when the snippet ran clean, no longer prints the output the report shows and,
+when the report says what it should print (``Snippet.expected``), prints that.
 That gate is deliberately plainer than the reproduction's judgement: a fix
 must make the snippet stop failing, not merely fail differently.
 """
@@ -193,8 +194,8 @@ async def run_snippet(
 
 
 # Runs under any Python >= 3.6 as ``python -c``: the script again, in a fresh folder of the
-# fork, run as the reproduction ran it; exit 0 only when it ran clean and no longer prints
-# the output the report shows.
+# fork, run as the reproduction ran it; exit 0 only when it ran clean, no longer prints
+# the output the report shows, and prints what the report expects when it says so.
 _GATE = r"""
 import base64, json, os, re, shutil, subprocess, sys, tempfile
 spec = json.loads(base64.b64decode(sys.argv[1]).decode("utf-8"))
@@ -221,12 +222,16 @@ shown = spec.get("output")
 if shown is not None and norm(shown) and norm(shown) in norm(out + "\n" + err):
     sys.stderr.write("\nthe report's snippet still prints the output the report shows\n")
     sys.exit(1)
+wanted = spec.get("expected")
+if wanted is not None and norm(wanted) and norm(wanted) not in norm(out + "\n" + err):
+    sys.stderr.write("\nthe report's snippet does not print what the report expects\n")
+    sys.exit(1)
 """
 
 
 def gate_command(snippet: Snippet) -> str:
     """One shell command, runnable in any fresh copy: exit 0 once the snippet stops failing."""
-    spec = {"source": snippet.source, "output": snippet.output}
+    spec = {"source": snippet.source, "output": snippet.output, "expected": snippet.expected}
     blob = base64.b64encode(json.dumps(spec).encode()).decode()
     return f"python -c {shlex.quote(_GATE.strip())} {blob}"
 
@@ -255,6 +260,9 @@ def test_snippet():
     shown = SPEC.get("output")
     still = shown is not None and _norm(shown) and _norm(shown) in _norm(buf.getvalue())
     assert not still, "the snippet prints the output the report shows"
+    wanted = SPEC.get("expected")
+    missing = wanted is not None and _norm(wanted) and _norm(wanted) not in _norm(buf.getvalue())
+    assert not missing, "the snippet does not print what the report expects"
 '''
 SNIPPET_TEST = "test_fixbugs_snippet.py"
 
@@ -266,7 +274,9 @@ def write_snippet_test(snippet: Snippet, root: Path) -> str:
     """
     d = scratch_dir(root)
     (d / SCRIPT_NAME).write_text(snippet.source, encoding="utf-8")
-    blob = base64.b64encode(json.dumps({"output": snippet.output}).encode()).decode()
+    blob = base64.b64encode(
+        json.dumps({"output": snippet.output, "expected": snippet.expected}).encode()
+    ).decode()
     test = d / SNIPPET_TEST
     test.write_text(_AS_TEST.replace("{blob}", blob).replace("{script}", SCRIPT_NAME))
     for f in (d / SCRIPT_NAME, test):

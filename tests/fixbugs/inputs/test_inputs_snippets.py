@@ -100,3 +100,11 @@ def test_a_huge_block_is_no_snippet_and_the_count_is_capped() -> None:
 
 def test_a_python_c_with_unbalanced_quotes_is_skipped() -> None:
     assert extract_snippets("```\n$ python -c 'import calc\n```\n") == ()
+
+
+def test_what_the_report_expects_instead() -> None:
+    s = only("```python\nimport calc\nprint(calc.f())\n```\n```\n5\n```\nI expected `4` here.\n")
+    assert (s.output, s.expected) == ("5", "4")
+    s = only("```python\nimport calc\nprint(calc.f())\n```\nIt should print `foo`, not `bar`.\n")
+    assert s.expected == "foo"
+    assert only("```python\nimport calc\ncalc.f()\n```\nThe `f` is wrong.\n").expected is None

@@ -88,3 +88,9 @@ def test_the_gate_passes_only_once_the_snippet_stops_failing(tmp_path: Path) -> 
     assert _gate(wrong, tmp_path, "def div(a, b):\n    return a * b * 1.0\n") == 1
     assert _gate(wrong, tmp_path, "def div(a, b):\n    return a / b\n") == 0
     assert not list(tmp_path.glob(".fixbugs-snippet-*"))  # its scratch folder is gone
+
+
+def test_the_gate_requires_what_the_report_expects_when_it_says_so(tmp_path: Path) -> None:
+    wrong = Snippet("import calc\nprint(calc.div(4, 2))\n", "block", output="8.0", expected="2.0")
+    assert _gate(wrong, tmp_path, "def div(a, b):\n    return None\n") == 1  # changed, not right
+    assert _gate(wrong, tmp_path, "def div(a, b):\n    return a / b\n") == 0
