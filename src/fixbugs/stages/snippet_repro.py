@@ -9,7 +9,8 @@ the project's interpreter, until one fails as the report shows;
 fail-to-pass stage, beside the project's test folder as the last gate.
 :func:`snippet_spectrum` is SBFL's run: the snippet as the failing test,
 the top-ranked files' existing tests as the passing ones, through
-:func:`fixbugs.localize.sbfl.run_sbfl`, the one coverage runner.
+:func:`fixbugs.localize.sbfl.run_sbfl`, the one coverage runner; without a
+passing test beside it the spectrum ranks nothing and SBFL is skipped.
 """
 
 from __future__ import annotations
@@ -117,14 +118,17 @@ def from_snippet(run: SnippetRun, ctx: RunContext) -> Reproduction:
 async def snippet_spectrum(
     snippet: Snippet, others: list[str], python: Path, ctx: RunContext, workspace: Workspace
 ) -> SbflResult:
-    """Ochiai scores with ``snippet`` failing, beside ``others`` (test files), in a fork."""
+    """Ochiai scores with ``snippet`` failing, beside ``others`` (test files), in a fork.
+
+    A spectrum in which every line scores the same says nothing and is dropped.
+    """
     result = await _snippet_coverage(snippet, others, python, ctx, workspace)
-    if not result.line_scores and others:
-        # the tests beside it gave no spectrum (a coverage report over its cap, a time-out):
-        # the snippet alone still says which lines the failure ran
-        first = result.notes[0] if result.notes else "no line scored"
-        ctx.journal.note("reproduction", f"SBFL with the top files' tests: {first}")
-        result = await _snippet_coverage(snippet, [], python, ctx, workspace)
+    scores = {v for lines in result.line_scores.values() for v in lines.values()}
+    if len(scores) == 1:
+        # no passing test ran any line the snippet ran: every line it ran is equally suspect,
+        # which ranks nothing (and would push every file it imported up the ranking)
+        why = "no passing test ran the lines the snippet ran: every one scores the same"
+        return SbflResult(notes=(why,))
     # the snippet's scratch files are no file of the repository: that is no news
     notes = tuple(n for n in result.notes if SCRATCH_PREFIX not in n)
     return replace(result, notes=notes)

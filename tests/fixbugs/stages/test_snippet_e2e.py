@@ -58,6 +58,9 @@ def write_repo(tmp_path: Path, report: str) -> Path:
     (repo / "tests" / "test_other.py").write_text(
         "from other import unrelated\n\n\ndef test_unrelated():\n    assert unrelated() == 1\n"
     )
+    (repo / "tests" / "test_shop.py").write_text(
+        "from shop import total\n\n\ndef test_total():\n    assert total([10, 10], 50) == 10\n"
+    )
     (repo / "report.md").write_text(report)
     return repo
 
