@@ -94,3 +94,27 @@ def test_the_gate_requires_what_the_report_expects_when_it_says_so(tmp_path: Pat
     wrong = Snippet("import calc\nprint(calc.div(4, 2))\n", "block", output="8.0", expected="2.0")
     assert _gate(wrong, tmp_path, "def div(a, b):\n    return None\n") == 1  # changed, not right
     assert _gate(wrong, tmp_path, "def div(a, b):\n    return a / b\n") == 0
+
+
+async def test_a_spectrum_where_every_line_scores_the_same_is_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typing import Any, cast
+
+    from fixbugs.localize.sbfl import SbflResult
+    from fixbugs.stages import snippet_repro
+
+    flat = SbflResult({"a.py": 1.0}, {"a.py": {1: 1.0, 2: 1.0}, "b.py": {7: 1.0}}, ("t",))
+    ranked = SbflResult({"a.py": 1.0}, {"a.py": {1: 1.0, 2: 0.5}}, ("t",), ("x",))
+
+    async def measured(*_: Any) -> SbflResult:
+        return result
+
+    monkeypatch.setattr(snippet_repro, "_snippet_coverage", measured)
+    none = cast(Any, None)
+    result = flat
+    dropped = await snippet_repro.snippet_spectrum(RAISES, [], Path("python"), none, none)
+    assert not dropped.line_scores and "scores the same" in dropped.notes[0]
+    result = ranked
+    kept = await snippet_repro.snippet_spectrum(RAISES, [], Path("python"), none, none)
+    assert kept.line_scores == ranked.line_scores
