@@ -69,19 +69,25 @@ class Reproduction:
     """Whether the bug was seen to fail: one ``status``.
 
     ``confirmed`` only when the named tests were collected, ran, and failed
-    or errored in the test itself (:func:`fixbugs.pyenv.testverdict.classify_run`);
+    or errored in the test itself (:func:`fixbugs.pyenv.testverdict.classify_run`),
+    or the report's own snippet failed as the report shows
+    (:func:`fixbugs.stages.snippet.judge_snippet_run`);
     "could not run" (collection or import errors, usage errors, no tests,
     no interpreter or no pytest) is never a reproduction.
     """
 
     command: str | None
-    origin: Literal["given", "report", "written", "discovered", "none"]
+    origin: Literal["given", "report", "written", "snippet", "discovered", "none"]
     status: ReproStatus
     summary: str
     baseline: Mapping[str, str] = field(default_factory=dict)  # test id -> outcome
     verbose_command: str | None = None
     output_tail: str = ""
     suite_command: str | None = None  # the whole test folder, for the last gate
+    # origin "snippet": the report's code that reproduced the bug, as a script; ``command``
+    # is then its self-contained gate (fixbugs.stages.snippet.gate_command), which exits 0
+    # once the script stops failing
+    script: str | None = None
 
     @property
     def confirmed(self) -> bool:

@@ -1,7 +1,12 @@
 """The reproduction stage: see the bug fail before claiming anything about it.
 
-The command is the user's (``--test``), else one found for them
-(:mod:`fixbugs.stages.findtest`); it runs with the user's interpreter, in the
+The command is the user's (``--test``), else one found in the report
+(:mod:`fixbugs.stages.findtest`); else the report's own code
+(:mod:`fixbugs.inputs.snippets`, run by :mod:`fixbugs.stages.snippet`); else an
+existing test of the top-ranked files that fails as the report shows. The
+snippet comes before the discovered tests: it is the user's own account of
+the failure, while a failing test found near the top files may fail for
+another reason. Everything runs with the user's interpreter, in the
 sandbox. "Confirmed" means the named tests were collected, ran, and failed
 or errored in the test itself (:func:`fixbugs.pyenv.testverdict.classify_run`). A
 collection or import error, a usage error, no tests collected, a missing
@@ -10,7 +15,9 @@ interpreter or a missing pytest, or failures that all come from the machine
 is "could not run: REASON", with the last lines of output, and the bug is
 *not* reproduced. Once confirmed, a verbose
 run of the same test files records which tests pass now, the baseline that
-validation holds a fix to.
+validation holds a fix to. A snippet that reproduces is kept as the
+reproduction's ``script``; its coverage is SBFL's failing spectrum, and its
+gate command is validation's fail-to-pass gate.
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ from pathlib import Path
 from typing import Literal
 
 from fixbugs.inputs import BugInputs
-from fixbugs.localize.sbfl import run_sbfl, sbfl_evidence, suspicious_ranges
+from fixbugs.inputs.snippets import Snippet
+from fixbugs.localize.sbfl import SbflResult, run_sbfl, sbfl_evidence, suspicious_ranges
 from fixbugs.localize.signals import module_tests
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, unittest_module
 from fixbugs.pyenv.testverdict import classify_run, tail
@@ -33,15 +41,24 @@ from fixbugs.stages.findtest import (
     command_from_report,
     matching_failure,
 )
+from fixbugs.stages.snippet_repro import from_snippet, run_report_snippets, snippet_spectrum
 
 __all__ = ["reproduce", "run_reproduction"]
 
 Origin = Literal["given", "report", "discovered", "none"]
 NO_REPRO = (
     "the bug was not reproduced: no test command was given, none was found in the report, "
+    "the report shows no code that fails as it says, "
     "and no existing test of the top-ranked files fails as reported; "
     "localization stands on static evidence (pass --test CMD to reproduce and validate)"
 )
+
+
+def _top_tests(analysis: Analysis, ctx: RunContext) -> list[str]:
+    """The existing test modules of the three top-ranked files, six at most."""
+    files = ctx.files()
+    found = (t for r in analysis.ranked[:3] for t in module_tests(r.path, files))
+    return list(dict.fromkeys(found))[:6]
 
 
 async def _discover(
@@ -49,8 +66,7 @@ async def _discover(
 ) -> str | None:
     """Run the existing tests of the top-ranked files; keep a failure that matches the report."""
     files = ctx.files()
-    found = (t for r in analysis.ranked[:3] for t in module_tests(r.path, files))
-    tests = list(dict.fromkeys(found))[:6]
+    tests = _top_tests(analysis, ctx)
     if not tests:
         return None
     cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(shlex.quote(t) for t in tests)
@@ -92,7 +108,15 @@ def _missing_pytest(ctx: RunContext, runner: str) -> str | None:
 async def reproduce(
     inputs: BugInputs, analysis: Analysis, ctx: RunContext, workspace: Workspace
 ) -> Reproduction:
-    """Run the bug's test command (given, found in the report, or discovered) and judge it."""
+    """Run the bug's test command (given, found in the report, the report's snippet,
+    or discovered) and judge it."""
+    return (await _reproduce(inputs, analysis, ctx, workspace))[0]
+
+
+async def _reproduce(
+    inputs: BugInputs, analysis: Analysis, ctx: RunContext, workspace: Workspace
+) -> tuple[Reproduction, Snippet | None]:
+    """The reproduction, and the snippet it ran when that snippet reproduced the bug."""
     report = inputs.report
     cmd = inputs.test_command
     origin: Origin = "given"
@@ -101,6 +125,11 @@ async def reproduce(
         cmd = command_from_report(
             report.body + "\n" + "\n".join(report.comments)
         ) or command_from_frames(analysis.failure, ctx.files())
+    snippet = None
+    if not cmd:
+        snippet = await run_report_snippets(inputs, ctx, workspace)
+        if snippet is not None and snippet.verdict.status == "reproduced":
+            return from_snippet(snippet, ctx), snippet.snippet
     if (
         not cmd
         and not ctx.options.no_python
@@ -108,10 +137,12 @@ async def reproduce(
     ):
         origin = "discovered"
         cmd = await _discover(inputs, analysis, ctx, workspace)
+    if not cmd and snippet is not None:
+        return from_snippet(snippet, ctx), None
     if not cmd:
         rep = Reproduction(None, "none", "none", NO_REPRO)
         ctx.journal.emit("reproduction", "reproduction", rep.summary)
-        return rep
+        return rep, None
     parsed = parse_test_command(cmd)
     missing = _missing_pytest(ctx, parsed.runner)
     if missing:
@@ -119,7 +150,7 @@ async def reproduce(
             cmd, origin, "could_not_run", f"could not run: {missing}; the bug was not reproduced"
         )
         ctx.journal.emit("reproduction", "reproduction", rep.summary, command=cmd, origin=origin)
-        return rep
+        return rep, None
     run = await ctx.run_in(workspace, cmd, "reproduce")
     # paths as the user knows them: relative to their repository, not the sandbox copy
     output = (run.stdout + "\n" + run.stderr).replace(f"{workspace.root}/", "")
@@ -159,15 +190,52 @@ async def reproduce(
     )
     if rep.status == "could_not_run":
         ctx.journal.note("reproduction", f"last lines of `{cmd}`:\n{tail(output, 10)}")
-    return rep
+    return rep, None
 
 
 async def run_reproduction(
     inputs: BugInputs, analysis: Analysis, ctx: RunContext, workspace: Workspace
 ) -> tuple[Reproduction, Sbfl]:
     """Reproduce in ``workspace``, then SBFL evidence when the failure was seen."""
-    rep = await reproduce(inputs, analysis, ctx, workspace)
+    rep, snippet = await _reproduce(inputs, analysis, ctx, workspace)
+    if snippet is not None:
+        return rep, await _snippet_sbfl(snippet, analysis, ctx, workspace)
     return rep, await _sbfl(rep, ctx, workspace)
+
+
+def _no_coverage(ctx: RunContext) -> Sbfl | None:
+    env = ctx.options.python
+    if env is not None and not env.has_coverage:
+        no_cov = (
+            f"coverage.py is not available for the tests' Python {env.minor} "
+            "(run scripts/setup, or put a coverage wheel in $FIXBUGS_WHEELS)"
+        )
+        ctx.journal.note("reproduction", f"SBFL skipped: {no_cov}")
+        return Sbfl(skipped=no_cov)
+    return None
+
+
+async def _snippet_sbfl(
+    snippet: Snippet, analysis: Analysis, ctx: RunContext, workspace: Workspace
+) -> Sbfl:
+    """Ochiai with the snippet as the failing test, beside the top files' existing tests.
+
+    The snippet runs as one pytest test in a fork (:func:`write_snippet_test`),
+    so :func:`run_sbfl` measures it like any test; its scratch folder is no
+    file of the repository and gets no score.
+    """
+    if not ctx.options.use_sbfl:
+        return Sbfl()
+    env = ctx.options.python
+    if env is not None and env.pytest is None:
+        why = "pytest is not installed in the project's environment (the snippet's coverage run)"
+        ctx.journal.note("reproduction", f"SBFL skipped: {why}")
+        return Sbfl(skipped=why)
+    if (skipped := _no_coverage(ctx)) is not None:
+        return skipped
+    python = env.python if env is not None else Path("python")
+    result = await snippet_spectrum(snippet, _top_tests(analysis, ctx), python, ctx, workspace)
+    return _scored(result, ctx)
 
 
 async def _sbfl(rep: Reproduction, ctx: RunContext, workspace: Workspace) -> Sbfl:
@@ -182,14 +250,9 @@ async def _sbfl(rep: Reproduction, ctx: RunContext, workspace: Workspace) -> Sbf
     test_files = [t for t in test_files if t in ctx.files()]
     if not test_files:
         return Sbfl(skipped="the test command names no test file of the repository")
+    if (skipped := _no_coverage(ctx)) is not None:
+        return skipped
     env = ctx.options.python
-    if env is not None and not env.has_coverage:
-        no_cov = (
-            f"coverage.py is not available for the tests' Python {env.minor} "
-            "(run scripts/setup, or put a coverage wheel in $FIXBUGS_WHEELS)"
-        )
-        ctx.journal.note("reproduction", f"SBFL skipped: {no_cov}")
-        return Sbfl(skipped=no_cov)
     python = env.python if env is not None else Path("python")
     fork = await asyncio.to_thread(workspace.fork)
     try:
@@ -205,6 +268,11 @@ async def _sbfl(rep: Reproduction, ctx: RunContext, workspace: Workspace) -> Sbf
             )
     finally:
         await asyncio.to_thread(fork.close)
+    return _scored(result, ctx)
+
+
+def _scored(result: SbflResult, ctx: RunContext) -> Sbfl:
+    """The record's SBFL part from a run's scores; its notes go to the journal."""
     for n in result.notes:
         ctx.journal.note("reproduction", n)
     skipped = None

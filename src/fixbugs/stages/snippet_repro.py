@@ -1,0 +1,154 @@
+"""The reproduction stage's path through the report's own code.
+
+:func:`run_report_snippets` runs the report's first snippets
+(:func:`fixbugs.inputs.snippets.extract_snippets`) in the workspace, through
+the project's interpreter, until one fails as the report shows;
+:func:`from_snippet` makes the stage's :class:`Reproduction` of that run: its
+``script`` is the snippet, its ``command`` the snippet's self-contained gate
+(:func:`fixbugs.stages.snippet.gate_command`) that validation runs as its
+fail-to-pass stage, beside the project's test folder as the last gate.
+:func:`snippet_spectrum` is SBFL's run: the snippet as the failing test,
+the top-ranked files' existing tests as the passing ones, through
+:func:`fixbugs.localize.sbfl.run_sbfl`, the one coverage runner; without a
+passing test beside it the spectrum ranks nothing and SBFL is skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+from fixbugs.inputs import BugInputs
+from fixbugs.inputs.snippets import Snippet, extract_snippets
+from fixbugs.localize.sbfl import SbflResult, run_sbfl
+from fixbugs.localize.traceback import is_test_path
+from fixbugs.pyenv.testverdict import tail
+from fixbugs.run.context import RunContext
+from fixbugs.run.record import Reproduction, ReproStatus
+from fixbugs.sandbox.executor import Workspace
+from fixbugs.stages.snippet import (
+    SCRATCH_PREFIX,
+    SnippetRun,
+    gate_command,
+    run_snippet,
+    write_snippet_test,
+)
+
+__all__ = ["from_snippet", "run_report_snippets", "snippet_spectrum"]
+
+SNIPPET_RUNS = 3  # the report's first snippets tried
+SNIPPET_TIMEOUT_S = 60.0
+
+
+async def run_report_snippets(
+    inputs: BugInputs, ctx: RunContext, workspace: Workspace
+) -> SnippetRun | None:
+    """Run the report's first snippets; the first that reproduces, else the last one run."""
+    if ctx.options.no_python:
+        return None
+    snippets = extract_snippets(inputs.report.text)[:SNIPPET_RUNS]
+    env = ctx.options.python
+    last: SnippetRun | None = None
+    for s in snippets:
+        with ctx.recorder.tool_call("the report's snippet"):
+            last = await run_snippet(
+                s,
+                workspace,
+                python=str(env.python) if env is not None else "python",
+                env=ctx.options.test_env,
+                timeout_s=min(ctx.options.test_timeout_s, SNIPPET_TIMEOUT_S),
+            )
+        v = last.verdict
+        ctx.journal.note(
+            "reproduction",
+            f"the report's {s.kind} snippet (the report says it {s.expects}): "
+            f"{v.status.replace('_', ' ')}: {v.reason}",
+        )
+        if v.status == "reproduced":
+            break
+    return last
+
+
+def _suite(ctx: RunContext) -> str | None:
+    """The project's test folder as one pytest run (the snippet's last gate), if pytest is there."""
+    env = ctx.options.python
+    if env is not None and env.pytest is None:
+        return None
+    files = ctx.files()
+    for folder in ("tests", "test", "testing"):
+        if any(p.startswith(folder + "/") and is_test_path(p) for p in files):
+            return f"python -m pytest -v -p no:cacheprovider {folder}"
+    return None
+
+
+def from_snippet(run: SnippetRun, ctx: RunContext) -> Reproduction:
+    """The stage's record of a snippet's run: confirmed only when it failed as reported."""
+    v, s = run.verdict, run.snippet
+    if v.status == "reproduced":
+        summary = f"the report's snippet fails as reported: {v.reason}"
+        status: ReproStatus = "confirmed"
+    elif v.status == "could_not_run":
+        summary = f"could not run the report's snippet: {v.reason}; the bug was not reproduced"
+        status = "could_not_run"
+    else:
+        summary = f"the report's snippet does not fail as reported: {v.reason}"
+        status = "passes"
+    confirmed = status == "confirmed"
+    rep = Reproduction(
+        gate_command(s) if confirmed else None,
+        "snippet",
+        status,
+        summary,
+        output_tail=tail(run.output),
+        suite_command=_suite(ctx) if confirmed else None,
+        script=s.source,
+    )
+    ctx.journal.emit(
+        "reproduction",
+        "reproduction",
+        f"{'confirmed' if confirmed else 'not confirmed'}: {summary}",
+        origin="snippet",
+        confirmed=confirmed,
+        status=status,
+    )
+    return rep
+
+
+async def snippet_spectrum(
+    snippet: Snippet, others: list[str], python: Path, ctx: RunContext, workspace: Workspace
+) -> SbflResult:
+    """Ochiai scores with ``snippet`` failing, beside ``others`` (test files), in a fork.
+
+    A spectrum in which every line scores the same says nothing and is dropped.
+    """
+    result = await _snippet_coverage(snippet, others, python, ctx, workspace)
+    scores = {v for lines in result.line_scores.values() for v in lines.values()}
+    if len(scores) == 1:
+        # no passing test ran any line the snippet ran: every line it ran is equally suspect,
+        # which ranks nothing (and would push every file it imported up the ranking)
+        why = "no passing test ran the lines the snippet ran: every one scores the same"
+        return SbflResult(notes=(why,))
+    # the snippet's scratch files are no file of the repository: that is no news
+    notes = tuple(n for n in result.notes if SCRATCH_PREFIX not in n)
+    return replace(result, notes=notes)
+
+
+async def _snippet_coverage(
+    snippet: Snippet, others: list[str], python: Path, ctx: RunContext, workspace: Workspace
+) -> SbflResult:
+    fork = await asyncio.to_thread(workspace.fork)
+    try:
+        test = await asyncio.to_thread(write_snippet_test, snippet, fork.root)
+        with ctx.recorder.tool_call("the snippet and tests under coverage"):
+            return await run_sbfl(
+                fork,
+                python,
+                [test, *others],
+                timeout_s=ctx.options.test_timeout_s,
+                env=ctx.options.test_env,
+                baseline=fork.baseline,
+                listed=ctx.files().keys(),
+            )
+    finally:
+        await asyncio.to_thread(fork.close)
