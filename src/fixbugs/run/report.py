@@ -145,10 +145,11 @@ class RunReport:
             if rep.get("status") == "could_not_run"
             else ("Confirmed" if rep["confirmed"] else "Not confirmed")
         )
-        out.append(
-            f"{label} ({md_text(rep['origin'])}): {md_code(rep['command'] or '-')} — "
-            + md_text(rep["summary"])
-        )
+        # a snippet's command is its gate (the script, encoded): the script is what a person reads
+        shown = "the report's code, below" if rep.get("script") else md_code(rep["command"] or "-")
+        out.append(f"{label} ({md_text(rep['origin'])}): {shown} — " + md_text(rep["summary"]))
+        if rep.get("script"):
+            out += ["", *md_fence(rep["script"].rstrip("\n"), "python")]
         if rep.get("status") == "could_not_run" and rep.get("output_tail"):
             out += ["", *md_fence(rep["output_tail"])]
         if d["patch"]:
@@ -257,6 +258,7 @@ def build_report(
             summary=rep.summary if rep else "not run",
             status=rep.status if rep else "none",
             output_tail=rep.output_tail if rep else "",
+            script=rep.script if rep else None,
             sbfl_skipped=run.sbfl.skipped,
         ),
         first_hypothesis_s=run.analysis.first_hypothesis_s,

@@ -98,6 +98,11 @@ class ReproductionItem(_Open):
     summary: str
     status: str = Field("none", description="confirmed, passes, could_not_run or none")
     output_tail: str = ""
+    script: str | None = Field(
+        default=None,
+        description="origin snippet: the report's own code that reproduced the bug, as a "
+        "script; ``command`` runs it as validation's fail-to-pass gate",
+    )
     sbfl_skipped: str | None = Field(
         default=None,
         description="why SBFL gave no evidence on a reproduced bug, in one line "

@@ -74,6 +74,10 @@ async def test_the_reports_session_reproduces_and_localizes(tmp_path: Path) -> N
     rep = d["reproduction"]
     assert rep["status"] == "confirmed" and rep["origin"] == "snippet", rep
     assert "prints the output the report shows" in rep["summary"]
+    # the report keeps the script, and shows it to a person instead of the encoded gate
+    assert rep["script"] and "checkout([])" in rep["script"], rep
+    shown = report.markdown()
+    assert "checkout([])" in shown and rep["command"] not in shown
     assert d["ranked_files"][0]["path"] == "shop.py", d["ranked_files"][:3]
     assert any(r.startswith("Ochiai") for r in d["ranked_files"][0]["reasons"]), d["ranked_files"]
     # validation ran the snippet's gate in fresh forks: fixes that leave it printing 0.0 fail it
