@@ -22,14 +22,13 @@ gate command is validation's fail-to-pass gate.
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from pathlib import Path
 from typing import Literal
 
 from fixbugs.inputs import BugInputs
 from fixbugs.inputs.snippets import Snippet
-from fixbugs.localize.sbfl import SbflResult, run_sbfl, sbfl_evidence, suspicious_ranges
+from fixbugs.localize.sbfl import SbflResult, sbfl_evidence, suspicious_ranges
 from fixbugs.localize.signals import module_tests
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, unittest_module
 from fixbugs.pyenv.testverdict import classify_run, tail
@@ -41,6 +40,7 @@ from fixbugs.stages.findtest import (
     command_from_report,
     matching_failure,
 )
+from fixbugs.stages.sbfl_fork import sbfl_in_fork
 from fixbugs.stages.snippet_repro import from_snippet, run_report_snippets, snippet_spectrum
 
 __all__ = ["reproduce", "run_reproduction"]
@@ -254,20 +254,7 @@ async def _sbfl(rep: Reproduction, ctx: RunContext, workspace: Workspace) -> Sbf
         return skipped
     env = ctx.options.python
     python = env.python if env is not None else Path("python")
-    fork = await asyncio.to_thread(workspace.fork)
-    try:
-        with ctx.recorder.tool_call("tests under coverage"):
-            result = await run_sbfl(
-                fork,
-                python,
-                test_files,
-                timeout_s=ctx.options.test_timeout_s,
-                env=ctx.options.test_env,
-                baseline=fork.baseline,
-                listed=ctx.files().keys(),
-            )
-    finally:
-        await asyncio.to_thread(fork.close)
+    result = await sbfl_in_fork(ctx, workspace, python, test_files, what="tests under coverage")
     return _scored(result, ctx)
 
 

@@ -15,18 +15,18 @@ passing test beside it the spectrum ranks nothing and SBFL is skipped.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from pathlib import Path
 
 from fixbugs.inputs import BugInputs
 from fixbugs.inputs.snippets import Snippet, extract_snippets
-from fixbugs.localize.sbfl import SbflResult, run_sbfl
+from fixbugs.localize.sbfl import SbflResult
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testverdict import tail
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import Reproduction, ReproStatus
 from fixbugs.sandbox.executor import Workspace
+from fixbugs.stages.sbfl_fork import sbfl_in_fork
 from fixbugs.stages.snippet import (
     SCRATCH_PREFIX,
     SnippetRun,
@@ -122,7 +122,14 @@ async def snippet_spectrum(
 
     A spectrum in which every line scores the same says nothing and is dropped.
     """
-    result = await _snippet_coverage(snippet, others, python, ctx, workspace)
+    result = await sbfl_in_fork(
+        ctx,
+        workspace,
+        python,
+        others,
+        what="the snippet and tests under coverage",
+        write_first=lambda root: write_snippet_test(snippet, root),
+    )
     scores = {v for lines in result.line_scores.values() for v in lines.values()}
     if len(scores) == 1:
         # no passing test ran any line the snippet ran: every line it ran is equally suspect,
@@ -132,23 +139,3 @@ async def snippet_spectrum(
     # the snippet's scratch files are no file of the repository: that is no news
     notes = tuple(n for n in result.notes if SCRATCH_PREFIX not in n)
     return replace(result, notes=notes)
-
-
-async def _snippet_coverage(
-    snippet: Snippet, others: list[str], python: Path, ctx: RunContext, workspace: Workspace
-) -> SbflResult:
-    fork = await asyncio.to_thread(workspace.fork)
-    try:
-        test = await asyncio.to_thread(write_snippet_test, snippet, fork.root)
-        with ctx.recorder.tool_call("the snippet and tests under coverage"):
-            return await run_sbfl(
-                fork,
-                python,
-                [test, *others],
-                timeout_s=ctx.options.test_timeout_s,
-                env=ctx.options.test_env,
-                baseline=fork.baseline,
-                listed=ctx.files().keys(),
-            )
-    finally:
-        await asyncio.to_thread(fork.close)

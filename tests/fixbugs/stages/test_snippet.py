@@ -107,10 +107,10 @@ async def test_a_spectrum_where_every_line_scores_the_same_is_dropped(
     flat = SbflResult({"a.py": 1.0}, {"a.py": {1: 1.0, 2: 1.0}, "b.py": {7: 1.0}}, ("t",))
     ranked = SbflResult({"a.py": 1.0}, {"a.py": {1: 1.0, 2: 0.5}}, ("t",), ("x",))
 
-    async def measured(*_: Any) -> SbflResult:
+    async def measured(*_: Any, **__: Any) -> SbflResult:
         return result
 
-    monkeypatch.setattr(snippet_repro, "_snippet_coverage", measured)
+    monkeypatch.setattr(snippet_repro, "sbfl_in_fork", measured)
     none = cast(Any, None)
     result = flat
     dropped = await snippet_repro.snippet_spectrum(RAISES, [], Path("python"), none, none)
