@@ -38,6 +38,8 @@ class AgentOutput:
     notes: tuple[str, ...] = ()
     root_cause: tuple[str, int, int] | None = None  # path, first line, last line
     degraded: bool = False
+    # SBFL gave evidence: the bug was reproduced and its coverage run scored lines
+    sbfl_ran: bool = False
 
 
 AgentRunner = Callable[[Case, Path, Path], Awaitable[AgentOutput]]

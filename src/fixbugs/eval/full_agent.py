@@ -41,6 +41,7 @@ def output_from_report(report: ReportModel) -> AgentOutput:
         notes,
         root,
         report.degraded,
+        report.reproduction.status == "confirmed" and report.reproduction.sbfl_skipped is None,
     )
 
 

@@ -59,6 +59,7 @@ class CaseResult:
     region_hit: bool = False  # the root cause: right file, lines within 3 of a gold hunk
     root_cause: tuple[str, int, int] | None = None
     degraded: bool = False
+    sbfl_ran: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,7 @@ class EvalSummary:
     degraded: int
     validated_fixes: int
     stage_s: dict[str, StageTimes]
+    sbfl_ran: int = 0  # cases where SBFL gave evidence (reproduced, coverage scored lines)
 
 
 def load_cases(cases: Path, *, case_id: str | None = None, limit: int | None = None) -> list[Case]:
@@ -200,6 +202,7 @@ async def run_eval(
             region_hit(out.root_cause, gold),
             out.root_cause,
             out.degraded,
+            out.sbfl_ran,
         )
         results.append(res)
         if on_case:
@@ -233,6 +236,7 @@ def summarize(results: list[CaseResult]) -> EvalSummary:
         root_cause_region=share(r.region_hit for r in results),
         degraded=sum(1 for r in results if r.degraded),
         validated_fixes=sum(1 for r in results if r.validated),
+        sbfl_ran=sum(1 for r in results if r.sbfl_ran),
         stage_s={
             k: StageTimes(statistics.fmean(v), statistics.median(v), max(v))
             for k, v in stages.items()
@@ -260,7 +264,7 @@ def _print_summary(summary: EvalSummary) -> None:
         f"reproduction confirmed: {summary.reproduction_confirmed}/{n}   "
         f"root-cause region (gold file, within 3 lines of a gold hunk): "
         f"{summary.root_cause_region:.0%}   "
-        f"validated fixes: {summary.validated_fixes}/{n}"
+        f"validated fixes: {summary.validated_fixes}/{n}   SBFL ran: {summary.sbfl_ran}/{n}"
     )
     st = Table(title="Per-stage wall time (s)")
     for col in ("stage", "mean", "median", "max"):
@@ -337,7 +341,8 @@ def eval_command(
         top = terminal(repr(r.agent[:1]))  # the case's file name: its own words, inert
         console.print(
             f"{terminal(r.id):<14} agent rank {rank or '-':>2}  top: {top}  "
-            f"repro={r.reproduction_confirmed} region={r.region_hit} validated={r.validated}  "
+            f"repro={r.reproduction_confirmed} sbfl={r.sbfl_ran} region={r.region_hit} "
+            f"validated={r.validated}  "
             f"{r.stage_s.get('agent_total', 0):.1f}s",
             highlight=False,
         )

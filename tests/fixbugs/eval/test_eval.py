@@ -86,6 +86,7 @@ async def test_eval_scores_only_after_the_agent_and_the_agent_never_sees_gold(
             None,
             True,
             {"sbfl": 0.5},
+            sbfl_ran=True,
         )
 
     results = await run_eval(
@@ -105,6 +106,7 @@ async def test_eval_scores_only_after_the_agent_and_the_agent_never_sees_gold(
         "line_hit": 1.0,
     }
     assert s.reproduction_confirmed == 1 and s.validated_fixes == 0
+    assert r.sbfl_ran and s.sbfl_ran == 1  # the agent's SBFL gave evidence
 
 
 async def test_validation_rejects_a_patch_that_does_not_apply(tmp_path: Path):
