@@ -97,16 +97,29 @@ def _report(evil: bool) -> dict[str, Any]:
         "repair": {
             "candidates": 1,
             "rejected_by_stage": {},
+            "outcomes_by_status": {"validated": 1},
+            "budget_spent": False,
+            "outcomes": [],
             "wall_s": 1.0,
             "first_validated_s": 1.0,
             "validated": [
                 {
+                    "id": 0,
                     "path": name,
                     "lines": [1, 1],
                     "template": t("literal"),
                     "why": t("drop the literal"),
-                    "overfit_risk": t("low"),
+                    "score": 1.0,
+                    "suspiciousness": 1.0,
+                    "prior": 1.0,
+                    "naturalness": 1.0,
+                    "diff_lines": 2,
+                    "overfit_risk": "low",  # one of three words of ours: nothing to taint
+                    "shape": None,
+                    "shape_reason": None,
+                    "validated": True,
                     "seconds": 1.0,
+                    "found_at_s": 1.0,
                     "diff": diff,
                 }
             ],
