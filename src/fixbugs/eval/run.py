@@ -347,7 +347,17 @@ def eval_command(
             highlight=False,
         )
 
-    results = asyncio.run(run_eval(selected, agent=agent, on_case=show))
+    # as a user: the case's venv holds its requirements only (no coverage.py: SBFL must
+    # supply its own); the agent's own eval adds coverage for its in-process SBFL
+    extra: tuple[str, ...] = () if as_user else ("coverage",)
+    results = asyncio.run(
+        run_eval(
+            selected,
+            agent=agent,
+            on_case=show,
+            python_env=lambda py, reqs: ensure_python_env(py, reqs, extra),
+        )
+    )
     summary = summarize(results)
     _print_summary(summary)
     if json_out:
