@@ -100,16 +100,6 @@ class CandidateOutcome:
     seconds: float
     finished_at: float  # seconds since validation started
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "status": self.status,
-            "stage": self.stage,
-            "detail": self.detail,
-            "seconds": round(self.seconds, 3),
-            "finished_at_s": round(self.finished_at, 3),
-        }
-
 
 @dataclass
 class ValidationRun:

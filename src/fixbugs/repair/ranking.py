@@ -104,23 +104,6 @@ class RepairCandidate:
         """How validation's summary names it: where the engine's edit is, a caller's words."""
         return f"{self.path}:{self.start}: {self.why}" if self.own else self.why
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "path": self.path,
-            "template": self.template,
-            "why": self.why,
-            "lines": [self.start, self.end],
-            "score": round(self.score, 4),
-            "suspiciousness": round(self.suspiciousness, 3),
-            "prior": self.prior,
-            "naturalness": round(self.naturalness, 3),
-            "diff_lines": self.size,
-            "overfit_risk": self.overfit_risk,
-            "shape": self.shape.kind if self.shape else None,
-            "shape_reason": self.shape.reason if self.shape else None,
-        }
-
 
 def overfit_risk(
     edit: Edit, test_literals: frozenset[str], shape: ChangeShape | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from fixbugs.repair.candidate_runs import Status, ValidationRun, default_limit
+from fixbugs.repair.candidate_runs import CandidateOutcome, Status, ValidationRun, default_limit
 from fixbugs.repair.ranking import OverfitRisk, RepairCandidate
 from fixbugs.repair.shapes import ShapeKind
 
@@ -51,6 +51,29 @@ class PassedCandidate(_Frozen):
     validated: bool
     seconds: float | None
     found_at_s: float | None
+
+    @classmethod
+    def of(cls, c: RepairCandidate, outcome: CandidateOutcome | None) -> PassedCandidate:
+        """The record of ``c``, which passed every stage (``outcome``: its run, if recorded)."""
+        return cls(
+            id=c.id,
+            path=c.path,
+            template=c.template,
+            why=c.why,
+            lines=(c.start, c.end),
+            score=round(c.score, 4),
+            suspiciousness=round(c.suspiciousness, 3),
+            prior=c.prior,
+            naturalness=round(c.naturalness, 3),
+            diff_lines=c.size,
+            overfit_risk=c.overfit_risk,
+            shape=c.shape.kind if c.shape else None,
+            shape_reason=c.shape.reason if c.shape else None,
+            diff=c.diff,
+            validated=not c.looks_overfit,
+            seconds=outcome.seconds if outcome else None,
+            found_at_s=outcome.finished_at if outcome else None,
+        )
 
 
 class CandidateRecord(_Frozen):
@@ -96,29 +119,6 @@ class RepairSummary(_Frozen):
     bench: RepairBench | None = None
 
 
-def _passed(c: RepairCandidate, run: ValidationRun) -> PassedCandidate:
-    o = run.outcomes.get(c.id)
-    return PassedCandidate(
-        id=c.id,
-        path=c.path,
-        template=c.template,
-        why=c.why,
-        lines=(c.start, c.end),
-        score=round(c.score, 4),
-        suspiciousness=round(c.suspiciousness, 3),
-        prior=c.prior,
-        naturalness=round(c.naturalness, 3),
-        diff_lines=c.size,
-        overfit_risk=c.overfit_risk,
-        shape=c.shape.kind if c.shape else None,
-        shape_reason=c.shape.reason if c.shape else None,
-        diff=c.diff,
-        validated=not c.looks_overfit,
-        seconds=o.seconds if o else None,
-        found_at_s=o.finished_at if o else None,
-    )
-
-
 def repair_summary(
     run: ValidationRun, cands: list[RepairCandidate], *, bench: RepairBench | None = None
 ) -> RepairSummary:
@@ -130,8 +130,14 @@ def repair_summary(
     outcomes = sorted(run.outcomes.values(), key=lambda o: o.finished_at)[:MAX_OUTCOMES]
     return RepairSummary(
         candidates=len(cands),
-        validated=tuple(_passed(c, run) for c in run.validated if not c.looks_overfit),
-        overfitting=tuple(_passed(c, run) for c in run.validated if c.looks_overfit),
+        validated=tuple(
+            PassedCandidate.of(c, run.outcomes.get(c.id))
+            for c in run.validated
+            if not c.looks_overfit
+        ),
+        overfitting=tuple(
+            PassedCandidate.of(c, run.outcomes.get(c.id)) for c in run.validated if c.looks_overfit
+        ),
         first_validated_s=run.first_validated_s,
         wall_s=round(run.wall_s, 3),
         rejected_by_stage=run.rejected_by_stage(),

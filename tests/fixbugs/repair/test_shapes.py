@@ -15,6 +15,7 @@ from fixbugs.repair.patch import apply_to_text, make_diff
 from fixbugs.repair.ranking import RepairCandidate, rank, to_candidate, with_shape
 from fixbugs.repair.shapes import ChangeShape, classify_change, classify_diff
 from fixbugs.repair.source import Edit
+from fixbugs.repair.summary import PassedCandidate
 
 
 def d(text: str) -> str:
@@ -411,8 +412,8 @@ def test_a_candidate_with_a_shape_is_high_risk_and_ranks_after_every_other():
     assert a.looks_overfit and not a.ends_search
     assert b.shape is None and b.ends_search and not c.ends_search and not c.looks_overfit
     assert [x.id for x in rank([a, b, c])] == [1, 2, 0]
-    row = a.to_dict()
-    assert row["shape"] == "swallows" and "try/except KeyError" in str(row["shape_reason"])
+    row = PassedCandidate.of(a, None)  # as the report's repair record lists it
+    assert row.shape == "swallows" and "try/except KeyError" in str(row.shape_reason)
 
 
 def test_a_callers_diff_gets_its_shape_when_validation_judges_it():
