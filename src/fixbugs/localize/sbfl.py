@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import stat
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,7 +29,7 @@ from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.sandbox.executor import Executor
 from fixbugs.sandbox.reported import CopyPaths
-from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted
+from fixbugs.sandbox.untrusted import UntrustedFile, not_a_regular_file, read_untrusted
 
 __all__ = [
     "SbflResult",
@@ -269,7 +268,7 @@ async def run_sbfl(
             env=env,
         )
         if report.timed_out:  # what it wrote is cut short, or it wrote into a planted FIFO
-            planted = _not_a_file(out_json)
+            planted = not_a_regular_file(out_json)
             if planted:
                 return SbflResult(notes=(f"coverage json failed ({planted})",))
             return SbflResult(
@@ -293,15 +292,6 @@ async def run_sbfl(
     spectrum, note = baseline_spectrum(spectrum, paths)
     result = ochiai(spectrum)
     return replace(result, notes=(*result.notes, note)) if note else result
-
-
-def _not_a_file(path: Path) -> str | None:
-    """Why ``path`` is no report (a FIFO, a link, a socket), or None; never opened or followed."""
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return None
-    return None if stat.S_ISREG(mode) else f"{path.name}: not a regular file"
 
 
 def _path_first(folder: str, rest: str | None) -> str:

@@ -16,7 +16,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["UntrustedFile", "read_untrusted", "read_untrusted_sync"]
+__all__ = ["UntrustedFile", "not_a_regular_file", "read_untrusted", "read_untrusted_sync"]
 
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 
@@ -72,6 +72,16 @@ def read_untrusted_sync(path: Path, *, max_bytes: int, within: Path | None = Non
         return data
     finally:
         os.close(fd)
+
+
+def not_a_regular_file(path: Path) -> str | None:
+    """Why ``path`` is no readable file (a FIFO, a link, a socket), or None if it is one
+    or is absent; it is neither opened nor followed, so a FIFO cannot block this."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else f"{path.name}: not a regular file"
 
 
 async def read_untrusted(
