@@ -122,6 +122,15 @@ def run(
     repair_candidates: Annotated[
         int, typer.Option(min=1, help="Most repair candidates to validate.")
     ] = 300,
+    model_steps: Annotated[
+        str | None,
+        typer.Option(
+            "--model-steps",
+            help="Model steps to take: all, none, or some of "
+            "log_map,relevance,judgment,rewrite,naturalness (default: as the endpoints' "
+            "trust allows).",
+        ),
+    ] = None,
 ) -> None:
     """Investigate one bug: evidence, reproduction, root cause, minimal fix, proof."""
     from fixbugs.run.agent import run_from_paths
@@ -134,6 +143,9 @@ def run(
         traces = traces or sorted((base / "traces").glob("*"))
     if report is None or repo is None:
         raise InputError("give --report and --repo (or --example invoice)")
+    from fixbugs.run.model_steps import ModelSteps
+
+    steps = ModelSteps.parse(model_steps) if model_steps is not None else None
     result = asyncio.run(
         run_from_paths(
             report=report,
@@ -147,6 +159,7 @@ def run(
             python=python,
             repair_budget_s=repair_budget,
             repair_candidates=repair_candidates,
+            model_steps=steps,
             on_event=render_event,
         )
     )

@@ -27,6 +27,7 @@ from pathlib import Path
 from fixbugs.eval.case import AgentOutput, AgentRunner, Case
 from fixbugs.eval.full_agent import output_from_report
 from fixbugs.pyenv.testrun import parse_outcomes
+from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths
 from fixbugs.sandbox.hosttools import run_tool
@@ -99,6 +100,7 @@ def as_user_agent(
     use_model: bool,
     config: Path | None = None,
     repair_budget_s: float | None = None,
+    model_steps: ModelSteps | None = None,
     timeout_s: float = 1800.0,
     workspace: WorkspaceFactory = Sandbox.create,
 ) -> AgentRunner:
@@ -135,6 +137,8 @@ def as_user_agent(
                 argv += ["--repair-budget", f"{repair_budget_s:g}"]
             if not use_model:
                 argv.append("--no-model")
+            elif model_steps is not None:
+                argv += ["--model-steps", model_steps.spec()]
             argv += config_arg
             proc = await asyncio.to_thread(
                 lambda: run_tool(argv, env=env, cwd=tmp, timeout_s=timeout_s)

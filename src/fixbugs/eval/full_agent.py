@@ -18,6 +18,7 @@ from fixbugs.localize import RankedFile
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
+from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.stages.driver import StageName
 
@@ -45,7 +46,12 @@ def output_from_report(report: ReportModel) -> AgentOutput:
     )
 
 
-def full_agent(models: Models | None, *, until: StageName = "validation") -> AgentRunner:
+def full_agent(
+    models: Models | None,
+    *,
+    until: StageName = "validation",
+    model_steps: ModelSteps | None = None,
+) -> AgentRunner:
     """A runner that investigates each case with the agent itself, ``run_bug``.
 
     End to end by default (localize, reproduce, fix, validate);
@@ -58,7 +64,10 @@ def full_agent(models: Models | None, *, until: StageName = "validation") -> Age
         inputs = load_inputs(report_file, tree, test=case.test_command or None)
         env = env_for_interpreter(Interpreter(python_bin / "python", "case env"))
         options = replace(
-            AgentOptions.for_env(env), use_model=models is not None, test_timeout_s=300
+            AgentOptions.for_env(env),
+            use_model=models is not None,
+            model_steps=model_steps,
+            test_timeout_s=300,
         )
         report = await run_bug(inputs, models=models, options=options, until=until)
         return output_from_report(report.model)

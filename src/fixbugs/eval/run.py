@@ -312,6 +312,15 @@ def eval_command(
         float | None,
         typer.Option(min=1, help="With --as-user: seconds each run's repair engine may spend."),
     ] = None,
+    model_steps: Annotated[
+        str | None,
+        typer.Option(
+            "--model-steps",
+            help="Model steps to take: all, none, or some of "
+            "log_map,relevance,judgment,rewrite,naturalness (default: as the endpoints' "
+            "trust allows).",
+        ),
+    ] = None,
 ) -> None:
     """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
 
@@ -320,7 +329,9 @@ def eval_command(
     from fixbugs.eval.full_agent import full_agent
     from fixbugs.eval.user_reports import with_user_reports
     from fixbugs.run.agent import models_from_config
+    from fixbugs.run.model_steps import ModelSteps
 
+    steps = ModelSteps.parse(model_steps) if model_steps is not None else None
     selected = load_cases(cases, case_id=case, limit=limit)
     selected = with_user_reports(selected, reports, no_test=no_test)
     if not no_model:  # one line and exit 2 before any case when an endpoint cannot serve
@@ -329,11 +340,18 @@ def eval_command(
 
         asyncio.run(preflight(load_settings(config)))
     models = None if no_model or as_user else models_from_config(config)
-    agent = full_agent(models, until="root_cause" if localize_only else "validation")
+    agent = full_agent(
+        models, until="root_cause" if localize_only else "validation", model_steps=steps
+    )
     if as_user:
         from fixbugs.eval.as_user import as_user_agent
 
-        agent = as_user_agent(use_model=not no_model, config=config, repair_budget_s=repair_budget)
+        agent = as_user_agent(
+            use_model=not no_model,
+            config=config,
+            repair_budget_s=repair_budget,
+            model_steps=steps,
+        )
     console = Console()
 
     def show(r: CaseResult) -> None:

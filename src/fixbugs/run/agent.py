@@ -27,6 +27,7 @@ from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.pyenv.overlay import needs_shim, prepare_env, shim_dir
 from fixbugs.pyenv.userenv import Interpreter, TestEnv, choose_interpreter, probe_env
 from fixbugs.run.context import AgentOptions, Models, RunContext
+from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.preflight import preflight
 from fixbugs.run.progress import EventSink, Journal
 from fixbugs.run.record import BugRun
@@ -227,6 +228,7 @@ async def run_from_paths(
     repair_budget_s: float | None = None,
     repair_candidates: int | None = None,
     repair_bench: bool = False,
+    model_steps: ModelSteps | None = None,
     on_event: EventSink | None = None,
 ) -> RunReport:
     """The CLI's entry: validate inputs, build models from config, run the agent."""
@@ -240,7 +242,7 @@ async def run_from_paths(
     except BaseException:
         await _close(models)
         raise
-    options = replace(options, use_model=use_model)
+    options = replace(options, use_model=use_model, model_steps=model_steps)
     if repair_budget_s is not None:
         options = replace(options, fix_budget_s=repair_budget_s)
     if repair_candidates is not None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from agentrt import Clock
 from agentrt.llm import ChatModel
 from agentrt.metrics import MetricsRecorder
+from fixbugs.run.model_steps import LOW_TRUST_STEPS, NO_STEPS, ModelStep, ModelSteps
 from fixbugs.run.progress import Journal
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class AgentOptions:
     validation_slots: int | None = None  # candidates validated at once (None: one per core)
     use_sbfl: bool = True
     use_model: bool = True
+    model_steps: ModelSteps | None = None  # None: the steps the endpoints' trust allows
     slack_lines: int = 3  # how far outside the localized lines a fix may reach
 
     @classmethod
@@ -106,6 +108,22 @@ class RunContext:
         return cls(
             models, options, clock, recorder or MetricsRecorder(clock), journal, _Files(repo)
         )
+
+    def step_model(self, step: ModelStep) -> ChatModel | None:
+        """The model that serves ``step``, or None when the run does not take it.
+
+        The one test every model step makes (see :mod:`fixbugs.run.model_steps`):
+        no models, ``--no-model``, or a step not among the run's steps.
+        """
+        if self.models is None or not self.model_steps().on(step):
+            return None
+        return self.models.judge if step in ("judgment", "rewrite") else self.models.map
+
+    def model_steps(self) -> ModelSteps:
+        """The run's model steps: ``--model-steps``, else those the endpoints' trust allows."""
+        if self.models is None or not self.options.use_model:
+            return NO_STEPS
+        return self.options.model_steps or LOW_TRUST_STEPS
 
     def files(self) -> dict[str, str]:
         """The repository's text files (path -> text), read once per run."""

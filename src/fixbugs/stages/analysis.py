@@ -19,7 +19,7 @@ from pathlib import Path
 from agentrt.chunking import LogChunk, chunk_log_file
 from agentrt.evidence import Evidence as RtEvidence
 from agentrt.evidence import Provenance, digest
-from agentrt.graph import gather_map
+from agentrt.graph import gather_map, with_deadline
 from agentrt.llm import ChatRequest
 from fixbugs.inputs import BugInputs, LogRecord, iter_log_records
 from fixbugs.localize.evidence import Evidence as FileEvidence
@@ -28,6 +28,7 @@ from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.traceback import parse_failure
 from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.run.context import RunContext
+from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.record import Analysis, Evidence
 
 __all__ = [
@@ -97,12 +98,12 @@ async def _map_log_chunks(inputs: BugInputs, ctx: RunContext, path: Path) -> lis
     # streamed: only the k best chunks are ever held, whatever the log's size
     best = heapq.nlargest(ctx.options.max_log_chunks, scored(), key=lambda t: (t[0], t[1]))
     chunks = [c for _, _, c in sorted(best, key=lambda t: -t[1])]
-    if not chunks or ctx.models is None or not ctx.options.use_model:
+    model = ctx.step_model("log_map")
+    if not chunks or model is None:
         return []
     summary = inputs.report.title
 
     async def one(c: LogChunk) -> list[RtEvidence]:
-        assert ctx.models is not None
         # Plain text, not JSON: the finding is one sentence and the chunk's own
         # provenance is exact; a small model keeps plain text well-formed.
         req = ChatRequest.of(
@@ -111,7 +112,9 @@ async def _map_log_chunks(inputs: BugInputs, ctx: RunContext, path: Path) -> lis
             system=LOG_SYSTEM,
             max_tokens=48,
         )
-        res = await ctx.models.map.complete(req)
+        res = await with_deadline(
+            ctx.clock, ModelSteps.deadline_s("log_map"), model.complete(req), what="log map"
+        )
         text = " ".join(res.text.split())
         prov = Provenance(source=path.name, line=c.first_line, byte_offset=c.byte_offset)
         return [RtEvidence("candidate", text, prov, confidence=0.3)] if text else []

@@ -49,6 +49,8 @@ def start_run(inputs: BugInputs, ctx: RunContext) -> None:
                 "reproduction",
                 f"pytest is not installed in the project's environment ({env.python})",
             )
+    if ctx.models is not None and ctx.options.use_model:
+        journal.note("run", f"model steps: {ctx.model_steps().describe()}")
     for n in inputs.notes:
         journal.note("analysis", n)
 

@@ -2,7 +2,7 @@
 
 Scatter-gather over chunks of the files the static analysis ranked highest
 (:func:`fixbugs.localize.locate.relevance_evidence`); without a model, or
-with ``use_model`` off, it adds nothing.
+or when the run does not take the ``relevance`` step, it adds nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import RELEVANCE, relevance_evidence
 from fixbugs.localize.traceback import ParsedFailure
 from fixbugs.run.context import RunContext
+from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.record import Analysis
 
 __all__ = ["run_relevance"]
@@ -23,15 +24,20 @@ async def run_relevance(
     inputs: BugInputs, analysis: Analysis, ctx: RunContext
 ) -> tuple[FileEvidence, ...]:
     """Model relevance over the top candidates' file chunks (scatter-gather)."""
-    if ctx.models is None or not ctx.options.use_model:
+    model = ctx.step_model("relevance")
+    if model is None:
         return ()
     res = await relevance_evidence(  # the shared localization settings (RELEVANCE)
-        ctx.models.map,
+        model,
         inputs.report.title + "\n" + inputs.report.body,
         analysis.failure or ParsedFailure(),
         analysis.static,
         ctx.files(),
-        settings=replace(RELEVANCE, top_n=ctx.options.relevance_top_n),
+        settings=replace(
+            RELEVANCE,
+            top_n=ctx.options.relevance_top_n,
+            deadline_s=ModelSteps.deadline_s("relevance"),
+        ),
         clock=ctx.clock,
         stage="file_relevance",
     )

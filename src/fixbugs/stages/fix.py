@@ -18,7 +18,8 @@ from typing import TypeGuard
 
 from pydantic import BaseModel
 
-from agentrt import ProviderError
+from agentrt import AgentrtError
+from agentrt.graph import with_deadline
 from agentrt.llm import ChatRequest
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.traceback import is_test_path
@@ -36,6 +37,7 @@ from fixbugs.repair import (
 from fixbugs.repair.naturalness import naturalness_factors
 from fixbugs.repair.patch import diff_hunks, replace_lines
 from fixbugs.run.context import RunContext
+from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.record import BugRun, FixProposal, Reproduction
 from fixbugs.sandbox.reported import read_baseline_text
 
@@ -148,7 +150,8 @@ async def _model_edit(
     inputs: BugInputs, prior: BugRun, ctx: RunContext, sources: _Sources
 ) -> Edit | None:
     rc = prior.root_cause
-    if rc is None or ctx.models is None or not ctx.options.use_model:
+    model = ctx.step_model("rewrite")
+    if rc is None or model is None:
         return None
     text = sources.text(rc.path)
     if text is None:
@@ -165,8 +168,10 @@ async def _model_edit(
         prompt, system=FIX_SYSTEM, max_tokens=200, output_type=FixAnswer, stage="fix"
     )
     try:
-        res = await ctx.models.judge.complete(req)
-    except ProviderError as exc:
+        res = await with_deadline(
+            ctx.clock, ModelSteps.deadline_s("rewrite"), model.complete(req), what="rewrite"
+        )
+    except AgentrtError as exc:
         ctx.journal.note("fix", f"model fix proposal failed: {exc}")
         return None
     ans = res.output(FixAnswer)
@@ -252,10 +257,16 @@ async def _with_naturalness(
     ctx: RunContext, cands: list[RepairCandidate], texts: dict[str, str]
 ) -> list[RepairCandidate]:
     """Re-rank the top candidates by the embedded model's naturalness (when there is one)."""
-    if ctx.models is None or not ctx.options.use_model or not cands:
+    model = ctx.step_model("naturalness")
+    if model is None or not cands:
         return cands
     try:
-        factors = await naturalness_factors(ctx.models.map, cands, texts)
+        factors = await with_deadline(
+            ctx.clock,
+            ModelSteps.deadline_s("naturalness"),
+            naturalness_factors(model, cands, texts),
+            what="naturalness",
+        )
     except Exception as exc:  # optional signal: a scoring failure never blocks the repair
         ctx.journal.note("fix", f"naturalness scoring skipped: {exc}")
         return cands

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from agentrt import AgentrtError
-from agentrt.llm import ChatRequest, Completed, TextDelta
+from agentrt.graph import with_deadline
+from agentrt.llm import ChatModel, ChatRequest, Completed, TextDelta
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.assertions import assertion_values
 from fixbugs.localize.locate import bug_summary
@@ -32,6 +33,7 @@ from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.regions import Region, suspicious_regions
 from fixbugs.localize.signals import tokenize_code
 from fixbugs.run.context import RunContext
+from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.record import BugRun, Diagnosis, RootCause
 from fixbugs.stages.analysis import ranked_event
 
@@ -180,12 +182,11 @@ def _origin(prior: BugRun, region: Region) -> Literal["sbfl", "static"]:
     return "sbfl" if prior.sbfl.suspicious.get(region.path) else "static"
 
 
-async def _stream_judgment(ctx: RunContext, req: ChatRequest) -> str:
+async def _stream_judgment(ctx: RunContext, judge: ChatModel, req: ChatRequest) -> str:
     """Run the judge as a stream; every piece goes to the person as it arrives."""
-    assert ctx.models is not None
     pieces: list[str] = []
     try:
-        async for ev in ctx.models.judge.stream(req):
+        async for ev in judge.stream(req):
             if isinstance(ev, TextDelta) and ev.text:
                 pieces.append(ev.text)
                 ctx.journal.emit("judgment", "root_cause", ev.text, delta=ev.text)
@@ -213,7 +214,8 @@ async def root_cause(
         best.reasons,
         best.function,
     )
-    if ctx.models is None or not ctx.options.use_model:
+    judge = ctx.step_model("judgment")
+    if judge is None:
         return fallback
     files = ctx.files()
     req = ChatRequest.of(
@@ -223,7 +225,12 @@ async def root_cause(
         stage="root_cause",
     )
     try:
-        answer = await _stream_judgment(ctx, req)
+        answer = await with_deadline(
+            ctx.clock,
+            ModelSteps.deadline_s("judgment"),
+            _stream_judgment(ctx, judge, req),
+            what="judgment",
+        )
     except AgentrtError as exc:
         ctx.journal.note(
             "root_cause", f"judgment call failed ({exc}); the evidence's explanation stands"

@@ -1,0 +1,100 @@
+"""Which model steps a run takes, and how long each may take.
+
+Five stages can ask a model: the analysis maps log chunks (``log_map``), file
+relevance reads candidate files (``relevance``), the root cause asks the
+judge (``judgment``), the fix stage asks for a rewrite (``rewrite``) and
+scores candidates' naturalness (``naturalness``). Each costs seconds of
+prefill and decode, and a step whose answer changes no outcome (no rank, no
+region, no validated fix) only makes the user wait. So a run names the steps
+it takes: every step on an endpoint the config trusts (``trust = "high"``),
+and on a low-trust one (the embedded default) only the steps measured to
+change an outcome (``MEASUREMENTS.md``, "model steps"). ``--model-steps``
+overrides both, which is how those measurements are made.
+
+Each step has a deadline: an answer that is late is dropped with a note and
+the run goes on from the static evidence, so a slow model bounds, and never
+stalls, the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from fixbugs.errors import InputError
+
+__all__ = [
+    "ALL_STEPS",
+    "LOW_TRUST_STEPS",
+    "MODEL_STEPS",
+    "NO_STEPS",
+    "ModelStep",
+    "ModelSteps",
+]
+
+ModelStep = Literal["log_map", "relevance", "judgment", "rewrite", "naturalness"]
+MODEL_STEPS: tuple[ModelStep, ...] = get_args(ModelStep)
+
+# Seconds each step may take before its answer is dropped. Set from the
+# embedded model's measured cost on 2 cores (MEASUREMENTS.md, "model steps"):
+# about twice the slowest answer seen, so a step that is on finishes on a loaded
+# machine and a stalled endpoint costs at most this much.
+_DEADLINES_S: dict[ModelStep, float] = {
+    "log_map": 30.0,
+    "relevance": 60.0,
+    "judgment": 45.0,
+    "rewrite": 30.0,
+    "naturalness": 30.0,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSteps:
+    """The model steps a run takes (each with its deadline)."""
+
+    enabled: frozenset[ModelStep]
+
+    def on(self, step: ModelStep) -> bool:
+        return step in self.enabled
+
+    @staticmethod
+    def deadline_s(step: ModelStep) -> float:
+        return _DEADLINES_S[step]
+
+    def spec(self) -> str:
+        """The ``--model-steps`` value that parses back to these steps."""
+        if self == ALL_STEPS:
+            return "all"
+        return ",".join(s for s in MODEL_STEPS if s in self.enabled) or "none"
+
+    def describe(self) -> str:
+        """``relevance, judgment`` in the steps' pipeline order, or ``none``."""
+        return ", ".join(s for s in MODEL_STEPS if s in self.enabled) or "none"
+
+    @classmethod
+    def parse(cls, spec: str) -> ModelSteps:
+        """``all``, ``none``, or a comma-separated list of step names.
+
+        A bad name is an :class:`InputError` naming the valid ones (one line,
+        exit 2), so a typo never silently turns a step off.
+        """
+        words = [w.strip() for w in spec.split(",") if w.strip()]
+        if words == ["all"]:
+            return ALL_STEPS
+        if words == ["none"]:
+            return NO_STEPS
+        bad = [w for w in words if w not in MODEL_STEPS]
+        if bad or not words:
+            raise InputError(
+                f"--model-steps: unknown step {', '.join(bad) or repr(spec)}; "
+                f"give all, none or some of {', '.join(MODEL_STEPS)}"
+            )
+        return cls(frozenset(s for s in MODEL_STEPS if s in words))
+
+
+ALL_STEPS = ModelSteps(frozenset(MODEL_STEPS))
+NO_STEPS = ModelSteps(frozenset())
+# The low-trust default: the steps that changed an outcome on the dev sets with
+# the embedded model (MEASUREMENTS.md, "model steps"). Provisional: all steps
+# until that measurement is in.
+LOW_TRUST_STEPS = ALL_STEPS
