@@ -51,6 +51,7 @@ def full_agent(
     *,
     until: StageName = "validation",
     model_steps: ModelSteps | None = None,
+    repair_budget_s: float | None = None,
 ) -> AgentRunner:
     """A runner that investigates each case with the agent itself, ``run_bug``.
 
@@ -69,6 +70,8 @@ def full_agent(
             model_steps=model_steps,
             test_timeout_s=300,
         )
+        if repair_budget_s is not None:
+            options = replace(options, fix_budget_s=repair_budget_s)
         report = await run_bug(inputs, models=models, options=options, until=until)
         return output_from_report(report.model)
 

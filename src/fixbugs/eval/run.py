@@ -310,7 +310,7 @@ def eval_command(
     ] = False,
     repair_budget: Annotated[
         float | None,
-        typer.Option(min=1, help="With --as-user: seconds each run's repair engine may spend."),
+        typer.Option(min=1, help="Seconds each case's repair engine may spend validating."),
     ] = None,
     model_steps: Annotated[
         str | None,
@@ -341,7 +341,10 @@ def eval_command(
         asyncio.run(preflight(load_settings(config)))
     models = None if no_model or as_user else models_from_config(config)
     agent = full_agent(
-        models, until="root_cause" if localize_only else "validation", model_steps=steps
+        models,
+        until="root_cause" if localize_only else "validation",
+        model_steps=steps,
+        repair_budget_s=repair_budget,
     )
     if as_user:
         from fixbugs.eval.as_user import as_user_agent
