@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal
 
-from fixbugs.repair.patch import apply_to_text, diff_hunks, make_diff
+from fixbugs.repair.patch import apply_to_text, diff_hunks, make_diff, split_lines
 
 __all__ = [
     "EDIT_FORMATS",
@@ -35,12 +35,14 @@ __all__ = [
     "EditFormat",
     "EditRejected",
     "FileChange",
+    "FunctionSpan",
     "FunctionRewrite",
     "ModelEdit",
     "ParsedEdits",
     "SearchReplace",
     "UnifiedDiff",
     "apply_edits",
+    "function_spans",
     "parse_edits",
     "render_edits",
     "safe_path",
@@ -174,7 +176,7 @@ def parse_edits(answer: str) -> ParsedEdits:
     """The edits of a model's answer, in the one form it uses; :class:`EditRejected` if none."""
     if len(answer) > _MAX_ANSWER:
         raise EditRejected(f"the answer is longer than {_MAX_ANSWER} characters")
-    lines = answer.splitlines(keepends=True)
+    lines = split_lines(answer)  # at newlines only: a form feed stays in its line
     bare = [ln.rstrip("\r\n") for ln in lines]
     forms: list[EditFormat] = []
     if any(b.rstrip() == _SEARCH for b in bare):
@@ -405,35 +407,50 @@ def _apply_one(e: ModelEdit, text: str) -> str:
     return _rewrite_function(e, text)
 
 
-def _defs(tree: ast.AST, prefix: str = "") -> list[tuple[str, ast.AST]]:
-    """(qualname, node) of every function and class, nested ones as ``outer.inner``."""
-    out: list[tuple[str, ast.AST]] = []
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            name = f"{prefix}{node.name}"
-            out.append((name, node))
-            out += _defs(node, name + ".")
-        elif not isinstance(node, ast.expr):
-            out += _defs(node, prefix)  # defs under if/try at the same level
-    return out
+@dataclass(frozen=True, slots=True)
+class FunctionSpan:
+    """A function of a file: ``Class.method`` / ``outer.inner`` names, 1-based lines."""
+
+    qualname: str
+    first: int  # its first decorator's line, else its ``def`` line
+    def_line: int
+    last: int
+
+
+def function_spans(text: str) -> tuple[FunctionSpan, ...]:
+    """Every function of ``text`` (a module that parses), as a rewrite names it.
+
+    Nested names go through classes and functions (``C.m``, ``f.g``); a
+    definition under ``if``/``try`` keeps its enclosing name, so two
+    definitions may share one (a rewrite of that name is ambiguous).
+    """
+    out: list[FunctionSpan] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    out.append(FunctionSpan(name, first, child.lineno, child.end_lineno or child.lineno))
+                walk(child, name + ".")
+            elif not isinstance(child, ast.expr):
+                walk(child, prefix)
+
+    walk(ast.parse(text), "")
+    return tuple(out)
 
 
 def _rewrite_function(e: FunctionRewrite, text: str) -> str:
     try:
-        tree = ast.parse(text)
+        found = [f for f in function_spans(text) if f.qualname == e.qualname]
     except (SyntaxError, ValueError):
         raise EditRejected(f"{e.path} does not parse; no function can be found in it") from None
-    found = [
-        n
-        for q, n in _defs(tree)
-        if q == e.qualname and isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-    ]
     if not found:
         raise EditRejected(f"{e.path}: no function {e.qualname}")
     if len(found) > 1:
         raise EditRejected(f"{e.path}: {e.qualname} is defined {len(found)} times (ambiguous)")
-    node = found[0]
-    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    span = found[0]
     new = textwrap.dedent(e.new_source)
     try:
         mod = ast.parse(new)
@@ -447,18 +464,13 @@ def _rewrite_function(e: FunctionRewrite, text: str) -> str:
         and body[0].name == name
     ):
         raise EditRejected(f"the rewrite of {e.qualname} is not one definition of {name}")
-    lines = text.splitlines(keepends=True)
-    with_decorators = bool(body[0].decorator_list)
-    first = (
-        min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        if with_decorators
-        else node.lineno
-    )
-    last = node.end_lineno or node.lineno
-    indent = re.match(r"[ \t]*", lines[node.lineno - 1])
+    lines = split_lines(text)
+    # a rewrite with decorators replaces the old ones too; one without keeps them
+    first = span.first if body[0].decorator_list else span.def_line
+    indent = re.match(r"[ \t]*", lines[span.def_line - 1])
     assert indent is not None
-    new_lines = [indent.group(0) + ln if ln.strip() else ln for ln in new.splitlines(keepends=True)]
-    return "".join(lines[: first - 1]) + _with_newline(new_lines) + "".join(lines[last:])
+    new_lines = [indent.group(0) + ln if ln.strip() else ln for ln in split_lines(new)]
+    return "".join(lines[: first - 1]) + _with_newline(new_lines) + "".join(lines[span.last :])
 
 
 # -- writing ---------------------------------------------------------------------------
