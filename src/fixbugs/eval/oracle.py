@@ -26,11 +26,13 @@ Only the evaluation process holds the gold: the agent (or a child
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from starlette.applications import Starlette
 
@@ -42,8 +44,11 @@ from agentrt.sim import (
     ResponderInput,
     SimProfile,
     create_app,
+    serving_in_thread,
 )
-from fixbugs.eval.gold_edits import FORMATS, GoldFix, gold_edits
+from fixbugs.eval.case import AgentOutput, AgentRunner, Case
+from fixbugs.eval.gold_edits import FORMATS, GoldFix, gold_edits, load_gold_fix
+from fixbugs.inputs.walk import walk_text_files
 from fixbugs.localize.relevance import RELEVANCE_SYSTEM
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair.edits import (
@@ -62,6 +67,7 @@ __all__ = [
     "ORACLE_MODEL",
     "OracleAnswers",
     "OracleNoise",
+    "oracle_agent",
     "oracle_app",
     "oracle_profile",
     "oracle_responder",
@@ -119,7 +125,17 @@ class OracleAnswers:
         self.fix = fix
         self.case_id = case_id
         digest = hashlib.blake2b(f"{case_id}:{seed}".encode(), digest_size=4).digest()
-        self.form: EditFormat = FORMATS[int.from_bytes(digest, "big") % len(FORMATS)]
+        start = int.from_bytes(digest, "big") % len(FORMATS)
+        # the form rotates with the case and seed; one that cannot say the fix gives way
+        self.form: EditFormat | None = None
+        self.edits: tuple[ModelEdit, ...] = ()
+        for form in (*FORMATS[start:], *FORMATS[:start]):
+            try:
+                self.edits = gold_edits(fix, form).edits
+            except EditRejected:
+                continue
+            self.form = form
+            break
         # files to aim a wrong answer at: the tree's other source files, never a gold one
         self.decoys = [p for p in decoys if p not in fix.new and not is_test_path(p)]
         self._fallback = DefaultResponder()
@@ -208,13 +224,7 @@ class OracleAnswers:
 
     # -- rewrite --------------------------------------------------------------------
     def _rewrite(self, wrong: bool) -> str:
-        edits = None
-        for form in (self.form, *FORMATS):
-            try:
-                edits = gold_edits(self.fix, form).edits
-                break
-            except EditRejected:
-                continue
+        edits = self.edits
         if not edits:
             return "I cannot fix this."
         if wrong and self.decoys:
@@ -252,7 +262,35 @@ def oracle_responder(answers: OracleAnswers, noise: OracleNoise | None) -> Respo
     )
 
 
-def oracle_app(answers: OracleAnswers, noise: OracleNoise | None = None) -> Starlette:
-    """The simulator app answering as the oracle (``app.state.engine`` serves it)."""
-    app = create_app(oracle_profile(noise), responder=oracle_responder(answers, noise))
-    return app
+def oracle_app(responder: Responder, noise: OracleNoise | None = None) -> Starlette:
+    """The simulator app answering with ``responder`` (``app.state.engine`` serves it)."""
+    return create_app(oracle_profile(noise), responder=responder)
+
+
+def oracle_agent(
+    make: Callable[[Mapping[str, str]], AgentRunner], noise: OracleNoise | None = None
+) -> AgentRunner:
+    """Each case run by ``make(env)``'s runner against an oracle of that case's gold.
+
+    The oracle is served on loopback from this process for the case's run;
+    ``env`` holds only the endpoint (``AGENTRT_BASE_URL``, ``AGENTRT_MODEL``),
+    as a user would set it. The case's notes end with what the oracle answered.
+    """
+
+    async def run(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
+        fix = await asyncio.to_thread(load_gold_fix, case.dir)
+        decoys = sorted(p for p in walk_text_files(tree) if p.endswith(".py"))
+        answers = OracleAnswers(fix, case.id, seed=noise.seed if noise else 0, decoys=decoys)
+        responder = oracle_responder(answers, noise)
+        with serving_in_thread(oracle_app(responder, noise)) as url:
+            env = {"AGENTRT_BASE_URL": url, "AGENTRT_MODEL": ORACLE_MODEL}
+            out = await make(env)(case, tree, python_bin)
+        said = (
+            ", ".join(f"{n} {k}" for k, n in sorted(responder.drawn.items()))
+            if isinstance(responder, NoisyResponder)
+            else "every answer right"
+        )
+        note = f"oracle: rewrites as {answers.form} ({said})"
+        return replace(out, notes=(*out.notes, note))
+
+    return run

@@ -35,8 +35,8 @@ __all__ = [
     "EditFormat",
     "EditRejected",
     "FileChange",
-    "FunctionSpan",
     "FunctionRewrite",
+    "FunctionSpan",
     "ModelEdit",
     "ParsedEdits",
     "SearchReplace",
@@ -432,7 +432,9 @@ def function_spans(text: str) -> tuple[FunctionSpan, ...]:
                 name = f"{prefix}{child.name}"
                 if not isinstance(child, ast.ClassDef):
                     first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                    out.append(FunctionSpan(name, first, child.lineno, child.end_lineno or child.lineno))
+                    out.append(
+                        FunctionSpan(name, first, child.lineno, child.end_lineno or child.lineno)
+                    )
                 walk(child, name + ".")
             elif not isinstance(child, ast.expr):
                 walk(child, prefix)

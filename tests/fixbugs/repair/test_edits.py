@@ -172,7 +172,8 @@ def test_a_method_rewritten_whole_replaces_only_that_method():
         "<<<<<<< FUNCTION shop.py::Cart.size\n"
         "def size(self):\n    return len(self.items)\n"  # written at column 0: re-indented
         ">>>>>>> END\n"
-        "<<<<<<< FUNCTION pkg/util.py::pad\n```python\ndef pad(s):\n    return s\n```\n>>>>>>> END\n"
+        "<<<<<<< FUNCTION pkg/util.py::pad\n"
+        "```python\ndef pad(s):\n    return s\n```\n>>>>>>> END\n"
     )
     parsed = parse_edits(answer)
     assert parsed.edits[0] == FunctionRewrite(
