@@ -121,11 +121,19 @@ class _Listed:
 class OracleAnswers:
     """Right and wrong answers to FixBugs' prompts for one case (two responders)."""
 
-    def __init__(self, fix: GoldFix, case_id: str, *, seed: int = 0, decoys: Sequence[str] = ()):
+    def __init__(
+        self,
+        fix: GoldFix,
+        case_id: str,
+        *,
+        seed: int = 0,
+        decoys: Sequence[str] = (),
+        form: EditFormat | None = None,
+    ):
         self.fix = fix
         self.case_id = case_id
         digest = hashlib.blake2b(f"{case_id}:{seed}".encode(), digest_size=4).digest()
-        start = int.from_bytes(digest, "big") % len(FORMATS)
+        start = FORMATS.index(form) if form else int.from_bytes(digest, "big") % len(FORMATS)
         # the form rotates with the case and seed; one that cannot say the fix gives way
         self.form: EditFormat | None = None
         self.edits: tuple[ModelEdit, ...] = ()
