@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixbugs.eval.score import Gold, load_gold
+from fixbugs.localize.regions import function_spans
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair.edits import (
     EditFormat,
@@ -26,7 +27,6 @@ from fixbugs.repair.edits import (
     SearchReplace,
     UnifiedDiff,
     apply_edits,
-    function_spans,
     parse_edits,
     render_edits,
 )
@@ -116,13 +116,9 @@ def expressible(fix: GoldFix) -> Expressible:
 
 
 def _one_function(text: str, hunks: list) -> bool:  # type: ignore[type-arg]
-    try:
-        spans = function_spans(text)
-    except (SyntaxError, ValueError):
-        return False
     lo = min(min(h.start, h.end) for h in hunks)
     hi = max(max(h.start, h.end) for h in hunks)
-    return any(s.first <= lo and hi <= s.last for s in spans)
+    return any(first <= lo and hi <= last for _q, first, last in function_spans(text))
 
 
 def _check(fix: GoldFix, parsed: ParsedEdits) -> None:
@@ -173,25 +169,22 @@ def _search_replace(path: str, old: str, new: str) -> list[SearchReplace]:
 
 def _functions(path: str, old: str, new: str) -> list[FunctionRewrite]:
     """One rewrite per changed function; a change outside every function cannot be one."""
-    try:
-        old_spans, new_spans = function_spans(old), function_spans(new)
-    except (SyntaxError, ValueError):
-        raise EditRejected(f"{path} does not parse") from None
+    old_spans, new_spans = function_spans(old), function_spans(new)
     names: list[str] = []
     for h in diff_hunks(make_diff(path, old, new, 0)):
         lo, hi = min(h.start, h.end), max(h.start, h.end)
-        inside = [s for s in old_spans if s.first <= lo and hi <= s.last]
+        inside = [(first, q) for q, first, last in old_spans if first <= lo and hi <= last]
         if not inside:
             raise EditRejected(f"{path}:{h.start}: a change outside every function")
-        name = max(inside, key=lambda s: s.first).qualname  # the innermost
+        name = max(inside)[1]  # the innermost
         if name not in names:
             names.append(name)
     lines = split_lines(new)
     out = []
     for name in names:
-        found = [s for s in new_spans if s.qualname == name]
+        found = [(first, last) for q, first, last in new_spans if q == name]
         if len(found) != 1:
             raise EditRejected(f"{path}: {name} is not one function after the fix")
-        s = found[0]
-        out.append(FunctionRewrite(path, name, "".join(lines[s.first - 1 : s.last])))
+        first, last = found[0]
+        out.append(FunctionRewrite(path, name, "".join(lines[first - 1 : last])))
     return out

@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal
 
+from fixbugs.localize.regions import function_spans
 from fixbugs.repair.patch import apply_to_text, diff_hunks, make_diff, split_lines
+from fixbugs.repair.source import parses
 
 __all__ = [
     "EDIT_FORMATS",
@@ -36,13 +38,11 @@ __all__ = [
     "EditRejected",
     "FileChange",
     "FunctionRewrite",
-    "FunctionSpan",
     "ModelEdit",
     "ParsedEdits",
     "SearchReplace",
     "UnifiedDiff",
     "apply_edits",
-    "function_spans",
     "parse_edits",
     "render_edits",
     "safe_path",
@@ -407,52 +407,16 @@ def _apply_one(e: ModelEdit, text: str) -> str:
     return _rewrite_function(e, text)
 
 
-@dataclass(frozen=True, slots=True)
-class FunctionSpan:
-    """A function of a file: ``Class.method`` / ``outer.inner`` names, 1-based lines."""
-
-    qualname: str
-    first: int  # its first decorator's line, else its ``def`` line
-    def_line: int
-    last: int
-
-
-def function_spans(text: str) -> tuple[FunctionSpan, ...]:
-    """Every function of ``text`` (a module that parses), as a rewrite names it.
-
-    Nested names go through classes and functions (``C.m``, ``f.g``); a
-    definition under ``if``/``try`` keeps its enclosing name, so two
-    definitions may share one (a rewrite of that name is ambiguous).
-    """
-    out: list[FunctionSpan] = []
-
-    def walk(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                name = f"{prefix}{child.name}"
-                if not isinstance(child, ast.ClassDef):
-                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                    out.append(
-                        FunctionSpan(name, first, child.lineno, child.end_lineno or child.lineno)
-                    )
-                walk(child, name + ".")
-            elif not isinstance(child, ast.expr):
-                walk(child, prefix)
-
-    walk(ast.parse(text), "")
-    return tuple(out)
-
-
 def _rewrite_function(e: FunctionRewrite, text: str) -> str:
-    try:
-        found = [f for f in function_spans(text) if f.qualname == e.qualname]
-    except (SyntaxError, ValueError):
-        raise EditRejected(f"{e.path} does not parse; no function can be found in it") from None
+    if not parses(text):
+        raise EditRejected(f"{e.path} does not parse; no function can be found in it")
+    # the names a root-cause region gives its function (Class.method, outer.inner)
+    found = [(first, last) for q, first, last in function_spans(text) if q == e.qualname]
     if not found:
         raise EditRejected(f"{e.path}: no function {e.qualname}")
     if len(found) > 1:
         raise EditRejected(f"{e.path}: {e.qualname} is defined {len(found)} times (ambiguous)")
-    span = found[0]
+    (first_line, last_line) = found[0]
     new = textwrap.dedent(e.new_source)
     try:
         mod = ast.parse(new)
@@ -467,12 +431,16 @@ def _rewrite_function(e: FunctionRewrite, text: str) -> str:
     ):
         raise EditRejected(f"the rewrite of {e.qualname} is not one definition of {name}")
     lines = split_lines(text)
+    name_at = re.compile(rf"\s*(async\s+)?def\s+{re.escape(name)}\b")
+    def_line = next(
+        (n for n in range(first_line, last_line + 1) if name_at.match(lines[n - 1])), first_line
+    )
     # a rewrite with decorators replaces the old ones too; one without keeps them
-    first = span.first if body[0].decorator_list else span.def_line
-    indent = re.match(r"[ \t]*", lines[span.def_line - 1])
+    first = first_line if body[0].decorator_list else def_line
+    indent = re.match(r"[ \t]*", lines[def_line - 1])
     assert indent is not None
     new_lines = [indent.group(0) + ln if ln.strip() else ln for ln in split_lines(new)]
-    return "".join(lines[: first - 1]) + _with_newline(new_lines) + "".join(lines[span.last :])
+    return "".join(lines[: first - 1]) + _with_newline(new_lines) + "".join(lines[last_line:])
 
 
 # -- writing ---------------------------------------------------------------------------
