@@ -1,5 +1,4 @@
-"""What an oracle eval shows: per case, whether the gold fix is expressible, and whether it
-became a validated fix.
+"""The oracle eval's summary: each case's gold fix expressible or not, and validated or not.
 
 Computed after the agent is done (it reads the gold, like the scorer), by
 the rule of :func:`fixbugs.eval.gold_edits.expressible`, so the share of
@@ -11,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from rich.console import Console
 from rich.table import Table
@@ -18,10 +18,20 @@ from rich.table import Table
 from fixbugs.eval.case import Case
 from fixbugs.eval.gold_edits import expressible, load_gold_fix
 from fixbugs.eval.oracle import OracleNoise
-from fixbugs.eval.run import CaseResult
 from fixbugs.inputs.inert import terminal
 
 __all__ = ["OracleCase", "OracleSummary", "oracle_summary", "print_oracle_summary"]
+
+
+class Scored(Protocol):
+    """What the summary reads of a case's result (:class:`fixbugs.eval.run.CaseResult`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def validated(self) -> bool: ...
+    @property
+    def notes(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +55,7 @@ class OracleSummary:
 
 
 def oracle_summary(
-    cases: Sequence[Case], results: Sequence[CaseResult], noise: OracleNoise | None
+    cases: Sequence[Case], results: Sequence[Scored], noise: OracleNoise | None
 ) -> OracleSummary:
     by_id = {c.id: c for c in cases}
     rows = []
