@@ -103,12 +103,15 @@ def as_user_agent(
     model_steps: ModelSteps | None = None,
     timeout_s: float = 1800.0,
     workspace: WorkspaceFactory = Sandbox.create,
+    model_env: Mapping[str, str] | None = None,
 ) -> AgentRunner:
     """A runner that runs ``fixbugs run`` as a subprocess with the case's venv activated.
 
     ``fixbugs run`` is FixBugs itself, a host tool
     (:func:`fixbugs.sandbox.hosttools.run_tool`); the check of the failing
     tests runs the case's code, so in ``workspace`` (the sandbox).
+    ``model_env`` (``AGENTRT_BASE_URL``, ``AGENTRT_MODEL``) points the run's
+    models at an endpoint, as a user's shell would; nothing else is added.
     """
     # the run's cwd is its own temp folder: every path it gets is absolute
     config_arg = ["--config", os.path.abspath(config)] if config is not None else []
@@ -118,7 +121,7 @@ def as_user_agent(
 
     async def run(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
         venv = python_bin.parent
-        env = user_shell_env(venv)
+        env = user_shell_env(venv) | dict(model_env or {})
         with tempfile.TemporaryDirectory(prefix=f"fixbugs-asuser-{case.id}-") as tmp:
             out_json = Path(tmp) / "report.json"
             argv = [

@@ -40,6 +40,8 @@ class AgentOutput:
     degraded: bool = False
     # SBFL gave evidence: the bug was reproduced and its coverage run scored lines
     sbfl_ran: bool = False
+    # each stage's time to its first streamed token (stages that streamed a model call)
+    stage_ttft_s: dict[str, float] = field(default_factory=dict)
 
 
 AgentRunner = Callable[[Case, Path, Path], Awaitable[AgentOutput]]

@@ -9,6 +9,7 @@ report, the tree and the test command — never the gold answer, which only
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,13 +17,13 @@ from fixbugs.eval.case import AgentOutput, AgentRunner, Case
 from fixbugs.inputs import load_inputs
 from fixbugs.localize import RankedFile
 from fixbugs.pyenv.userenv import Interpreter
-from fixbugs.run.agent import env_for_interpreter, run_bug
+from fixbugs.run.agent import close_models, env_for_interpreter, models_from_config, run_bug
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.stages.driver import StageName
 
-__all__ = ["full_agent", "output_from_report"]
+__all__ = ["endpoint_agent", "full_agent", "output_from_report"]
 
 
 def output_from_report(report: ReportModel) -> AgentOutput:
@@ -31,6 +32,7 @@ def output_from_report(report: ReportModel) -> AgentOutput:
         RankedFile(f.path, f.score, tuple(f.reasons), tuple(f.lines)) for f in report.ranked_files
     )
     stage_s = {k: v.wall_s for k, v in report.stages.items()}
+    ttft = {k: v.ttft_s for k, v in report.stages.items() if v.ttft_s is not None}
     notes = (*report.notes, report.validation.summary)
     rc = report.root_cause
     root = (rc.path, rc.lines[0], rc.lines[1]) if rc else None
@@ -43,6 +45,7 @@ def output_from_report(report: ReportModel) -> AgentOutput:
         root,
         report.degraded,
         report.reproduction.status == "confirmed" and report.reproduction.sbfl_skipped is None,
+        ttft,
     )
 
 
@@ -74,5 +77,28 @@ def full_agent(
             options = replace(options, fix_budget_s=repair_budget_s)
         report = await run_bug(inputs, models=models, options=options, until=until)
         return output_from_report(report.model)
+
+    return run
+
+
+def endpoint_agent(
+    env: Mapping[str, str],
+    *,
+    until: StageName = "validation",
+    repair_budget_s: float | None = None,
+    model_steps: ModelSteps | None = None,
+) -> AgentRunner:
+    """:func:`full_agent` with models built, per case, from ``env`` alone (as a user's
+    ``AGENTRT_BASE_URL``/``AGENTRT_MODEL`` would point them), closed after the case."""
+
+    async def run(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
+        models = models_from_config(None, env)
+        try:
+            agent = full_agent(
+                models, until=until, model_steps=model_steps, repair_budget_s=repair_budget_s
+            )
+            return await agent(case, tree, python_bin)
+        finally:
+            await close_models(models)
 
     return run

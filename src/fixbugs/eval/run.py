@@ -16,8 +16,8 @@ import statistics
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -33,6 +33,8 @@ from fixbugs.run.context import Models
 
 if TYPE_CHECKING:
     from fixbugs.eval.score import LocalizationScore
+    from fixbugs.run.model_steps import ModelSteps
+    from fixbugs.stages.driver import StageName
 
 __all__ = [
     "CaseResult",
@@ -60,6 +62,7 @@ class CaseResult:
     root_cause: tuple[str, int, int] | None = None
     degraded: bool = False
     sbfl_ran: bool = False
+    stage_ttft_s: dict[str, float] = field(default_factory=dict)  # stages that streamed
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,8 @@ class EvalSummary:
     validated_fixes: int
     stage_s: dict[str, StageTimes]
     sbfl_ran: int = 0  # cases where SBFL gave evidence (reproduced, coverage scored lines)
+    # time to the first streamed token, per stage, over the cases where the stage streamed
+    ttft_s: dict[str, StageTimes] = field(default_factory=dict)
 
 
 def load_cases(cases: Path, *, case_id: str | None = None, limit: int | None = None) -> list[Case]:
@@ -203,6 +208,7 @@ async def run_eval(
             out.root_cause,
             out.degraded,
             out.sbfl_ran,
+            out.stage_ttft_s,
         )
         results.append(res)
         if on_case:
@@ -226,9 +232,16 @@ def summarize(results: list[CaseResult]) -> EvalSummary:
         )
 
     stages: dict[str, list[float]] = {}
+    ttfts: dict[str, list[float]] = {}
     for r in results:
         for k, v in r.stage_s.items():
             stages.setdefault(k, []).append(v)
+        for k, v in r.stage_ttft_s.items():
+            ttfts.setdefault(k, []).append(v)
+
+    def times(v: list[float]) -> StageTimes:
+        return StageTimes(statistics.fmean(v), statistics.median(v), max(v))
+
     return EvalSummary(
         cases=n,
         localization={who: shares(who) for who in ("agent", "traceback", "bm25")},
@@ -237,10 +250,8 @@ def summarize(results: list[CaseResult]) -> EvalSummary:
         degraded=sum(1 for r in results if r.degraded),
         validated_fixes=sum(1 for r in results if r.validated),
         sbfl_ran=sum(1 for r in results if r.sbfl_ran),
-        stage_s={
-            k: StageTimes(statistics.fmean(v), statistics.median(v), max(v))
-            for k, v in stages.items()
-        },
+        stage_s={k: times(v) for k, v in stages.items()},
+        ttft_s={k: times(v) for k, v in ttfts.items()},
     )
 
 
@@ -266,11 +277,13 @@ def _print_summary(summary: EvalSummary) -> None:
         f"{summary.root_cause_region:.0%}   "
         f"validated fixes: {summary.validated_fixes}/{n}   SBFL ran: {summary.sbfl_ran}/{n}"
     )
-    st = Table(title="Per-stage wall time (s)")
-    for col in ("stage", "mean", "median", "max"):
+    st = Table(title="Per-stage wall time (s), and TTFT of the stages that streamed a model call")
+    for col in ("stage", "mean", "median", "max", "TTFT mean", "TTFT max"):
         st.add_column(col)
     for k, v in summary.stage_s.items():
-        st.add_row(k, f"{v.mean:.2f}", f"{v.median:.2f}", f"{v.max:.2f}")
+        t = summary.ttft_s.get(k)
+        ttft = (f"{t.mean:.2f}", f"{t.max:.2f}") if t else ("-", "-")
+        st.add_row(k, f"{v.mean:.2f}", f"{v.median:.2f}", f"{v.max:.2f}", *ttft)
     console.print(st)
 
 
@@ -321,6 +334,22 @@ def eval_command(
             "trust allows).",
         ),
     ] = None,
+    oracle: Annotated[
+        bool,
+        typer.Option(
+            "--oracle",
+            help="Point the models at an oracle that answers from each case's gold "
+            "(served on loopback for the run): the proof that right answers become fixes.",
+        ),
+    ] = False,
+    oracle_noise: Annotated[
+        bool,
+        typer.Option(
+            "--oracle-noise",
+            help="With --oracle: 30% of answers about a wrong file, 10% malformed, "
+            "20 s (real) before each answer's first token.",
+        ),
+    ] = False,
 ) -> None:
     """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
 
@@ -332,20 +361,22 @@ def eval_command(
     from fixbugs.run.model_steps import ModelSteps
 
     steps = ModelSteps.parse(model_steps) if model_steps is not None else None
+    if oracle_noise and not oracle:
+        raise InputError("--oracle-noise needs --oracle")
+    if oracle and (no_model or config is not None):
+        raise InputError("--oracle is the model: give neither --no-model nor --config with it")
     selected = load_cases(cases, case_id=case, limit=limit)
     selected = with_user_reports(selected, reports, no_test=no_test)
-    if not no_model:  # one line and exit 2 before any case when an endpoint cannot serve
+    if (
+        not no_model and not oracle
+    ):  # one line and exit 2 before any case when an endpoint cannot serve
         from agentrt import load_settings
         from fixbugs.run.preflight import preflight
 
         asyncio.run(preflight(load_settings(config)))
-    models = None if no_model or as_user else models_from_config(config)
-    agent = full_agent(
-        models,
-        until="root_cause" if localize_only else "validation",
-        model_steps=steps,
-        repair_budget_s=repair_budget,
-    )
+    until: StageName = "root_cause" if localize_only else "validation"
+    models = None if no_model or as_user or oracle else models_from_config(config)
+    agent = full_agent(models, until=until, model_steps=steps, repair_budget_s=repair_budget)
     if as_user:
         from fixbugs.eval.as_user import as_user_agent
 
@@ -355,6 +386,12 @@ def eval_command(
             repair_budget_s=repair_budget,
             model_steps=steps,
         )
+    noise = None
+    if oracle:
+        from fixbugs.eval.oracle import OracleNoise, oracle_agent
+
+        noise = OracleNoise() if oracle_noise else None
+        agent = oracle_agent(_endpoint_runner(as_user, until, repair_budget, steps), noise)
     console = Console()
 
     def show(r: CaseResult) -> None:
@@ -381,10 +418,30 @@ def eval_command(
     )
     summary = summarize(results)
     _print_summary(summary)
+    out: dict[str, object] = {"summary": asdict(summary), "cases": [asdict(r) for r in results]}
+    if oracle:
+        from fixbugs.eval.oracle_report import oracle_summary, print_oracle_summary
+
+        said = oracle_summary(selected, results, noise)
+        print_oracle_summary(said, console)
+        out["oracle"] = asdict(said)
     if json_out:
-        json_out.write_text(
-            json.dumps(
-                {"summary": asdict(summary), "cases": [asdict(r) for r in results]}, indent=2
-            )
-        )
+        json_out.write_text(json.dumps(out, indent=2))
         console.print(f"JSON written to {json_out}")
+
+
+def _endpoint_runner(
+    as_user: bool, until: StageName, repair_budget: float | None, steps: ModelSteps | None
+) -> Callable[[Mapping[str, str]], AgentRunner]:
+    """The runner of one case whose models are what ``env`` points at (an oracle's URL)."""
+    from fixbugs.eval.as_user import as_user_agent
+    from fixbugs.eval.full_agent import endpoint_agent
+
+    def make(env: Mapping[str, str]) -> AgentRunner:
+        if as_user:
+            return as_user_agent(
+                use_model=True, repair_budget_s=repair_budget, model_steps=steps, model_env=env
+            )
+        return endpoint_agent(env, until=until, repair_budget_s=repair_budget, model_steps=steps)
+
+    return make

@@ -24,6 +24,7 @@ from agentrt.llm import ChatModel
 from fixbugs.localize.evidence import Evidence
 
 __all__ = [
+    "RELEVANCE_SYSTEM",
     "FileVerdict",
     "RelevanceAnswer",
     "RelevanceResult",
@@ -47,7 +48,7 @@ class RelevanceAnswer(BaseModel):
     files: list[FileVerdict]
 
 
-_SYSTEM = (
+RELEVANCE_SYSTEM = (
     "You are a debugging assistant. Given a bug report and some source files, "
     "say for each file whether the bug is likely in it. Answer in JSON."
 )
@@ -65,7 +66,7 @@ def layout_for(bug_summary: str) -> PromptLayout:
     """What every call of the scatter shares, first and byte-identical: the
     system prompt and the bug. A serving engine's prefix cache then computes
     it once; only each chunk's files are new prefill."""
-    return PromptLayout.of(_SYSTEM, [("Bug report", bug_summary)])
+    return PromptLayout.of(RELEVANCE_SYSTEM, [("Bug report", bug_summary)])
 
 
 def chunk_question(chunk: CodeChunk) -> str:

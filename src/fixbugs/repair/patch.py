@@ -11,7 +11,15 @@ import difflib
 import re
 from dataclasses import dataclass
 
-__all__ = ["Hunk", "apply_to_text", "diff_files", "diff_hunks", "make_diff", "replace_lines"]
+__all__ = [
+    "Hunk",
+    "apply_to_text",
+    "diff_files",
+    "diff_hunks",
+    "make_diff",
+    "replace_lines",
+    "split_lines",
+]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -125,7 +133,7 @@ def apply_to_text(text: str, diff: str, path: str, *, fuzz: int = 50) -> str | N
     mine = False
     body: list[list[str]] = []
     left = (0, 0)  # old and new lines the current hunk still has to come
-    for raw in _lines(diff):
+    for raw in split_lines(diff):
         if raw.startswith("\\"):
             if body:  # "\ No newline at end of file": the line before it has none
                 body[-1][1] = body[-1][1].rstrip("\n")
@@ -148,7 +156,7 @@ def apply_to_text(text: str, diff: str, path: str, *, fuzz: int = 50) -> str | N
                 hunks.append((int(m.group(1)), body))
     if not hunks:
         return None
-    lines = _lines(text)
+    lines = split_lines(text)
     out: list[str] = []
     pos = 0  # the next old line (0-based) not yet copied
     for start, recs in hunks:
@@ -164,7 +172,7 @@ def apply_to_text(text: str, diff: str, path: str, *, fuzz: int = 50) -> str | N
     return "".join(out)
 
 
-def _lines(text: str) -> list[str]:
+def split_lines(text: str) -> list[str]:
     """Lines split at newlines only, as ``patch`` splits them (a form feed stays in its line)."""
     return re.findall(r"[^\n]*\n|[^\n]+$", text)
 

@@ -50,8 +50,10 @@ from fixbugs.stages.validate import run_validation
 
 __all__ = [
     "apply_to_repo",
+    "close_models",
     "env_for_interpreter",
     "interpreter_options",
+    "models_from_config",
     "run_bug",
     "run_from_paths",
     "user_env",
@@ -172,8 +174,9 @@ def _joined(outputs: Mapping[str, object]) -> BugRun:
     return run
 
 
-def models_from_config(config: Path | None) -> Models:
-    settings = load_settings(config)
+def models_from_config(config: Path | None, env: Mapping[str, str] | None = None) -> Models:
+    """The run's two roles' clients, from ``config`` and ``env`` (default: the process's)."""
+    settings = load_settings(config, env)
     budget = retry_budget(settings)  # one retry budget for this run's clients
     return Models(
         map=client_for_role(settings, "map", budget=budget),
@@ -240,7 +243,7 @@ async def run_from_paths(
     try:
         options = await asyncio.to_thread(lambda: interpreter_options(repo, python, notes))
     except BaseException:
-        await _close(models)
+        await close_models(models)
         raise
     options = replace(options, use_model=use_model, model_steps=model_steps)
     if repair_budget_s is not None:
@@ -253,7 +256,7 @@ async def run_from_paths(
     try:
         return await run_bug(inputs, models=models, options=options, sink=on_event)
     finally:
-        await _close(models)
+        await close_models(models)
 
 
 def interpreter_options(repo: Path, python: Path | None, notes: list[str]) -> AgentOptions:
@@ -269,7 +272,7 @@ def interpreter_options(repo: Path, python: Path | None, notes: list[str]) -> Ag
     return AgentOptions.for_env(env)
 
 
-async def _close(models: Models | None) -> None:
+async def close_models(models: Models | None) -> None:
     if models is not None:
         await models.map.aclose()
         if models.judge is not models.map:

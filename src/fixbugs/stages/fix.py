@@ -13,14 +13,13 @@ time spent (hundreds of them on a large repository) for no claim.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeGuard
 
-from pydantic import BaseModel
-
 from agentrt import AgentrtError
 from agentrt.graph import with_deadline
-from agentrt.llm import ChatRequest
+from agentrt.llm import ChatModel, ChatRequest, Completed, TextDelta
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testrun import parse_test_command
@@ -34,11 +33,12 @@ from fixbugs.repair import (
     rank,
     test_literals,
 )
+from fixbugs.repair.edits import EDIT_FORMATS, AppliedEdits, EditRejected, apply_edits, parse_edits
 from fixbugs.repair.naturalness import naturalness_factors
-from fixbugs.repair.patch import diff_hunks, replace_lines
+from fixbugs.repair.patch import diff_hunks
 from fixbugs.run.context import RunContext
 from fixbugs.run.model_steps import ModelSteps
-from fixbugs.run.record import BugRun, FixProposal, Reproduction
+from fixbugs.run.record import BugRun, FixProposal, Reproduction, RootCause
 from fixbugs.sandbox.reported import read_baseline_text
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "fix_regions",
     "propose_fixes",
     "repair_regions",
+    "rewrite_prompt",
     "run_fix",
 ]
 
@@ -65,17 +66,9 @@ def can_validate(repro: Reproduction | None) -> TypeGuard[Reproduction]:
     return repro is not None and repro.confirmed and repro.command is not None
 
 
-class FixAnswer(BaseModel):
-    """The model's rewrite: which lines to replace, and with what."""
-
-    start_line: int
-    end_line: int
-    replacement: str
-
-
 FIX_SYSTEM = (
-    "You fix bugs with the smallest possible change. You answer with JSON: the first and "
-    "last line numbers to replace and the replacement code for exactly those lines."
+    "You fix bugs with the smallest possible change. You answer with the change only, "
+    "written in exactly one of the edit forms the request describes."
 )
 
 
@@ -146,9 +139,38 @@ class _Sources:
         return self.files[path] if text is None else text
 
 
-async def _model_edit(
+# -- the model's rewrite: its answer parsed strictly (fixbugs.repair.edits) ------------
+
+
+def rewrite_prompt(inputs: BugInputs, rc: RootCause, text: str) -> str:
+    """The rewrite request: the root cause, its code, and the edit forms the answer must use."""
+    return (
+        f"Bug report title: {inputs.report.title}\n"
+        f"Root cause: {rc.explanation}\n\n"
+        f"File {rc.path}, lines {rc.start}-{rc.end} are at fault "
+        "(line numbers and '|' are not part of the file):\n"
+        f"{_numbered(text, rc.start, rc.end, context=10)}\n\n"
+        f"Fix the bug.\n{EDIT_FORMATS}"
+    )
+
+
+async def _streamed(model: ChatModel, req: ChatRequest) -> str:
+    """The model's whole answer, streamed (so the stage's TTFT is measured)."""
+    pieces: list[str] = []
+    async for ev in model.stream(req):
+        if isinstance(ev, TextDelta):
+            pieces.append(ev.text)
+        elif isinstance(ev, Completed) and not pieces:
+            pieces.append(ev.result.text)
+    return "".join(pieces)
+
+
+async def _model_rewrite(
     inputs: BugInputs, prior: BugRun, ctx: RunContext, sources: _Sources
-) -> Edit | None:
+) -> AppliedEdits | None:
+    """The model's rewrite, applied in memory; None (with a note) when it has none or it
+    does not apply: the reason (search text not found, diff context mismatch, ...) is
+    the rejected candidate's record in the report's notes."""
     rc = prior.root_cause
     model = ctx.step_model("rewrite")
     if rc is None or model is None:
@@ -156,41 +178,55 @@ async def _model_edit(
     text = sources.text(rc.path)
     if text is None:
         return None
-    report = inputs.report
-    prompt = (
-        f"Bug report title: {report.title}\n"
-        f"Root cause: {rc.explanation}\n\n"
-        f"File {rc.path}, lines {rc.start}-{rc.end} are at fault:\n"
-        f"{_numbered(text, rc.start, rc.end)}\n\n"
-        "Give the corrected code for the faulty lines."
-    )
     req = ChatRequest.of(
-        prompt, system=FIX_SYSTEM, max_tokens=200, output_type=FixAnswer, stage="fix"
+        rewrite_prompt(inputs, rc, text), system=FIX_SYSTEM, max_tokens=4096, stage="fix"
     )
     try:
-        res = await with_deadline(
-            ctx.clock, ModelSteps.deadline_s("rewrite"), model.complete(req), what="rewrite"
+        answer = await with_deadline(
+            ctx.clock, ModelSteps.deadline_s("rewrite"), _streamed(model, req), what="rewrite"
         )
     except AgentrtError as exc:
         ctx.journal.note("fix", f"model fix proposal failed: {exc}")
         return None
-    ans = res.output(FixAnswer)
-    start, end = ans.start_line, ans.end_line
     try:
-        new_text = replace_lines(text, start, end, ans.replacement)
-    except ValueError as exc:
-        ctx.journal.note("fix", f"model fix proposal unusable: {exc}")
+        return apply_edits(parse_edits(answer), sources.text)
+    except EditRejected as exc:
+        ctx.journal.note("fix", f"model rewrite rejected: {exc}")
         return None
-    if new_text == text:
-        return None
-    # the model may wander: keep its rewrite only inside the localized region
-    slack = ctx.options.slack_lines
-    if not (rc.start - slack <= start and end <= rc.end + slack):
+
+
+def _within_root_cause(rewrite: AppliedEdits, rc: RootCause, slack: int) -> bool:
+    """The model may wander: its rewrite is kept only inside the localized region."""
+    return all(
+        h.path == rc.path and rc.start - slack <= h.start and h.end <= rc.end + slack
+        for h in diff_hunks(rewrite.diff)
+    )
+
+
+def _model_candidates(
+    rewrite: AppliedEdits | None, prior: BugRun, ctx: RunContext
+) -> tuple[list[tuple[Edit, float]], list[RepairCandidate]]:
+    """The rewrite as candidates: one file is an engine ``Edit`` (ranked like the others),
+    several files one candidate of their joint diff (``why`` says which files)."""
+    rc = prior.root_cause
+    if rewrite is None or rc is None:
+        return [], []
+    if not _within_root_cause(rewrite, rc, ctx.options.slack_lines):
+        where = ", ".join(f"{h.path}:{h.start}-{h.end}" for h in diff_hunks(rewrite.diff))
         ctx.journal.note(
-            "fix", f"model rewrite of {start}-{end} is outside the root cause; dropped"
+            "fix", f"model rewrite of {where[:200]} is outside the root cause; dropped"
         )
-        return None
-    return Edit(rc.path, start, end, new_text, "model", f"model rewrite of {start}-{end}")
+        return [], []
+    why = f"model rewrite ({rewrite.format})"
+    if len(rewrite.files) == 1:
+        f = rewrite.files[0]
+        return [
+            (Edit(f.path, f.start, f.end, f.new, "model", f"{why} of {f.start}-{f.end}"), 1.0)
+        ], []
+    joint = RepairCandidate.from_diff(
+        -1, rewrite.diff, "model", f"{why} of {', '.join(rewrite.paths)}"
+    )
+    return [], [joint]
 
 
 def _test_sources(prior: BugRun, sources: _Sources) -> list[str]:
@@ -235,11 +271,10 @@ async def propose_fixes(
     repo_sources = [
         SourceFile(p, t) for p, t in files.items() if p.endswith(".py") and not is_test_path(p)
     ]
-    extra: list[tuple[Edit, float]] = []
-    model_edit = await _model_edit(inputs, prior, ctx, sources)
-    if model_edit is not None:
-        texts.setdefault(model_edit.path, sources.text(model_edit.path) or "")
-        extra.append((model_edit, 1.0))
+    rewrite = await _model_rewrite(inputs, prior, ctx, sources)
+    extra, joint = _model_candidates(rewrite, prior, ctx)
+    for edit, _ in extra:
+        texts.setdefault(edit.path, sources.text(edit.path) or "")
     cands = generate_candidates(
         [Region(p, a, b, s) for p, a, b, s in regions],
         texts,
@@ -248,6 +283,9 @@ async def propose_fixes(
         test_literals=test_literals(_test_sources(prior, sources)),
         extra=extra,
     )
+    if joint:  # a rewrite of several files: ids after the engine's, ranked with them
+        top = max((c.id for c in cands), default=-1)
+        cands = rank([*cands, *(replace(c, id=top + 1 + i) for i, c in enumerate(joint))])
     cands = [c for c in cands if not any(is_test_path(h.path) for h in diff_hunks(c.diff))]
     cands = await _with_naturalness(ctx, cands, texts)
     return cands[: ctx.options.max_candidates]

@@ -17,7 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DefaultResponder", "Responder", "ResponderInput", "filler_text", "value_for_schema"]
+__all__ = [
+    "DefaultResponder",
+    "Responder",
+    "ResponderInput",
+    "cut_short",
+    "filler_text",
+    "value_for_schema",
+]
 
 _WORDS = [
     "the",
@@ -106,6 +113,11 @@ Responder = Callable[[ResponderInput], str]
 def filler_text(tokens: int, rng: random.Random) -> str:
     """Text of exactly ``tokens`` estimated tokens: n words of 3 bytes, n-1 spaces."""
     return " ".join(rng.choice(_WORDS) for _ in range(max(0, tokens)))
+
+
+def cut_short(text: str) -> str:
+    """A malformed answer: the first half of ``text`` and an ellipsis (JSON that does not parse)."""
+    return text[: max(1, len(text) // 2)] + " ..."
 
 
 def value_for_schema(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> Any:

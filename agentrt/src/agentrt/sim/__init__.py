@@ -10,6 +10,7 @@ from agentrt.sim._engine import SimEngine
 from agentrt.sim._events import SimRequest
 from agentrt.sim._inprocess import SimModel, in_process_model
 from agentrt.sim._limits import RateLimiter
+from agentrt.sim._noisy import AnswerNoise, Draw, NoisyResponder
 from agentrt.sim._profile import (
     DEFAULT_MODEL,
     FAULT_KINDS,
@@ -21,14 +22,18 @@ from agentrt.sim._profile import (
 )
 from agentrt.sim._responder import DefaultResponder, Responder, ResponderInput
 from agentrt.sim._server import serve
+from agentrt.sim._thread import serving_in_thread
 from agentrt.sim._transport import StreamingASGITransport
 
 __all__ = [
     "DEFAULT_MODEL",
     "FAULT_KINDS",
     "PROFILES",
+    "AnswerNoise",
     "DefaultResponder",
+    "Draw",
     "FaultRates",
+    "NoisyResponder",
     "RateLimiter",
     "Responder",
     "ResponderInput",
@@ -44,4 +49,5 @@ __all__ = [
     "load_profile_file",
     "parse_request",
     "serve",
+    "serving_in_thread",
 ]

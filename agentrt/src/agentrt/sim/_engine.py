@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from agentrt._clock import Clock, SystemClock
 from agentrt._json import JsonValue
-from agentrt.llm._responder import DefaultResponder, Responder, ResponderInput
+from agentrt.llm._responder import DefaultResponder, Responder, ResponderInput, cut_short
 from agentrt.sim._events import (
     Abort,
     Begin,
@@ -343,7 +343,7 @@ class SimEngine:
         text = self.responder(ResponderInput(req.messages, req.max_tokens, req.json_schema, seed))
         if fault == "malformed_json":
             self._stats.faults["malformed_json"] += 1
-            text = text[: max(1, len(text) // 2)] + " ..."
+            text = cut_short(text)
         pieces = split_tokens(text)
         if len(pieces) > req.max_tokens:
             return pieces[: req.max_tokens], "length"

@@ -8,8 +8,16 @@ from agentrt.llm._responder import (
     DefaultResponder,
     Responder,
     ResponderInput,
+    cut_short,
     filler_text,
     value_for_schema,
 )
 
-__all__ = ["DefaultResponder", "Responder", "ResponderInput", "filler_text", "value_for_schema"]
+__all__ = [
+    "DefaultResponder",
+    "Responder",
+    "ResponderInput",
+    "cut_short",
+    "filler_text",
+    "value_for_schema",
+]
