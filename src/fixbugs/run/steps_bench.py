@@ -7,8 +7,8 @@ is the side-by-side check of that choice on one bug: it runs the bundled
 example (or a case) with ``--model-steps all`` (the old default) and with the
 default, interleaved round by round so the machine's load falls on both
 alike, and reports each run's wall time, its stage walls and its validated
-patch. The claim holds when the default is faster *and* every run validated
-the same patch.
+patch. The claim holds when the default is faster *and* every run ranked the
+same file first, found the same root cause and validated the same patch.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ class StepsRun:
     stage_s: dict[str, float]
     validated: bool
     patch: str | None
+    top_file: str | None = None
+    root_cause: str | None = None  # path:start-end
 
 
 RunOne = Callable[[str, ModelSteps | None], Awaitable[StepsRun]]
@@ -69,6 +71,8 @@ async def run_example(
         {name: round(s.wall_s, 2) for name, s in m.stages.items()},
         m.validated,
         m.patch,
+        m.ranked_files[0].path if m.ranked_files else None,
+        f"{rc.path}:{rc.start}-{rc.end}" if (rc := m.root_cause) else None,
     )
 
 
@@ -81,12 +85,14 @@ async def bench_steps(run_one: RunOne, *, rounds: int = 1) -> dict[str, object]:
     old = _median([r.wall_s for r in runs if r.label == "all_steps"])
     new = _median([r.wall_s for r in runs if r.label == "default"])
     patches = {r.patch for r in runs}
+    found = {(r.top_file, r.root_cause) for r in runs}
     return {
         "runs": [_as_json(r) for r in runs],
         "all_steps_median_s": old,
         "default_median_s": new,
         "speedup": round(old / new, 2) if new else None,
         "same_validated_patch": len(patches) == 1 and all(r.validated for r in runs),
+        "same_localization": len(found) == 1,
     }
 
 
@@ -104,6 +110,8 @@ def _as_json(r: StepsRun) -> dict[str, object]:
         "stage_s": r.stage_s,
         "validated": r.validated,
         "patch": r.patch,
+        "top_file": r.top_file,
+        "root_cause": r.root_cause,
     }
 
 
@@ -128,5 +136,6 @@ def steps_command(
         json_out.write_text(text)
     typer.echo(
         f"all steps {result['all_steps_median_s']} s, default {result['default_median_s']} s "
-        f"(speedup {result['speedup']}); same validated patch: {result['same_validated_patch']}"
+        f"(speedup {result['speedup']}); same validated patch: {result['same_validated_patch']}, "
+        f"same top file and root cause: {result['same_localization']}"
     )
