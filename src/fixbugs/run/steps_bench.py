@@ -72,7 +72,7 @@ async def run_example(
         m.validated,
         m.patch,
         m.ranked_files[0].path if m.ranked_files else None,
-        f"{rc.path}:{rc.start}-{rc.end}" if (rc := m.root_cause) else None,
+        f"{rc.path}:{rc.lines[0]}-{rc.lines[1]}" if (rc := m.root_cause) else None,
     )
 
 
