@@ -122,6 +122,19 @@ def run(
     repair_candidates: Annotated[
         int, typer.Option(min=1, help="Most repair candidates to validate.")
     ] = 300,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            metavar="DOLLARS",
+            help="The run's model budget in dollars, at the endpoints' configured prices: "
+            "reached, the model work ends with a note and the run goes on from the evidence.",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(min=0, help="The run's model budget in tokens (input + output), likewise."),
+    ] = None,
 ) -> None:
     """Investigate one bug: evidence, reproduction, root cause, minimal fix, proof."""
     from fixbugs.run.agent import run_from_paths
@@ -147,6 +160,8 @@ def run(
             python=python,
             repair_budget_s=repair_budget,
             repair_candidates=repair_candidates,
+            max_cost_usd=max_cost,
+            max_model_tokens=max_tokens,
             on_event=render_event,
         )
     )

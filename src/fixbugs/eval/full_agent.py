@@ -45,12 +45,20 @@ def output_from_report(report: ReportModel) -> AgentOutput:
     )
 
 
-def full_agent(models: Models | None, *, until: StageName = "validation") -> AgentRunner:
+def full_agent(
+    models: Models | None,
+    *,
+    until: StageName = "validation",
+    max_cost_usd: float | None = None,
+    max_model_tokens: int | None = None,
+) -> AgentRunner:
     """A runner that investigates each case with the agent itself, ``run_bug``.
 
     End to end by default (localize, reproduce, fix, validate);
     ``until="root_cause"`` is ``fixbugs eval --localize-only``: the same
     stages, with the same inputs and settings, stopped after the root cause.
+    Each case is one run: ``max_cost_usd`` and ``max_model_tokens`` are
+    each case's model budget (``--max-cost``, ``--max-tokens``).
     """
 
     async def run(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
@@ -58,7 +66,11 @@ def full_agent(models: Models | None, *, until: StageName = "validation") -> Age
         inputs = load_inputs(report_file, tree, test=case.test_command or None)
         env = env_for_interpreter(Interpreter(python_bin / "python", "case env"))
         options = replace(
-            AgentOptions.for_env(env), use_model=models is not None, test_timeout_s=300
+            AgentOptions.for_env(env),
+            use_model=models is not None,
+            test_timeout_s=300,
+            max_cost_usd=max_cost_usd,
+            max_model_tokens=max_model_tokens,
         )
         report = await run_bug(inputs, models=models, options=options, until=until)
         return output_from_report(report.model)

@@ -312,6 +312,18 @@ def eval_command(
         float | None,
         typer.Option(min=1, help="With --as-user: seconds each run's repair engine may spend."),
     ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            metavar="DOLLARS",
+            help="Each case's model budget in dollars, at the endpoints' configured prices.",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(min=0, help="Each case's model budget in tokens (input + output)."),
+    ] = None,
 ) -> None:
     """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
 
@@ -329,11 +341,22 @@ def eval_command(
 
         asyncio.run(preflight(load_settings(config)))
     models = None if no_model or as_user else models_from_config(config)
-    agent = full_agent(models, until="root_cause" if localize_only else "validation")
+    agent = full_agent(
+        models,
+        until="root_cause" if localize_only else "validation",
+        max_cost_usd=max_cost,
+        max_model_tokens=max_tokens,
+    )
     if as_user:
         from fixbugs.eval.as_user import as_user_agent
 
-        agent = as_user_agent(use_model=not no_model, config=config, repair_budget_s=repair_budget)
+        agent = as_user_agent(
+            use_model=not no_model,
+            config=config,
+            repair_budget_s=repair_budget,
+            max_cost_usd=max_cost,
+            max_model_tokens=max_tokens,
+        )
     console = Console()
 
     def show(r: CaseResult) -> None:

@@ -7,7 +7,9 @@ read from the pristine baseline (never from a copy a test ran in).
 Candidates that do not parse are dropped here; none is trusted, every one
 goes through staged validation. So none is generated when validation
 cannot run (:func:`can_validate`): a candidate nothing can check is only
-time spent (hundreds of them on a large repository) for no claim.
+time spent (hundreds of them on a large repository) for no claim. Where
+the model's rewrite may edit, and whether it leads, is the judge's trust
+(:mod:`fixbugs.stages.model_scope`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TypeGuard
 
 from pydantic import BaseModel
 
-from agentrt import ProviderError
+from agentrt import BudgetExhausted, ProviderError
 from agentrt.llm import ChatRequest
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.traceback import is_test_path
@@ -34,10 +36,11 @@ from fixbugs.repair import (
     test_literals,
 )
 from fixbugs.repair.naturalness import naturalness_factors
-from fixbugs.repair.patch import diff_hunks, replace_lines
+from fixbugs.repair.patch import diff_hunks, make_diff, replace_lines
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, FixProposal, Reproduction
 from fixbugs.sandbox.reported import read_baseline_text
+from fixbugs.stages.model_scope import model_first, rewrite_refusal
 
 __all__ = [
     "NOT_REPRODUCED",
@@ -166,6 +169,8 @@ async def _model_edit(
     )
     try:
         res = await ctx.models.judge.complete(req)
+    except BudgetExhausted:
+        return None  # the budget's own note says the model work ended
     except ProviderError as exc:
         ctx.journal.note("fix", f"model fix proposal failed: {exc}")
         return None
@@ -178,12 +183,14 @@ async def _model_edit(
         return None
     if new_text == text:
         return None
-    # the model may wander: keep its rewrite only inside the localized region
-    slack = ctx.options.slack_lines
-    if not (rc.start - slack <= start and end <= rc.end + slack):
-        ctx.journal.note(
-            "fix", f"model rewrite of {start}-{end} is outside the root cause; dropped"
-        )
+    # the model may wander: where its rewrite may stand is the judge's trust
+    hunks = diff_hunks(make_diff(rc.path, text, new_text))
+    trust = ctx.models.judge_trust
+    refused = rewrite_refusal(
+        hunks, (rc.path, rc.start, rc.end), trust, sources.files, ctx.options.slack_lines
+    )
+    if refused is not None:
+        ctx.journal.note("fix", f"model rewrite of {start}-{end} dropped: {refused}")
         return None
     return Edit(rc.path, start, end, new_text, "model", f"model rewrite of {start}-{end}")
 
@@ -245,6 +252,8 @@ async def propose_fixes(
     )
     cands = [c for c in cands if not any(is_test_path(h.path) for h in diff_hunks(c.diff))]
     cands = await _with_naturalness(ctx, cands, texts)
+    # a judge trusted high: its rewrite of the root cause is tried first
+    cands = model_first(cands, ctx.models.judge_trust if ctx.models else "low")
     return cands[: ctx.options.max_candidates]
 
 

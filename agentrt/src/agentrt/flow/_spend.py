@@ -99,7 +99,10 @@ class SpendBudget:
 
     ``None`` leaves that limit unset; with both unset the budget only
     counts. ``on_reached`` gets one line, once, when a limit is first met
-    (by a call's charge, or by a call refused at a limit of 0).
+    (by a call's charge, or by a call refused at a limit of 0). ``spent``
+    resumes a run whose earlier part spent that (a run whose stages run in
+    several processes): its counts go on, and a budget it had reached stays
+    reached without saying so again.
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class SpendBudget:
         max_cost_usd: float | None = None,
         max_tokens: int | None = None,
         on_reached: Callable[[str], None] | None = None,
+        spent: SpendSnapshot | None = None,
     ) -> None:
         if max_cost_usd is not None and max_cost_usd < 0:
             raise ValueError("max_cost_usd must be >= 0")
@@ -116,10 +120,10 @@ class SpendBudget:
         self.max_cost_usd = max_cost_usd
         self.max_tokens = max_tokens
         self._on_reached = on_reached
-        self._total = StageSpend()
-        self._stages: dict[str, StageSpend] = {}
-        self._reached: str | None = None
-        self._refused = 0
+        self._total = spent.total if spent else StageSpend()
+        self._stages: dict[str, StageSpend] = dict(spent.stages) if spent else {}
+        self._reached: str | None = spent.reached if spent else None
+        self._refused = spent.refused if spent else 0
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[SpendBudget]:
@@ -148,10 +152,7 @@ class SpendBudget:
     def _check(self) -> str | None:
         met = self._limit_met()
         if met is not None and self._reached is None:
-            self._reached = (
-                f"model budget reached ({met}, {self._total.calls} call(s)); "
-                "no further model call is started"
-            )
+            self._reached = f"model budget reached ({met} in {self._total.calls} call(s))"
             if self._on_reached is not None:
                 self._on_reached(self._reached)
         return met
