@@ -179,7 +179,7 @@ class RunReport:
 
 
 def _dollars(usd: float | None) -> str:
-    return "-" if usd is None else f"{usd:.4f}"
+    return "-" if usd is None else f"{usd:.6f}"
 
 
 def _cost_lines(cost: CostItem | None) -> list[str]:
@@ -190,7 +190,7 @@ def _cost_lines(cost: CostItem | None) -> list[str]:
         f"Model tokens: {cost.input_tokens} in, {cost.output_tokens} out; "
         f"cost ${_dollars(cost.cost_usd)}"
     )
-    limits = [f"${cost.max_cost_usd:.4f}"] if cost.max_cost_usd is not None else []
+    limits = [f"${cost.max_cost_usd:.6g}"] if cost.max_cost_usd is not None else []
     limits += [f"{cost.max_tokens} tokens"] if cost.max_tokens is not None else []
     if limits:
         line += f" of a budget of {' and '.join(limits)}"

@@ -218,10 +218,14 @@ def _named_region(text: str, regions: Sequence[Region]) -> int | None:
     """The 1-based index of the one listed region whose path and function the answer's
     first line names, or None (no region, or several)."""
     head = text.split("\n", 1)[0].lower()
+
+    def names(word: str) -> bool:  # whole words: "subtotal" does not name "total"
+        return re.search(rf"(?<![\w.]){re.escape(word.lower())}(?!\w)", head) is not None
+
     hits = [
         i
         for i, r in enumerate(regions, 1)
-        if r.path.lower() in head and (r.function is None or r.function.lower() in head)
+        if r.path.lower() in head and (r.function is None or names(r.function))
     ]
     return hits[0] if len(hits) == 1 else None
 

@@ -144,7 +144,7 @@ class SpendBudget:
 
     def _limit_met(self) -> str | None:
         if self.max_cost_usd is not None and self.spent_usd >= self.max_cost_usd:
-            return f"${self.spent_usd:.4f} spent of ${self.max_cost_usd:.4f}"
+            return f"${self.spent_usd:.6g} spent of ${self.max_cost_usd:.6g}"
         if self.max_tokens is not None and self.tokens >= self.max_tokens:
             return f"{self.tokens} tokens spent of {self.max_tokens}"
         return None
