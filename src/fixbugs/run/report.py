@@ -186,10 +186,8 @@ def _cost_lines(cost: CostItem | None) -> list[str]:
     """The run's model spend, and its budget, under the stage table."""
     if cost is None:
         return []
-    line = (
-        f"Model tokens: {cost.input_tokens} in, {cost.output_tokens} out; "
-        f"cost ${_dollars(cost.cost_usd)}"
-    )
+    dollars = "no price configured" if cost.cost_usd is None else f"${cost.cost_usd:.6f}"
+    line = f"Model tokens: {cost.input_tokens} in, {cost.output_tokens} out; cost {dollars}"
     limits = [f"${cost.max_cost_usd:.6g}"] if cost.max_cost_usd is not None else []
     limits += [f"{cost.max_tokens} tokens"] if cost.max_tokens is not None else []
     if limits:

@@ -60,11 +60,11 @@ JUDGE_SYSTEM = (
     "and code given. Choose one of the listed regions and explain, in terms of that code, "
     "why it causes the bug."
 )
-# trust high: the judge may also name code the evidence did not list, quoting it
+# trust high: the judge may also name code the evidence did not list, quoting it (the
+# low prompt, then that permission: whatever recognises the judge's request by it still does)
 JUDGE_SYSTEM_HIGH = (
-    "You are a senior engineer finding the root cause of a bug. Choose one of the listed "
-    "regions, or other code of the repository that you quote exactly, and explain, in terms "
-    "of that code, why it causes the bug."
+    JUDGE_SYSTEM + " If the root cause is in code that is not listed, you may name that "
+    "code instead, quoting its lines exactly from the repository."
 )
 TOP_REGIONS = 5
 EXCERPT_LINES = 18
