@@ -131,6 +131,19 @@ def run(
             "trust allows).",
         ),
     ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            metavar="DOLLARS",
+            help="The run's model budget in dollars, at the endpoints' configured prices: "
+            "reached, the model work ends with a note and the run goes on from the evidence.",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(min=0, help="The run's model budget in tokens (input + output), likewise."),
+    ] = None,
 ) -> None:
     """Investigate one bug: evidence, reproduction, root cause, minimal fix, proof."""
     from fixbugs.run.agent import run_from_paths
@@ -160,6 +173,8 @@ def run(
             repair_budget_s=repair_budget,
             repair_candidates=repair_candidates,
             model_steps=steps,
+            max_cost_usd=max_cost,
+            max_model_tokens=max_tokens,
             on_event=render_event,
         )
     )

@@ -16,9 +16,10 @@ Modules named ``_x`` are implementation and may change without notice.
 
 from agentrt._checkpoint import cancel_requests, checkpoint
 from agentrt._clock import Clock, FakeClock, ScaledClock, SystemClock
-from agentrt._config import EndpointConfig, Settings, load_settings
+from agentrt._config import EndpointConfig, Settings, Trust, load_settings
 from agentrt._errors import (
     AgentrtError,
+    BudgetExhausted,
     ConfigError,
     EndpointUnreachable,
     ProviderError,
@@ -33,6 +34,7 @@ from agentrt.flow import (
     DeadlineExceeded,
     RetryingModel,
     RetryPolicy,
+    SpendBudget,
     client_for_role,
     fail_after,
 )
@@ -57,6 +59,7 @@ from agentrt.tokens import LatencyModel, calibrate, estimate_tokens, make_plan
 
 __all__ = [
     "AgentrtError",
+    "BudgetExhausted",
     "CallRecord",
     "CallTiming",
     "ChatModel",
@@ -86,11 +89,13 @@ __all__ = [
     "RetryingModel",
     "ScaledClock",
     "Settings",
+    "SpendBudget",
     "StageStats",
     "StreamEvent",
     "StructuredOutputError",
     "SystemClock",
     "TextDelta",
+    "Trust",
     "UnknownModel",
     "UnknownProfile",
     "Usage",

@@ -21,10 +21,20 @@ Example file::
     base_url = "http://gpu-box:8000/v1"
     model = "Qwen/Qwen2.5-7B-Instruct"
     api_key_env = "VLLM_API_KEY"
+    trust = "high"                  # the default for a configured endpoint
+    price_input_per_mtok = 0.15     # dollars per million tokens (optional)
+    price_output_per_mtok = 0.60
 
     [roles]
     default = "local"
     judge = "vllm"
+
+Trust: how far a caller lets an endpoint's judgment overrule its own
+evidence (:data:`Trust`). The embedded model (``kind = "llama"``) is
+``low`` unless set; any other configured endpoint is ``high`` unless
+``trust = "low"``. Prices (dollars per million input / output tokens) let
+a run's spend budget (:class:`agentrt.flow.SpendBudget`) count dollars as
+well as tokens; an endpoint without one counts tokens only.
 """
 
 from __future__ import annotations
@@ -39,10 +49,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from agentrt._errors import ConfigError
 
-__all__ = ["DEFAULT_ROLE", "EndpointConfig", "RetryConfig", "Settings", "load_settings"]
+__all__ = [
+    "DEFAULT_ROLE",
+    "EndpointConfig",
+    "RetryConfig",
+    "Settings",
+    "Trust",
+    "load_settings",
+]
 
 DEFAULT_ROLE = "default"
 EndpointKind = Literal["llama", "openai", "anthropic"]
+Trust = Literal["low", "high"]
+"""How strong an endpoint's model is held to be. ``low``: its judgment may only break
+ties the evidence leaves; ``high``: it may overrule weaker evidence (grounding stays)."""
 
 
 class EndpointConfig(BaseModel):
@@ -59,6 +79,21 @@ class EndpointConfig(BaseModel):
     timeout_s: float = Field(default=600.0, gt=0)
     model_path: str | None = None  # llama: a GGUF file instead of the bundled one
     n_ctx: int | None = Field(default=None, ge=256)
+    trust: Trust | None = None  # None: by kind (see resolved_trust)
+    price_input_per_mtok: float | None = Field(default=None, ge=0)  # dollars
+    price_output_per_mtok: float | None = Field(default=None, ge=0)
+
+    @property
+    def resolved_trust(self) -> Trust:
+        """The endpoint's trust: as set, else ``low`` for the embedded model, ``high`` else."""
+        if self.trust is not None:
+            return self.trust
+        return "low" if self.kind == "llama" else "high"
+
+    @property
+    def priced(self) -> bool:
+        """Whether a price is configured (an unset one of the two then counts as 0)."""
+        return self.price_input_per_mtok is not None or self.price_output_per_mtok is not None
 
     def resolved_api_key(self, env: Mapping[str, str]) -> str | None:
         if self.api_key:
@@ -122,6 +157,10 @@ class Settings(BaseModel):
         if name is None:
             raise ConfigError(f"no endpoint for role {role!r} and no default role in {self.source}")
         return name, self.endpoints[name]
+
+    def trust_for(self, role: str = DEFAULT_ROLE) -> Trust:
+        """The trust of the endpoint serving ``role`` (:attr:`EndpointConfig.resolved_trust`)."""
+        return self.endpoint_for(role)[1].resolved_trust
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 __all__ = [
     "AgentrtError",
+    "BudgetExhausted",
     "ConfigError",
     "EndpointUnreachable",
     "ProviderError",
@@ -26,6 +27,14 @@ __all__ = [
 
 class AgentrtError(Exception):
     """Base of every error agentrt raises on purpose."""
+
+
+class BudgetExhausted(AgentrtError):
+    """A model call was not started: the run's spend budget is used up.
+
+    Neither a provider failure (nothing was sent, so no call failed and no
+    retry can help) nor a user error: the run goes on without the model.
+    """
 
 
 class UserError(AgentrtError):

@@ -67,31 +67,106 @@ def test_missing_config_file_and_bad_env_field(tmp_path):
 
 
 def test_role_clients_sit_behind_the_one_retrying_layer(tmp_path, monkeypatch):
-    from agentrt.flow import RetryingModel, client_for_role
+    from agentrt.flow import RetryingModel, SpendingModel, client_for_role
     from agentrt.llm import OpenAIModel
 
     monkeypatch.chdir(tmp_path)
     s = load_settings(env={"AGENTRT_BASE_URL": "http://127.0.0.1:9/v1", "AGENTRT_MODEL": "m"})
     c = client_for_role(s, "judge")
-    assert isinstance(c, RetryingModel)
+    # the spend budget's layer outermost, over the one retrying layer
+    assert isinstance(c, SpendingModel) and isinstance(c.inner, RetryingModel)
     backend = c.unwrap()
     assert isinstance(backend, OpenAIModel)
     assert backend.sdk.max_retries == 0  # the SDK never retries underneath us
-    assert isinstance(client_for_role(s, "judge", resilient=False), OpenAIModel)
+    bare = client_for_role(s, "judge", resilient=False)
+    assert isinstance(bare, SpendingModel) and isinstance(bare.inner, OpenAIModel)
 
 
 def test_retry_budget_is_scoped_by_configuration_not_the_process(tmp_path, monkeypatch):
     from agentrt.flow import RetryingModel, client_for_role, retry_budget
+    from agentrt.llm import find_layer
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "agentrt.toml").write_text("[retry]\nmax_attempts = 6\nshare = 0.5\n")
     s = load_settings(env={"AGENTRT_BASE_URL": "http://127.0.0.1:9/v1", "AGENTRT_MODEL": "m"})
     shared = retry_budget(s)
-    a = client_for_role(s, "map", budget=shared)
-    b = client_for_role(s, "judge", budget=shared)
-    c = client_for_role(s, "judge")
-    assert isinstance(a, RetryingModel) and isinstance(b, RetryingModel)
-    assert isinstance(c, RetryingModel)
+    a = find_layer(client_for_role(s, "map", budget=shared), RetryingModel)
+    b = find_layer(client_for_role(s, "judge", budget=shared), RetryingModel)
+    c = find_layer(client_for_role(s, "judge"), RetryingModel)
+    assert a is not None and b is not None and c is not None
     assert a.budget is b.budget is shared  # one run's clients share what they are given
     assert c.budget is not shared  # and nothing else does
     assert shared.budget.rules.share == 0.5 and a.policy.max_attempts == 6
+
+
+def test_trust_is_low_for_the_embedded_model_and_high_for_a_configured_endpoint(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    f = tmp_path / "trust.toml"
+    f.write_text(
+        """
+[endpoints.vllm]
+kind = "openai"
+base_url = "http://gpu:8000/v1"
+
+[endpoints.careful]
+kind = "anthropic"
+trust = "low"
+
+[endpoints.big_gguf]
+kind = "llama"
+trust = "high"
+
+[roles]
+judge = "vllm"
+map = "careful"
+rewrite = "big_gguf"
+"""
+    )
+    s = load_settings(f, env={})
+    assert s.trust_for("default") == "low"  # the embedded default
+    assert s.trust_for("judge") == "high"  # a configured endpoint, trust unset
+    assert s.trust_for("map") == "low"  # set low
+    assert s.trust_for("rewrite") == "high"  # a local model the user vouches for
+    assert load_settings(env={}).trust_for("judge") == "low"
+    shorthand = load_settings(env={"AGENTRT_BASE_URL": "http://x/v1", "AGENTRT_MODEL": "m"})
+    assert shorthand.trust_for("judge") == "high"
+
+
+def test_trust_and_prices_can_be_set_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    env = {
+        "AGENTRT_BASE_URL": "http://x/v1",
+        "AGENTRT_MODEL": "m",
+        "AGENTRT_ENDPOINT_ENV_TRUST": "low",
+        "AGENTRT_ENDPOINT_ENV_PRICE_INPUT_PER_MTOK": "2.5",
+        "AGENTRT_ENDPOINT_ENV_PRICE_OUTPUT_PER_MTOK": "10",
+    }
+    s = load_settings(env=env)
+    _, ep = s.endpoint_for("judge")
+    assert s.trust_for("judge") == "low"
+    assert (ep.price_input_per_mtok, ep.price_output_per_mtok) == (2.5, 10.0)
+    assert ep.priced and not s.endpoints["local"].priced
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"AGENTRT_ENDPOINT_LOCAL_TRUST": "medium"}, "endpoints.local.trust"),
+        ({"AGENTRT_ENDPOINT_LOCAL_PRICE_INPUT_PER_MTOK": "-1"}, "price_input_per_mtok"),
+        ({"AGENTRT_ENDPOINT_LOCAL_PRICE_OUTPUT_PER_MTOK": "cheap"}, "price_output_per_mtok"),
+    ],
+)
+def test_a_bad_trust_or_price_is_a_one_line_config_error(tmp_path, monkeypatch, env, message):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as ei:
+        load_settings(env=env)
+    assert message in str(ei.value) and "\n" not in str(ei.value)
+
+
+def test_a_bad_trust_in_the_file_is_a_config_error(tmp_path):
+    f = tmp_path / "agentrt.toml"
+    f.write_text('[endpoints.a]\nkind = "openai"\ntrust = "total"\n')
+    with pytest.raises(ConfigError, match=r"endpoints\.a\.trust: Input should be 'low' or 'high'"):
+        load_settings(f, env={})

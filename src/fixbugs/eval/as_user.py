@@ -101,6 +101,8 @@ def as_user_agent(
     config: Path | None = None,
     repair_budget_s: float | None = None,
     model_steps: ModelSteps | None = None,
+    max_cost_usd: float | None = None,
+    max_model_tokens: int | None = None,
     timeout_s: float = 1800.0,
     workspace: WorkspaceFactory = Sandbox.create,
     model_env: Mapping[str, str] | None = None,
@@ -138,6 +140,10 @@ def as_user_agent(
                 argv += ["--test", case.test_command]
             if repair_budget_s is not None:
                 argv += ["--repair-budget", f"{repair_budget_s:g}"]
+            if max_cost_usd is not None:
+                argv += ["--max-cost", repr(max_cost_usd)]
+            if max_model_tokens is not None:
+                argv += ["--max-tokens", str(max_model_tokens)]
             if not use_model:
                 argv.append("--no-model")
             elif model_steps is not None:

@@ -55,12 +55,16 @@ def full_agent(
     until: StageName = "validation",
     model_steps: ModelSteps | None = None,
     repair_budget_s: float | None = None,
+    max_cost_usd: float | None = None,
+    max_model_tokens: int | None = None,
 ) -> AgentRunner:
     """A runner that investigates each case with the agent itself, ``run_bug``.
 
     End to end by default (localize, reproduce, fix, validate);
     ``until="root_cause"`` is ``fixbugs eval --localize-only``: the same
     stages, with the same inputs and settings, stopped after the root cause.
+    Each case is one run: ``max_cost_usd`` and ``max_model_tokens`` are
+    each case's model budget (``--max-cost``, ``--max-tokens``).
     """
 
     async def run(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
@@ -72,6 +76,8 @@ def full_agent(
             use_model=models is not None,
             model_steps=model_steps,
             test_timeout_s=300,
+            max_cost_usd=max_cost_usd,
+            max_model_tokens=max_model_tokens,
         )
         if repair_budget_s is not None:
             options = replace(options, fix_budget_s=repair_budget_s)

@@ -350,6 +350,18 @@ def eval_command(
             "20 s (real) before each answer's first token.",
         ),
     ] = False,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            metavar="DOLLARS",
+            help="Each case's model budget in dollars, at the endpoints' configured prices.",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(min=0, help="Each case's model budget in tokens (input + output)."),
+    ] = None,
 ) -> None:
     """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
 
@@ -376,7 +388,14 @@ def eval_command(
         asyncio.run(preflight(load_settings(config)))
     until: StageName = "root_cause" if localize_only else "validation"
     models = None if no_model or as_user or oracle else models_from_config(config)
-    agent = full_agent(models, until=until, model_steps=steps, repair_budget_s=repair_budget)
+    agent = full_agent(
+        models,
+        until=until,
+        model_steps=steps,
+        repair_budget_s=repair_budget,
+        max_cost_usd=max_cost,
+        max_model_tokens=max_tokens,
+    )
     if as_user:
         from fixbugs.eval.as_user import as_user_agent
 
@@ -385,6 +404,8 @@ def eval_command(
             config=config,
             repair_budget_s=repair_budget,
             model_steps=steps,
+            max_cost_usd=max_cost,
+            max_model_tokens=max_tokens,
         )
     noise = None
     if oracle:

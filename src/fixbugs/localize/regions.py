@@ -31,7 +31,7 @@ from fixbugs.localize.rank import DEFAULT_WEIGHTS, RankedFile
 from fixbugs.localize.sbfl import suspicious_ranges
 from fixbugs.localize.signals import tokenize_code
 
-__all__ = ["Region", "function_spans", "sbfl_ranges", "suspicious_regions"]
+__all__ = ["Region", "function_spans", "region_at", "sbfl_ranges", "suspicious_regions"]
 
 LINE_KINDS = ("traceback", "quoted", "literal", "warning", "sbfl")
 # evidence that names many lines of a file says which line in words of its own
@@ -213,6 +213,20 @@ def _lines_for(
         heavy = max(exact, key=lambda h: (h.weight, -h.line)).line
         lo, hi = max(lo_bound, heavy - 5), min(hi_bound, heavy + 5)
     return lo, hi
+
+
+def region_at(
+    path: str, text: str, lines: Sequence[int], reasons: tuple[str, ...], *, score: float = 0.0
+) -> Region:
+    """The region around ``lines`` of ``path``, shaped as every region is: the function
+    enclosing the first of them (whole when short, else narrowed around them), or those
+    lines of module-level code."""
+    n_lines = max(1, len(text.splitlines()))
+    spans = function_spans(text) if path.endswith(".py") else []
+    span = _enclosing(spans, lines[0]) if lines else None
+    group = [_Hit(n, 1.0, "") for n in lines if span is None or span[1] <= n <= span[2]]
+    a, b = _lines_for(group, span, n_lines)
+    return Region(path, span[0] if span else None, a, b, score, reasons)
 
 
 def sbfl_ranges(

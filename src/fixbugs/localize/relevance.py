@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from agentrt import Clock, SystemClock
+from agentrt import BudgetExhausted, Clock, SystemClock
 from agentrt.chunking import CodeChunk, chunk_code
 from agentrt.context import PromptLayout
 from agentrt.graph import DeadlineExceeded, Outcome, scatter, with_deadline
@@ -156,7 +156,8 @@ async def model_relevance(
             )
     outcomes.sort(key=lambda o: o.index)
     evidence = [e for o in outcomes if o.ok and o.value for e in o.value]
-    failures = [o for o in outcomes if not o.ok]
+    # a call the run's spend budget refused is no failure: the budget's one note says it
+    failures = [o for o in outcomes if not o.ok and not isinstance(o.error, BudgetExhausted)]
     notes += [
         f"model relevance call failed for {', '.join(o.item.paths)}: {type(o.error).__name__}"
         for o in failures

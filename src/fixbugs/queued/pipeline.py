@@ -207,7 +207,12 @@ class StagedAgent:
             for r in state.records:
                 recorder.add(r)
         ctx = RunContext.create(
-            inputs.repo, models=self.models, options=options, journal=journal, recorder=recorder
+            inputs.repo,
+            models=self.models,
+            options=options,
+            journal=journal,
+            recorder=recorder,
+            spent=state.spend if state is not None else None,
         )
         if state is None:
             start_run(inputs, ctx)
@@ -223,7 +228,7 @@ class StagedAgent:
         start = self.clock.now()
         status = "error"
         try:
-            with ctx.recorder.activate(), metrics_stage(name):
+            with ctx.recorder.activate(), ctx.spend.activate(), metrics_stage(name):
                 yield
             status = "ok"
         finally:

@@ -146,7 +146,8 @@ async def run_bug(
             stage_finished(ctx, ev.node, ev.status)
 
     try:
-        result = await g.run(clock=clock, recorder=ctx.recorder, on_event=on_event)
+        with ctx.spend.activate():  # every model call of the run is admitted and charged
+            result = await g.run(clock=clock, recorder=ctx.recorder, on_event=on_event)
     finally:
         await asyncio.to_thread(ws.close)
     if until in ("root_cause", "fix", "validation"):
@@ -181,6 +182,7 @@ def models_from_config(config: Path | None, env: Mapping[str, str] | None = None
     return Models(
         map=client_for_role(settings, "map", budget=budget),
         judge=client_for_role(settings, "judge", budget=budget),
+        judge_trust=settings.trust_for("judge"),
     )
 
 
@@ -232,6 +234,8 @@ async def run_from_paths(
     repair_candidates: int | None = None,
     repair_bench: bool = False,
     model_steps: ModelSteps | None = None,
+    max_cost_usd: float | None = None,
+    max_model_tokens: int | None = None,
     on_event: EventSink | None = None,
 ) -> RunReport:
     """The CLI's entry: validate inputs, build models from config, run the agent."""
@@ -245,7 +249,13 @@ async def run_from_paths(
     except BaseException:
         await close_models(models)
         raise
-    options = replace(options, use_model=use_model, model_steps=model_steps)
+    options = replace(
+        options,
+        use_model=use_model,
+        model_steps=model_steps,
+        max_cost_usd=max_cost_usd,
+        max_model_tokens=max_model_tokens,
+    )
     if repair_budget_s is not None:
         options = replace(options, fix_budget_s=repair_budget_s)
     if repair_candidates is not None:

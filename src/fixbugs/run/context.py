@@ -6,9 +6,10 @@ stages before it (the :class:`~fixbugs.run.record.BugRun` so far, or the
 results it needs), uses these services, and returns its own typed result;
 the driver composes the record from the results. The :class:`RunContext`
 holds no result: only what serves the run (the models, the options, the
-clock, the metrics recorder, the journal of events and notes, and the
-repository's files, read once). A stage that runs the repository's code
-takes the workspace as its own argument, so it always has one.
+clock, the metrics recorder, the spend budget of its model calls, the
+journal of events and notes, and the repository's files, read once). A
+stage that runs the repository's code takes the workspace as its own
+argument, so it always has one.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agentrt import Clock
+from agentrt import Clock, SpendBudget, Trust
+from agentrt.flow import SpendSnapshot
 from agentrt.llm import ChatModel
 from agentrt.metrics import MetricsRecorder
 from fixbugs.run.model_steps import LOW_TRUST_STEPS, NO_STEPS, ModelStep, ModelSteps
@@ -29,15 +31,28 @@ if TYPE_CHECKING:
     from fixbugs.sandbox.executor import Executor
     from fixbugs.sandbox.limits import CommandResult
 
-__all__ = ["AgentOptions", "Models", "RunContext"]
+__all__ = ["BUDGET_REACHED", "AgentOptions", "Models", "RunContext"]
+
+
+# the one line a run's notes and progress stream get when its spend budget is reached
+BUDGET_REACHED = "no further model call is started; the run goes on from the static evidence"
 
 
 @dataclass(frozen=True, slots=True)
 class Models:
-    """Small model for routine map steps, large model for judgment."""
+    """Small model for routine map steps, large model for judgment.
+
+    ``judge_trust`` is the trust of the endpoint behind the judge role
+    (:meth:`agentrt.Settings.trust_for`): ``low`` keeps the guards written
+    for a weak model (its root cause only breaks ties in the evidence, its
+    rewrite stays inside the root cause); ``high`` lets a strong one
+    overrule weaker evidence, grounding kept. Low unless the models come
+    from a configuration that says otherwise.
+    """
 
     map: ChatModel
     judge: ChatModel
+    judge_trust: Trust = "low"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +73,8 @@ class AgentOptions:
     use_model: bool = True
     model_steps: ModelSteps | None = None  # None: the steps the endpoints' trust allows
     slack_lines: int = 3  # how far outside the localized lines a fix may reach
+    max_cost_usd: float | None = None  # the run's model spend, in dollars (--max-cost)
+    max_model_tokens: int | None = None  # and in tokens, input + output (--max-tokens)
 
     @classmethod
     def for_env(cls, env: TestEnv) -> AgentOptions:
@@ -92,6 +109,8 @@ class RunContext:
     recorder: MetricsRecorder
     journal: Journal
     _files: _Files = field(repr=False, compare=False)
+    # the run's model spend: every call of its models is admitted and charged here
+    spend: SpendBudget = field(default_factory=SpendBudget, repr=False, compare=False)
 
     @classmethod
     def create(
@@ -102,11 +121,29 @@ class RunContext:
         options: AgentOptions,
         journal: Journal,
         recorder: MetricsRecorder | None = None,
+        spent: SpendSnapshot | None = None,
     ) -> RunContext:
-        """Services for a run over ``repo`` on the journal's clock (a new recorder if none)."""
+        """Services for a run over ``repo`` on the journal's clock (a new recorder if none).
+
+        The spend budget has the options' limits, and goes on from ``spent``
+        (what the run's earlier stages spent, when they ran elsewhere);
+        reaching it puts one line in the run's notes and progress stream.
+        """
         clock = journal.clock
+        spend = SpendBudget(
+            max_cost_usd=options.max_cost_usd,
+            max_tokens=options.max_model_tokens,
+            on_reached=lambda line: journal.note("budget", f"{line}: {BUDGET_REACHED}"),
+            spent=spent,
+        )
         return cls(
-            models, options, clock, recorder or MetricsRecorder(clock), journal, _Files(repo)
+            models,
+            options,
+            clock,
+            recorder or MetricsRecorder(clock),
+            journal,
+            _Files(repo),
+            spend,
         )
 
     def step_model(self, step: ModelStep) -> ChatModel | None:

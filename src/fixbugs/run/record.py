@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentrt.flow import SpendSnapshot
 from agentrt.metrics import CallRecord
 from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.rank import RankedFile
@@ -193,6 +194,7 @@ class BugRun(_Record):
     events: tuple[ProgressEvent, ...] = ()
     notes: tuple[str, ...] = ()
     records: tuple[CallRecord, ...] = ()  # model and tool calls so far
+    spend: SpendSnapshot | None = None  # the model spend so far, per stage, and its budget
     walls: dict[str, float] = Field(default_factory=dict)  # agent stage -> seconds
 
     @property

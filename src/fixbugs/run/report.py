@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentrt.flow import SpendSnapshot
 from agentrt.metrics import CallRecord
 from fixbugs.inputs.inert import md_code, md_fence, md_text, quote_name, strip_controls
 from fixbugs.repair.render import repair_markdown
 from fixbugs.run.preflight import model_failures
 from fixbugs.run.record import BugRun
 from fixbugs.run.report_schema import (
+    CostItem,
     EnvironmentItem,
     EventItem,
     EvidenceItem,
@@ -158,19 +160,42 @@ class RunReport:
             "",
             "## Stages",
             "",
-            "| stage | wall s | TTFT s | out tok | model attempts | tool calls | failures |",
-            "|---|---|---|---|---|---|---|",
+            "| stage | wall s | TTFT s | in tok | out tok | cost $ | model attempts | tool calls "
+            "| failures |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for name, s in d["stages"].items():
             ttft = "-" if s["ttft_s"] is None else f"{s['ttft_s']:.2f}"
             out.append(
-                f"| {name} | {s['wall_s']:.2f} | {ttft} | {s['output_tokens']} | "
+                f"| {name} | {s['wall_s']:.2f} | {ttft} | {s['input_tokens']} | "
+                f"{s['output_tokens']} | {_dollars(s['cost_usd'])} | "
                 f"{s['model_attempts']} | {s['tool_calls']} | {s['failures']} |"
             )
+        out += _cost_lines(self.model.cost)
         if d["notes"]:
             out += ["", "## Notes", ""] + [f"- {md_text(n, starts_line=True)}" for n in d["notes"]]
         # invariant: no control character reaches a reader, whatever a field held
         return strip_controls("\n".join(out) + "\n")
+
+
+def _dollars(usd: float | None) -> str:
+    return "-" if usd is None else f"{usd:.6f}"
+
+
+def _cost_lines(cost: CostItem | None) -> list[str]:
+    """The run's model spend, and its budget, under the stage table."""
+    if cost is None:
+        return []
+    dollars = "no price configured" if cost.cost_usd is None else f"${cost.cost_usd:.6f}"
+    line = f"Model tokens: {cost.input_tokens} in, {cost.output_tokens} out; cost {dollars}"
+    limits = [f"${cost.max_cost_usd:.6g}"] if cost.max_cost_usd is not None else []
+    limits += [f"{cost.max_tokens} tokens"] if cost.max_tokens is not None else []
+    if limits:
+        line += f" of a budget of {' and '.join(limits)}"
+    line += "."
+    if cost.reached:
+        line += f" Budget reached ({cost.refused_calls} call(s) not started)."
+    return ["", line]
 
 
 def _path(path: str, *, in_table: bool = False) -> str:
@@ -182,20 +207,41 @@ def _reasons(reasons: list[str]) -> str:
     return "; ".join(md_text(r) for r in reasons)
 
 
-def _stage_figures(name: str, wall: float, records: Sequence[CallRecord]) -> StageFigures:
+def _stage_figures(
+    name: str, wall: float, records: Sequence[CallRecord], spend: SpendSnapshot | None = None
+) -> StageFigures:
     mine = [r for r in records if r.stage == name]
     model = [r for r in mine if r.kind == "model"]
     ttfts = [r.ttft_s for r in model if r.ttft_s is not None]
+    spent = spend.stages.get(name) if spend is not None else None
+    cost = spent.cost_usd if spent is not None else None
     return StageFigures(
         wall_s=round(wall, 3),
         ttft_s=round(min(ttfts), 3) if ttfts else None,
+        input_tokens=sum(r.input_tokens for r in model),
         output_tokens=sum(r.output_tokens for r in model),
+        cost_usd=round(cost, 6) if cost is not None else None,
         model_calls=len(model),
         tool_calls=len(mine) - len(model),
         # requests sent by the model calls (retries in); tool calls send none
         attempts=None,  # older reports; a run counts its model calls' attempts below
         model_attempts=sum(r.attempts for r in model),
         failures=sum(1 for r in mine if r.outcome == "error"),
+    )
+
+
+def _cost(spend: SpendSnapshot | None, records: Sequence[CallRecord]) -> CostItem:
+    """The run's tokens (from its call records), dollars and budget (from its spend budget)."""
+    model = [r for r in records if r.kind == "model"]
+    total = spend.total.cost_usd if spend is not None else None
+    return CostItem(
+        input_tokens=sum(r.input_tokens for r in model),
+        output_tokens=sum(r.output_tokens for r in model),
+        cost_usd=round(total, 6) if total is not None else None,
+        max_cost_usd=spend.max_cost_usd if spend is not None else None,
+        max_tokens=spend.max_tokens if spend is not None else None,
+        reached=spend.reached if spend is not None else None,
+        refused_calls=spend.refused if spend is not None else 0,
     )
 
 
@@ -263,7 +309,7 @@ def build_report(
         ),
         first_hypothesis_s=run.analysis.first_hypothesis_s,
         total_s=round(total_s, 3),
-        stages={n: _stage_figures(n, w, records) for n, w in run.walls.items()},
+        stages={n: _stage_figures(n, w, records, run.spend) for n, w in run.walls.items()},
         evidence=[
             EvidenceItem(source=e.source, text=e.text, path=e.path, line=e.line, at=e.at)
             for e in run.analysis.evidence[:50]
@@ -275,6 +321,7 @@ def build_report(
         critical_path=list(critical_path),
         degraded=failures.degraded,
         model_calls=ModelCalls(failed=failures.failed, total=failures.total),
+        cost=_cost(run.spend, records),
         verdict_head=failures.line() if failures.degraded else None,
         environment=(
             EnvironmentItem.model_validate(environment.to_dict()) if environment else None

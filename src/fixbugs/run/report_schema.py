@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from fixbugs.repair.summary import RepairSummary
 
 __all__ = [
+    "CostItem",
     "EnvironmentItem",
     "EvidenceItem",
     "OverfittingItem",
@@ -113,7 +114,13 @@ class ReproductionItem(_Open):
 class StageFigures(_Open):
     wall_s: float
     ttft_s: float | None = Field(None, description="first token of the stage's first streamed call")
+    input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = Field(
+        None,
+        description="dollars its model calls cost at the endpoints' configured prices; "
+        "null when no call of it had a price",
+    )
     model_calls: int = 0
     tool_calls: int = 0
     attempts: int | None = Field(None, description="attempts of the stage's calls, retries in")
@@ -150,6 +157,24 @@ class EnvironmentItem(_Open):
     overlay_coverage: str | None = None
 
 
+class CostItem(_Open):
+    """The run's model spend against its budget (``--max-cost``, ``--max-tokens``)."""
+
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None = Field(
+        description="at the endpoints' configured prices; null when no call had a price"
+    )
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    reached: str | None = Field(
+        None,
+        description="the line said when the budget was reached (the model work ended there "
+        "and the run went on from the static evidence); null when it was not",
+    )
+    refused_calls: int = Field(0, description="model calls not started: the budget was reached")
+
+
 class ModelCalls(_Open):
     failed: int
     total: int
@@ -177,6 +202,9 @@ class ReportModel(_Open):
     critical_path: list[str] = Field(default_factory=list)
     degraded: bool = Field(False, description="the model failed during the run (exit 3)")
     model_calls: ModelCalls | None = None
+    cost: CostItem | None = Field(
+        default=None, description="the run's model tokens, dollars and budget"
+    )
     verdict_head: str | None = None
     environment: EnvironmentItem | None = Field(
         None, description="the interpreter and pytest that ran the tests"

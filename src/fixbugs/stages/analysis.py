@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from agentrt import BudgetExhausted
 from agentrt.chunking import LogChunk, chunk_log_file
 from agentrt.evidence import Evidence as RtEvidence
 from agentrt.evidence import Provenance, digest
@@ -124,7 +125,8 @@ async def _map_log_chunks(inputs: BugInputs, ctx: RunContext, path: Path) -> lis
     for o in outcomes:
         if o.error is None and o.value:
             found.extend(o.value)
-        elif o.error is not None:
+        elif o.error is not None and not isinstance(o.error, BudgetExhausted):
+            # (a call the spend budget refused is said once, by the budget's note)
             ctx.journal.note("analysis", f"log chunk map failed: {o.error}")
     return found
 

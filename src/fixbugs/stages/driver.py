@@ -65,12 +65,14 @@ def stage_finished(ctx: RunContext, name: str, status: str) -> None:
 
 
 def with_journal(run: BugRun, ctx: RunContext) -> BugRun:
-    """``run`` with what the run's journal (events, notes) and recorder (calls) hold now."""
+    """``run`` with what the run's journal (events, notes), recorder (calls) and spend
+    budget (tokens and dollars per stage) hold now."""
     return run.model_copy(
         update={
             "events": tuple(ctx.journal.events),
             "notes": tuple(ctx.journal.notes),
             "records": tuple(ctx.recorder.records),
+            "spend": ctx.spend.snapshot(),
         }
     )
 

@@ -7,7 +7,9 @@ read from the pristine baseline (never from a copy a test ran in).
 Candidates that do not parse are dropped here; none is trusted, every one
 goes through staged validation. So none is generated when validation
 cannot run (:func:`can_validate`): a candidate nothing can check is only
-time spent (hundreds of them on a large repository) for no claim.
+time spent (hundreds of them on a large repository) for no claim. Where
+the model's rewrite may edit, and whether it leads, is the judge's trust
+(:mod:`fixbugs.stages.model_scope`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TypeGuard
 
-from agentrt import AgentrtError
+from agentrt import AgentrtError, BudgetExhausted
 from agentrt.graph import with_deadline
 from agentrt.llm import ChatModel, ChatRequest, Completed, TextDelta
 from fixbugs.inputs import BugInputs
@@ -40,6 +42,7 @@ from fixbugs.run.context import RunContext
 from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.record import BugRun, FixProposal, Reproduction, RootCause
 from fixbugs.sandbox.reported import read_baseline_text
+from fixbugs.stages.model_scope import model_first, rewrite_refusal
 
 __all__ = [
     "NOT_REPRODUCED",
@@ -185,6 +188,8 @@ async def _model_rewrite(
         answer = await with_deadline(
             ctx.clock, ModelSteps.deadline_s("rewrite"), _streamed(model, req), what="rewrite"
         )
+    except BudgetExhausted:
+        return None  # the budget's own note says the model work ended
     except AgentrtError as exc:
         ctx.journal.note("fix", f"model fix proposal failed: {exc}")
         return None
@@ -195,27 +200,27 @@ async def _model_rewrite(
         return None
 
 
-def _within_root_cause(rewrite: AppliedEdits, rc: RootCause, slack: int) -> bool:
-    """The model may wander: its rewrite is kept only inside the localized region."""
-    return all(
-        h.path == rc.path and rc.start - slack <= h.start and h.end <= rc.end + slack
-        for h in diff_hunks(rewrite.diff)
-    )
-
-
 def _model_candidates(
     rewrite: AppliedEdits | None, prior: BugRun, ctx: RunContext
 ) -> tuple[list[tuple[Edit, float]], list[RepairCandidate]]:
     """The rewrite as candidates: one file is an engine ``Edit`` (ranked like the others),
-    several files one candidate of their joint diff (``why`` says which files)."""
+    several files one candidate of their joint diff (``why`` says which files).
+
+    Where it may stand is the judge's trust (:mod:`fixbugs.stages.model_scope`).
+    """
     rc = prior.root_cause
     if rewrite is None or rc is None:
         return [], []
-    if not _within_root_cause(rewrite, rc, ctx.options.slack_lines):
-        where = ", ".join(f"{h.path}:{h.start}-{h.end}" for h in diff_hunks(rewrite.diff))
-        ctx.journal.note(
-            "fix", f"model rewrite of {where[:200]} is outside the root cause; dropped"
-        )
+    trust = ctx.models.judge_trust if ctx.models else "low"
+    refused = rewrite_refusal(
+        diff_hunks(rewrite.diff),
+        (rc.path, rc.start, rc.end),
+        trust,
+        ctx.files(),
+        ctx.options.slack_lines,
+    )
+    if refused is not None:
+        ctx.journal.note("fix", f"model rewrite dropped: {refused}")
         return [], []
     why = f"model rewrite ({rewrite.format})"
     if len(rewrite.files) == 1:
@@ -288,6 +293,8 @@ async def propose_fixes(
         cands = rank([*cands, *(replace(c, id=top + 1 + i) for i, c in enumerate(joint))])
     cands = [c for c in cands if not any(is_test_path(h.path) for h in diff_hunks(c.diff))]
     cands = await _with_naturalness(ctx, cands, texts)
+    # a judge trusted high: its rewrite of the root cause is tried first
+    cands = model_first(cands, ctx.models.judge_trust if ctx.models else "low")
     return cands[: ctx.options.max_candidates]
 
 

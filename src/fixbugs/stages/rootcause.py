@@ -15,6 +15,14 @@ once complete: an answer that names no listed region, or whose explanation
 does not talk about the code shown (no identifier of the region in it, too
 short, "The file "), is discarded with a note, and the evidence's own
 explanation stands.
+
+How far the judge's choice counts is the trust of the endpoint behind the
+judge role (:attr:`fixbugs.run.context.Models.judge_trust`). Low (the
+embedded model): it may only break ties among regions within 5% of the
+best evidence score (``_TIE``). High (a configured endpoint unless set
+low): it may choose any listed region, whatever its evidence, or name a
+region the evidence did not list when it quotes that code
+(:mod:`fixbugs.localize.grounding`); grounding stays either way.
 """
 
 from __future__ import annotations
@@ -23,11 +31,12 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from agentrt import AgentrtError
+from agentrt import AgentrtError, BudgetExhausted, Trust
 from agentrt.graph import with_deadline
 from agentrt.llm import ChatModel, ChatRequest, Completed, TextDelta
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.assertions import assertion_values
+from fixbugs.localize.grounding import ground_named_code, read_named_code
 from fixbugs.localize.locate import bug_summary
 from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.regions import Region, suspicious_regions
@@ -39,6 +48,7 @@ from fixbugs.stages.analysis import ranked_event
 
 __all__ = [
     "JUDGE_SYSTEM",
+    "JUDGE_SYSTEM_HIGH",
     "check_judgment",
     "evidence_explanation",
     "region_prompt",
@@ -51,6 +61,12 @@ JUDGE_SYSTEM = (
     "You are a senior engineer finding the root cause of a bug. Use only the evidence "
     "and code given. Choose one of the listed regions and explain, in terms of that code, "
     "why it causes the bug."
+)
+# trust high: the judge may also name code the evidence did not list, quoting it (the
+# low prompt, then that permission: whatever recognises the judge's request by it still does)
+JUDGE_SYSTEM_HIGH = (
+    JUDGE_SYSTEM + " If the root cause is in code that is not listed, you may name that "
+    "code instead, quoting its lines exactly from the repository."
 )
 TOP_REGIONS = 5
 EXCERPT_LINES = 18
@@ -100,9 +116,15 @@ def _excerpt(text: str, region: Region, context: int = 2) -> str:
 
 
 def region_prompt(
-    inputs: BugInputs, prior: BugRun, regions: Sequence[Region], files: dict[str, str]
+    inputs: BugInputs,
+    prior: BugRun,
+    regions: Sequence[Region],
+    files: dict[str, str],
+    *,
+    trust: Trust = "low",
 ) -> str:
-    """The judge's prompt: the bug, its evidence, and the numbered regions with code."""
+    """The judge's prompt: the bug, its evidence, and the numbered regions with code
+    (trust high: and how to name a region that is not listed)."""
     report = inputs.report
     a = prior.analysis
     parts = [f"Bug report: {report.title}"]
@@ -130,6 +152,13 @@ def region_prompt(
         "only (for example R1). Then one to three sentences on what in that code causes the "
         "bug, naming the variables, calls or conditions involved."
     )
+    if trust == "high":
+        parts.append(
+            "If the root cause is in code that is not listed, the first line names its file "
+            "and function instead (for example: pkg/module.py, function name); then the "
+            "faulty lines copied exactly from that file, each on its own line starting "
+            "with '> '; then the sentences."
+        )
     return "\n\n".join(p for p in parts if p)
 
 
@@ -137,22 +166,43 @@ _TIE = 0.95  # a region within 5% of the best evidence score counts as equally s
 
 
 def check_judgment(
-    answer: str, regions: Sequence[Region], files: dict[str, str]
+    answer: str, regions: Sequence[Region], files: dict[str, str], *, trust: Trust = "low"
 ) -> tuple[Region | None, str, str | None]:
-    """(region, explanation, why rejected): the answer's region must be listed and its
-    explanation must talk about that region's code."""
+    """(region, explanation, why rejected): the answer's region must be listed (trust
+    high: or be grounded by its quoted code) and its explanation must talk about that
+    region's code."""
     text = answer.strip()
     m = _REGION_ID.search(text[:120])
     if m is not None and 1 <= int(m.group(1)) <= len(regions):
         index, rest = int(m.group(1)), text[m.end() :]
     else:
         named = _named_region(text, regions)  # "path, function f" instead of an id
+        if named is None and trust == "high":
+            return _unlisted_judgment(text, files)
         if named is None:
             head = " ".join(text.split())[:60]
             return None, "", f"the judgment named no listed evidence region (it began {head!r})"
         index, rest = named, text.split("\n", 1)[1] if "\n" in text else text
     region = regions[index - 1]
     explanation = " ".join(rest.lstrip(" :.-—)]\n").split())[:400]
+    return _described(region, explanation, files, f"R{index}")
+
+
+def _unlisted_judgment(text: str, files: dict[str, str]) -> tuple[Region | None, str, str | None]:
+    """A region the evidence did not list, grounded by the code the answer quotes."""
+    named = read_named_code(text, files.keys())
+    region, why = ground_named_code(named, files)
+    if region is None:
+        head = " ".join(text.split())[:60]
+        return None, "", f"{why} (it began {head!r})"
+    where = f"{region.path}:{region.start}-{region.end}"
+    return _described(region, named.explanation[:400], files, where)
+
+
+def _described(
+    region: Region, explanation: str, files: dict[str, str], label: str
+) -> tuple[Region | None, str, str | None]:
+    """``region`` with ``explanation`` when it talks about the region's code."""
     code = "\n".join(files[region.path].splitlines()[region.start - 1 : region.end])
     code_words = {w for w in tokenize_code(code) if len(w) >= 3}
     said = set(tokenize_code(explanation))
@@ -161,7 +211,7 @@ def check_judgment(
         return (
             None,
             "",
-            f"the judgment's explanation does not describe the code of R{index} ({shown!r})",
+            f"the judgment's explanation does not describe the code of {label} ({shown!r})",
         )
     return region, explanation, None
 
@@ -170,10 +220,14 @@ def _named_region(text: str, regions: Sequence[Region]) -> int | None:
     """The 1-based index of the one listed region whose path and function the answer's
     first line names, or None (no region, or several)."""
     head = text.split("\n", 1)[0].lower()
+
+    def names(word: str) -> bool:  # whole words: "subtotal" does not name "total"
+        return re.search(rf"(?<![\w.]){re.escape(word.lower())}(?!\w)", head) is not None
+
     hits = [
         i
         for i, r in enumerate(regions, 1)
-        if r.path.lower() in head and (r.function is None or r.function.lower() in head)
+        if r.path.lower() in head and (r.function is None or names(r.function))
     ]
     return hits[0] if len(hits) == 1 else None
 
@@ -218,10 +272,11 @@ async def root_cause(
     if judge is None:
         return fallback
     files = ctx.files()
+    trust = ctx.models.judge_trust if ctx.models else "low"
     req = ChatRequest.of(
-        region_prompt(inputs, prior, regions, files),
-        system=JUDGE_SYSTEM,
-        max_tokens=200,
+        region_prompt(inputs, prior, regions, files, trust=trust),
+        system=JUDGE_SYSTEM_HIGH if trust == "high" else JUDGE_SYSTEM,
+        max_tokens=300 if trust == "high" else 200,  # room for a quote
         stage="root_cause",
     )
     try:
@@ -231,13 +286,24 @@ async def root_cause(
             _stream_judgment(ctx, judge, req),
             what="judgment",
         )
+    except BudgetExhausted:
+        return fallback  # the budget's own note says the model work ended
     except AgentrtError as exc:
         ctx.journal.note(
             "root_cause", f"judgment call failed ({exc}); the evidence's explanation stands"
         )
         return fallback
-    region, explanation, rejected = check_judgment(answer, regions, files)
-    if region is not None and region.score < best.score * _TIE:
+    region, explanation, rejected = check_judgment(answer, regions, files, trust=trust)
+    if region is not None and trust == "high" and region.score < best.score * _TIE:
+        # a strong model may see the right function behind weaker evidence: said, and kept
+        listed = "" if region in regions else " (not listed)"
+        ctx.journal.note(
+            "root_cause",
+            f"the judgment (trust high) chose {region.path}:{region.start}-{region.end}"
+            f"{listed} over stronger evidence ({best.path}:{best.start}-{best.end}, "
+            f"{best.score:.2f}); kept",
+        )
+    elif region is not None and region.score < best.score * _TIE:
         # The judge may break ties among equally supported regions, not overrule
         # stronger evidence: measured on the dev cases, the embedded model's picks of
         # weaker regions took the region hit rate from 95% to 55%.

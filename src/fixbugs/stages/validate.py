@@ -21,6 +21,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 
+from agentrt import Trust
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.signals import module_tests
 from fixbugs.localize.traceback import is_test_path
@@ -40,6 +41,7 @@ from fixbugs.run.record import BugRun, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.fix import can_validate, fix_regions
+from fixbugs.stages.model_scope import rewrite_refusal
 
 __all__ = [
     "out_of_scope",
@@ -59,6 +61,25 @@ def out_of_scope(hunks: list[Hunk], regions: list[tuple[str, int, int]], slack: 
         if not any(p == h.path and lo >= a - slack and hi <= b + slack for p, a, b in regions):
             bad.append(f"{h.path}:{h.start}-{h.end}: outside the localized region")
     return bad
+
+
+def _refusal(
+    cand: RepairCandidate,
+    prior: BugRun,
+    trust: Trust,
+    regions: list[tuple[str, int, int]],
+    files: dict[str, str],
+    slack: int,
+) -> str | None:
+    """Why a diff FixBugs did not write may not run: outside the localized regions, or,
+    the model's rewrite under a judge trusted high, outside what that trust allows
+    (:func:`fixbugs.stages.model_scope.rewrite_refusal`, the fix stage's own rule)."""
+    hunks = diff_hunks(cand.diff)
+    rc = prior.root_cause
+    if cand.template == "model" and rc is not None and trust == "high":
+        return rewrite_refusal(hunks, (rc.path, rc.start, rc.end), trust, files, slack)
+    bad = out_of_scope(hunks, regions, slack)
+    return bad[0] if bad else None
 
 
 def _stages(repro: Reproduction, files: dict[str, str]) -> Callable[[RepairCandidate], list[Stage]]:
@@ -106,12 +127,13 @@ async def validate_candidates(
     regions = fix_regions(prior, files)
     cands: list[RepairCandidate] = []
     refused: dict[int, str] = {}  # position in ``candidates`` -> why it is never run
+    trust = ctx.models.judge_trust if ctx.models is not None else "low"
     for i, cand in enumerate(candidates):
         if cand.template == "model" or not cand.own:
-            # text we did not write: its diff must stay inside the localized region
-            bad = out_of_scope(diff_hunks(cand.diff), regions, ctx.options.slack_lines)
-            if bad:
-                refused[i] = f"{cand.label}: rejected, {bad[0]}"
+            # text we did not write: its diff must stay where it may change the code
+            why = _refusal(cand, prior, trust, regions, files, ctx.options.slack_lines)
+            if why is not None:
+                refused[i] = f"{cand.label}: rejected, {why}"
                 continue
             # and its change is judged as the engine's own are (swallowing, negating...)
             cand = with_shape(cand, files)

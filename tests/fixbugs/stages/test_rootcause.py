@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentrt import FakeClock, ProviderError
+import pytest
+
+from agentrt import FakeClock, ProviderError, Trust
 from agentrt.llm import FakeModel
 from agentrt.metrics import MetricsRecorder
 from agentrt.sim import ResponderInput, in_process_model
@@ -23,7 +25,7 @@ from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.progress import Journal, JudgmentPrinter, ProgressEvent, collecting_sink
 from fixbugs.run.record import Analysis, BugRun, RootCause
 from fixbugs.run.report import _stage_figures
-from fixbugs.stages.rootcause import root_cause, run_regions
+from fixbugs.stages.rootcause import JUDGE_SYSTEM, JUDGE_SYSTEM_HIGH, root_cause, run_regions
 
 INVOICE = (
     "from decimal import Decimal\n"
@@ -105,12 +107,12 @@ def _ctx(tmp_path: Path, models: Models | None, clock: FakeClock) -> _Case:
     return _Case(tmp_path, models, clock)
 
 
-def _model(clock: FakeClock, answer: str, **kw: object) -> Models:
+def _model(clock: FakeClock, answer: str, *, trust: Trust = "low", **kw: object) -> Models:
     def respond(_: ResponderInput) -> str:
         return answer
 
     m = FakeModel(responder=respond, clock=clock, latency=LatencyModel(1.0, 0.0, 10.0), **kw)  # type: ignore[arg-type]
-    return Models(map=m, judge=m)
+    return Models(map=m, judge=m, judge_trust=trust)
 
 
 async def test_without_a_model_the_best_evidence_region_stands(tmp_path: Path) -> None:
@@ -263,3 +265,121 @@ async def test_an_answer_choosing_a_weaker_region_leaves_the_strongest_evidence(
 
 def ctx_regions(ctx: _Case) -> list[Region]:
     return ctx.regions()
+
+
+# -- trust: how far the judge's choice counts ------------------------------------------
+# The fixture lists apply_discount (R1, the deepest frame), total (R2, weaker by more than
+# 5%) and two files' first lines; subtotal (lines 4-5) is not listed.
+SUBTOTAL_LINE = "return sum(q * p for q, p in lines)"
+
+
+async def _judged(tmp_path: Path, answer: str, trust: Trust) -> tuple[RootCause | None, _Case]:
+    clock = FakeClock()
+    ctx = _ctx(tmp_path / trust, _model(clock, answer, trust=trust), clock)
+    async with clock.autojumping():
+        rc = await ctx.judge()
+    return rc, ctx
+
+
+def test_the_fixture_lists_a_weaker_region_and_leaves_subtotal_out(tmp_path: Path) -> None:
+    regions = _ctx(tmp_path, None, FakeClock()).regions()
+    assert [r.function for r in regions[:2]] == ["apply_discount", "total"]
+    assert regions[1].score < regions[0].score * 0.95
+    assert "subtotal" not in {r.function for r in regions}
+
+
+async def test_a_listed_weaker_region_stands_on_high_trust_and_is_refused_on_low(
+    tmp_path: Path,
+) -> None:
+    answer = "R2\ntotal passes subtotal(lines) and percent on; the percent it passes is wrong."
+    high, high_ctx = await _judged(tmp_path, answer, "high")
+    assert high is not None and high.origin == "model" and high.function == "total"
+    assert high.explanation.startswith("total passes subtotal(lines)")
+    assert high.evidence and "caller frame" in high.evidence[0]  # the region's own evidence
+    assert any("(trust high) chose shop/invoice.py:14-15" in n for n in high_ctx.notes)
+    low, low_ctx = await _judged(tmp_path, answer, "low")
+    assert low is not None and low.origin == "static" and low.function == "apply_discount"
+    assert any("over stronger evidence" in n and "discarded" in n for n in low_ctx.notes)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "shop/invoice.py, function subtotal\n> " + SUBTOTAL_LINE + "\n"
+        "subtotal sums q * p over lines but the quantities q are strings here.",
+        # numbered as the prompt's excerpts are, in a fence
+        "shop/invoice.py, function subtotal\n```python\n    5 |     " + SUBTOTAL_LINE + "\n```\n"
+        "subtotal sums q * p over lines but the quantities q are strings here.",
+        # no quote block: an inline span that is a whole line of the file
+        "shop/invoice.py, line 5 (not a listed region)\n"
+        f"The root cause is the line `{SUBTOTAL_LINE}` in shop/invoice.py: subtotal is wrong.",
+    ],
+    ids=["quote", "fenced-numbered", "inline"],
+)
+async def test_an_unlisted_region_grounded_by_its_quote_stands_on_high_trust(
+    tmp_path: Path, answer: str
+) -> None:
+    rc, ctx = await _judged(tmp_path, answer, "high")
+    assert rc is not None and rc.origin == "model"
+    assert (rc.path, rc.function, rc.start, rc.end) == ("shop/invoice.py", "subtotal", 4, 5)
+    assert "not listed" in rc.evidence[0] and "line(s) 5" in rc.evidence[0]
+    assert "subtotal" in rc.explanation and ">" not in rc.explanation
+    assert any("(not listed) over stronger evidence" in n for n in ctx.notes)
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        (
+            "shop/invoice.py, function subtotal\n> return sum(q + p for q, p in lines)\n"
+            "subtotal adds q and p where it should multiply them.",
+            "quoted a line that is not in function subtotal of shop/invoice.py",
+        ),
+        (
+            "shop/invoice.py, function grand_total\n> " + SUBTOTAL_LINE + "\n"
+            "grand_total sums the lines wrongly in this code.",
+            "named function grand_total, which shop/invoice.py lacks",
+        ),
+        (
+            "shop/ledger.py, function subtotal\n> " + SUBTOTAL_LINE + "\n"
+            "subtotal sums the lines wrongly in this code.",
+            "named no listed evidence region and no file of the repository",
+        ),
+        (
+            "shop/invoice.py, function subtotal\nsubtotal sums q * p wrongly for these lines.",
+            "named function subtotal of shop/invoice.py but quoted none of its code",
+        ),
+    ],
+    ids=["quote-not-in-file", "no-such-function", "no-such-file", "no-quote"],
+)
+async def test_an_ungrounded_unlisted_region_is_discarded_with_a_note(
+    tmp_path: Path, answer: str, why: str
+) -> None:
+    rc, ctx = await _judged(tmp_path, answer, "high")
+    assert rc is not None and rc.origin == "static" and rc.function == "apply_discount"
+    assert any(why in n and "discarded" in n for n in ctx.notes), ctx.notes
+
+
+async def test_an_unlisted_region_is_not_looked_for_on_low_trust(tmp_path: Path) -> None:
+    answer = (
+        "shop/invoice.py, function subtotal\n> " + SUBTOTAL_LINE + "\n"
+        "subtotal sums q * p over lines but the quantities q are strings here."
+    )
+    rc, ctx = await _judged(tmp_path, answer, "low")
+    assert rc is not None and rc.origin == "static" and rc.function == "apply_discount"
+    assert any("named no listed evidence region" in n for n in ctx.notes)
+
+
+async def test_the_judge_is_told_what_its_trust_allows(tmp_path: Path) -> None:
+    for trust, system in (("low", JUDGE_SYSTEM), ("high", JUDGE_SYSTEM_HIGH)):
+        clock = FakeClock()
+        models = _model(clock, "R1\nThe discount divides percent by 10, not 100.", trust=trust)
+        ctx = _ctx(tmp_path / trust, models, clock)
+        async with clock.autojumping():
+            await ctx.judge()
+        judge = models.judge
+        assert isinstance(judge, FakeModel)
+        (req,) = judge.requests
+        assert req.messages[0].content == system
+        told = "starting with '> '" in req.messages[-1].content
+        assert told == (trust == "high")

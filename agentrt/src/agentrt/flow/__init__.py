@@ -14,9 +14,11 @@ order in which an attempt is admitted)::
         budget=budget)
 
 Any layer but the retrying one may be left out; :func:`client_for_role`
-builds the stack from configuration. :class:`RoutedModel` picks a model per
-stage with fallbacks, and :mod:`agentrt.flow._redis_store` shares limits and
-the retry budget between processes.
+builds the stack from configuration, under a :class:`SpendingModel` that
+holds the calls to the run's :class:`SpendBudget` (tokens and dollars).
+:class:`RoutedModel` picks a model per stage with fallbacks, and
+:mod:`agentrt.flow._redis_store` shares limits and the retry budget
+between processes.
 """
 
 from agentrt.flow._adaptive import AdaptiveLimit, LimitAlgorithm, Sample, StaticLimit
@@ -62,6 +64,8 @@ from agentrt.flow._retry import (
 )
 from agentrt.flow._retry_model import RetryingModel
 from agentrt.flow._routing import RoutedModel, RoutingTable
+from agentrt.flow._spend import Price, SpendBudget, SpendSnapshot, StageSpend, current_spend
+from agentrt.flow._spend_model import SpendingModel
 from agentrt.flow._throttle import AdaptiveThrottle, Throttled
 from agentrt.flow._throttle_model import ThrottlingModel
 
@@ -82,6 +86,7 @@ __all__ = [
     "LocalRateGate",
     "LocalRetryBudget",
     "Permit",
+    "Price",
     "RateBuckets",
     "RateGate",
     "RateLimitedModel",
@@ -96,11 +101,16 @@ __all__ = [
     "RoutingTable",
     "Sample",
     "SharedBudget",
+    "SpendBudget",
+    "SpendSnapshot",
+    "SpendingModel",
+    "StageSpend",
     "StaticLimit",
     "Throttled",
     "ThrottlingModel",
     "client_for_role",
     "current_deadline",
+    "current_spend",
     "fail_after",
     "fail_at",
     "is_pacing",
