@@ -183,6 +183,7 @@ def models_from_config(config: Path | None, env: Mapping[str, str] | None = None
         map=client_for_role(settings, "map", budget=budget),
         judge=client_for_role(settings, "judge", budget=budget),
         judge_trust=settings.trust_for("judge"),
+        map_trust=settings.trust_for("map"),
     )
 
 

@@ -22,7 +22,7 @@ from agentrt import Clock, SpendBudget, Trust
 from agentrt.flow import SpendSnapshot
 from agentrt.llm import ChatModel
 from agentrt.metrics import MetricsRecorder
-from fixbugs.run.model_steps import LOW_TRUST_STEPS, NO_STEPS, ModelStep, ModelSteps
+from fixbugs.run.model_steps import JUDGE_STEPS, NO_STEPS, ModelStep, ModelSteps
 from fixbugs.run.progress import Journal
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ class Models:
     map: ChatModel
     judge: ChatModel
     judge_trust: Trust = "low"
+    map_trust: Trust = "low"  # likewise for the map role (its routine steps, model_steps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,13 +155,22 @@ class RunContext:
         """
         if self.models is None or not self.model_steps().on(step):
             return None
-        return self.models.judge if step in ("judgment", "rewrite") else self.models.map
+        return self.models.judge if step in JUDGE_STEPS else self.models.map
 
     def model_steps(self) -> ModelSteps:
         """The run's model steps: ``--model-steps``, else those the endpoints' trust allows."""
         if self.models is None or not self.options.use_model:
             return NO_STEPS
-        return self.options.model_steps or LOW_TRUST_STEPS
+        if self.options.model_steps is not None:
+            return self.options.model_steps
+        return ModelSteps.by_trust(self.models.map_trust, self.models.judge_trust)
+
+    def step_deadline_s(self, step: ModelStep) -> float:
+        """How long ``step`` may take here: short on a low-trust endpoint, minutes on a high."""
+        trust: Trust = "low"
+        if self.models is not None:
+            trust = self.models.judge_trust if step in JUDGE_STEPS else self.models.map_trust
+        return ModelSteps.deadline_s(step, trust)
 
     def files(self) -> dict[str, str]:
         """The repository's text files (path -> text), read once per run."""

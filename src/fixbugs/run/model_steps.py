@@ -21,10 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from agentrt import Trust
 from fixbugs.errors import InputError
 
 __all__ = [
     "ALL_STEPS",
+    "HIGH_TRUST_DEADLINE_S",
+    "JUDGE_STEPS",
     "LOW_TRUST_STEPS",
     "MODEL_STEPS",
     "NO_STEPS",
@@ -34,6 +37,8 @@ __all__ = [
 
 ModelStep = Literal["log_map", "relevance", "judgment", "rewrite", "naturalness"]
 MODEL_STEPS: tuple[ModelStep, ...] = get_args(ModelStep)
+# the steps the judge role serves; the others are the map role's routine steps
+JUDGE_STEPS: frozenset[ModelStep] = frozenset({"judgment", "rewrite"})
 
 # Seconds each step may take before its answer is dropped. Set from the
 # embedded model's measured cost on 2 cores (MEASUREMENTS.md, "model steps"):
@@ -46,6 +51,9 @@ _DEADLINES_S: dict[ModelStep, float] = {
     "rewrite": 30.0,
     "naturalness": 30.0,
 }
+# A trusted endpoint is a strong remote model: 20 s before the first token and a
+# multi-hunk rewrite of a few hundred tokens are normal, so it gets minutes.
+HIGH_TRUST_DEADLINE_S = 300.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +66,21 @@ class ModelSteps:
         return step in self.enabled
 
     @staticmethod
-    def deadline_s(step: ModelStep) -> float:
-        return _DEADLINES_S[step]
+    def deadline_s(step: ModelStep, trust: Trust = "low") -> float:
+        """How long ``step`` may take on an endpoint of ``trust``."""
+        return _DEADLINES_S[step] if trust == "low" else HIGH_TRUST_DEADLINE_S
+
+    @classmethod
+    def by_trust(cls, map_trust: Trust, judge_trust: Trust) -> ModelSteps:
+        """The default: every step of a high-trust role, the measured ones of a low one."""
+        return cls(
+            frozenset(
+                s
+                for s in MODEL_STEPS
+                if (judge_trust if s in JUDGE_STEPS else map_trust) == "high"
+                or LOW_TRUST_STEPS.on(s)
+            )
+        )
 
     def spec(self) -> str:
         """The ``--model-steps`` value that parses back to these steps."""

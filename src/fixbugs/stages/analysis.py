@@ -29,7 +29,6 @@ from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.traceback import parse_failure
 from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.run.context import RunContext
-from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.record import Analysis, Evidence
 
 __all__ = [
@@ -114,7 +113,7 @@ async def _map_log_chunks(inputs: BugInputs, ctx: RunContext, path: Path) -> lis
             max_tokens=48,
         )
         res = await with_deadline(
-            ctx.clock, ModelSteps.deadline_s("log_map"), model.complete(req), what="log map"
+            ctx.clock, ctx.step_deadline_s("log_map"), model.complete(req), what="log map"
         )
         text = " ".join(res.text.split())
         prov = Provenance(source=path.name, line=c.first_line, byte_offset=c.byte_offset)

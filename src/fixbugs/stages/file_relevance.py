@@ -14,7 +14,6 @@ from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import RELEVANCE, relevance_evidence
 from fixbugs.localize.traceback import ParsedFailure
 from fixbugs.run.context import RunContext
-from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.record import Analysis
 
 __all__ = ["run_relevance"]
@@ -36,7 +35,7 @@ async def run_relevance(
         settings=replace(
             RELEVANCE,
             top_n=ctx.options.relevance_top_n,
-            deadline_s=ModelSteps.deadline_s("relevance"),
+            deadline_s=ctx.step_deadline_s("relevance"),
         ),
         clock=ctx.clock,
         stage="file_relevance",

@@ -39,7 +39,6 @@ from fixbugs.repair.edits import EDIT_FORMATS, AppliedEdits, EditRejected, apply
 from fixbugs.repair.naturalness import naturalness_factors
 from fixbugs.repair.patch import diff_hunks
 from fixbugs.run.context import RunContext
-from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.record import BugRun, FixProposal, Reproduction, RootCause
 from fixbugs.sandbox.reported import read_baseline_text
 from fixbugs.stages.model_scope import model_first, rewrite_refusal
@@ -186,7 +185,7 @@ async def _model_rewrite(
     )
     try:
         answer = await with_deadline(
-            ctx.clock, ModelSteps.deadline_s("rewrite"), _streamed(model, req), what="rewrite"
+            ctx.clock, ctx.step_deadline_s("rewrite"), _streamed(model, req), what="rewrite"
         )
     except BudgetExhausted:
         return None  # the budget's own note says the model work ended
@@ -308,7 +307,7 @@ async def _with_naturalness(
     try:
         factors = await with_deadline(
             ctx.clock,
-            ModelSteps.deadline_s("naturalness"),
+            ctx.step_deadline_s("naturalness"),
             naturalness_factors(model, cands, texts),
             what="naturalness",
         )

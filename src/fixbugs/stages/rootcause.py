@@ -42,7 +42,6 @@ from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.regions import Region, suspicious_regions
 from fixbugs.localize.signals import tokenize_code
 from fixbugs.run.context import RunContext
-from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.record import BugRun, Diagnosis, RootCause
 from fixbugs.stages.analysis import ranked_event
 
@@ -282,7 +281,7 @@ async def root_cause(
     try:
         answer = await with_deadline(
             ctx.clock,
-            ModelSteps.deadline_s("judgment"),
+            ctx.step_deadline_s("judgment"),
             _stream_judgment(ctx, judge, req),
             what="judgment",
         )

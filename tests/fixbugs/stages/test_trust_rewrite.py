@@ -9,7 +9,6 @@ candidates. A fake model answers on a FakeClock; nothing runs the tests.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -48,7 +47,10 @@ def _inputs(tmp_path: Path) -> BugInputs:
 
 
 def _answer(start: int, end: int, replacement: str) -> str:
-    return json.dumps({"start_line": start, "end_line": end, "replacement": replacement})
+    """The model's rewrite of lines ``start``-``end`` as a search/replace block."""
+    text = (example_dir("invoice") / "repo" / "shop" / "pricing.py").read_text()
+    old = "\n".join(text.splitlines()[start - 1 : end])
+    return f"shop/pricing.py\n<<<<<<< SEARCH\n{old}\n=======\n{replacement}\n>>>>>>> REPLACE\n"
 
 
 def _ctx(inputs: BugInputs, clock: FakeClock, answer: str, trust: Trust) -> RunContext:
