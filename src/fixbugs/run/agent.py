@@ -27,7 +27,7 @@ from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.pyenv.overlay import needs_shim, prepare_env, shim_dir
 from fixbugs.pyenv.userenv import Interpreter, TestEnv, choose_interpreter, probe_env
 from fixbugs.run.context import AgentOptions, Models, RunContext
-from fixbugs.run.model_steps import ModelSteps
+from fixbugs.run.model_steps import NO_DEFAULT_STEPS, ModelSteps
 from fixbugs.run.preflight import preflight
 from fixbugs.run.progress import EventSink, Journal
 from fixbugs.run.record import BugRun
@@ -187,6 +187,12 @@ def models_from_config(config: Path | None, env: Mapping[str, str] | None = None
     )
 
 
+def default_steps(config: Path | None) -> ModelSteps:
+    """The model steps a run on ``config``'s endpoints takes unless told (their trust)."""
+    settings = load_settings(config)
+    return ModelSteps.by_trust(settings.trust_for("map"), settings.trust_for("judge"))
+
+
 async def checked_models(config: Path | None) -> Models:
     """Models for the run, after one preflight request per endpoint (exit 2 when one fails)."""
     await preflight(load_settings(config), ("map", "judge"))
@@ -243,8 +249,12 @@ async def run_from_paths(
     inputs = await asyncio.to_thread(
         load_inputs, report, repo, logs=logs, traces=traces, test=test, screenshots=screenshots
     )
-    models = await checked_models(config) if use_model else None  # exit 2 before any work
     notes: list[str] = []
+    if use_model and model_steps is None and not default_steps(config).enabled:
+        # no step would call a model: none is loaded (the embedded one takes seconds)
+        use_model = False
+        notes.append(NO_DEFAULT_STEPS)
+    models = await checked_models(config) if use_model else None  # exit 2 before any work
     try:
         options = await asyncio.to_thread(lambda: interpreter_options(repo, python, notes))
     except BaseException:

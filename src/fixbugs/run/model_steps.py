@@ -119,3 +119,8 @@ NO_STEPS = ModelSteps(frozenset())
 # the embedded model (MEASUREMENTS.md, "model steps"). Provisional: all steps
 # until that measurement is in.
 LOW_TRUST_STEPS = ALL_STEPS
+# the run's note when no step is taken by default, so no model is loaded
+NO_DEFAULT_STEPS = (
+    "model steps: none (on the low-trust embedded model no step changed a rank, a region "
+    "or a validated fix on the dev sets, MEASUREMENTS.md; --model-steps all takes them)"
+)
