@@ -46,10 +46,13 @@ _SCHEMA = (
 
 
 def default_index_dir() -> Path:
-    """``$XDG_CACHE_HOME/fixbugs/index`` (``~/.cache/fixbugs/index``), beside the envs."""
+    """``$FIXBUGS_INDEX_DIR``, else ``$XDG_CACHE_HOME/fixbugs/index`` (``~/.cache/fixbugs/
+    index``), beside the test environments (``fixbugs bench scale`` points the first at a
+    folder of its own, to measure a cold index without touching the user's)."""
     from fixbugs.pyenv.testenv import default_cache_dir
 
-    return default_cache_dir().parent / "index"
+    named = os.environ.get("FIXBUGS_INDEX_DIR")
+    return Path(named) if named else default_cache_dir().parent / "index"
 
 
 def file_key(path: str, module: str | None, is_package: bool, text: str) -> str:

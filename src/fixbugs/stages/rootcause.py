@@ -20,7 +20,7 @@ explanation stands.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from agentrt import AgentrtError
@@ -57,7 +57,7 @@ _MIN_WORDS = 6
 
 
 def run_regions(
-    inputs: BugInputs, prior: BugRun, ranked: Sequence[RankedFile], files: dict[str, str]
+    inputs: BugInputs, prior: BugRun, ranked: Sequence[RankedFile], files: Mapping[str, str]
 ) -> list[Region]:
     """The run's top suspicious regions, from ``ranked``, SBFL and the report."""
     failure = prior.analysis.failure
@@ -98,7 +98,7 @@ def _excerpt(text: str, region: Region, context: int = 2) -> str:
 
 
 def region_prompt(
-    inputs: BugInputs, prior: BugRun, regions: Sequence[Region], files: dict[str, str]
+    inputs: BugInputs, prior: BugRun, regions: Sequence[Region], files: Mapping[str, str]
 ) -> str:
     """The judge's prompt: the bug, its evidence, and the numbered regions with code."""
     report = inputs.report
@@ -135,7 +135,7 @@ _TIE = 0.95  # a region within 5% of the best evidence score counts as equally s
 
 
 def check_judgment(
-    answer: str, regions: Sequence[Region], files: dict[str, str]
+    answer: str, regions: Sequence[Region], files: Mapping[str, str]
 ) -> tuple[Region | None, str, str | None]:
     """(region, explanation, why rejected): the answer's region must be listed and its
     explanation must talk about that region's code."""

@@ -19,7 +19,7 @@ when no other candidate validated the verdict is "no validated fix".
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.signals import module_tests
@@ -61,7 +61,9 @@ def out_of_scope(hunks: list[Hunk], regions: list[tuple[str, int, int]], slack: 
     return bad
 
 
-def _stages(repro: Reproduction, files: dict[str, str]) -> Callable[[RepairCandidate], list[Stage]]:
+def _stages(
+    repro: Reproduction, files: Mapping[str, str]
+) -> Callable[[RepairCandidate], list[Stage]]:
     assert repro.command is not None
     parsed = parse_test_command(repro.command)
     memo: dict[str, list[Stage]] = {}
