@@ -184,6 +184,10 @@ from fixbugs.queued.bench import service_command as bench_service_command  # noq
 
 bench_app.command("service")(bench_service_command)
 
+from fixbugs.index.bench import scale_command as bench_scale_command  # noqa: E402
+
+bench_app.command("scale")(bench_scale_command)
+
 from fixbugs.queued.worker import worker_command  # noqa: E402
 
 app.command("worker")(worker_command)

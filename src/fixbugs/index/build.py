@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import fixbugs
 from fixbugs.index.cache import IndexCache, file_key, tree_key
+from fixbugs.index.childenv import own_python_env
 from fixbugs.index.entries import ModuleEntry, Symbol
 from fixbugs.index.modules import module_names
 from fixbugs.index.parse import FileFacts, Words, file_facts
@@ -48,13 +48,6 @@ def _documents(paths: Sequence[str]) -> list[str]:
     return [p for p in paths if is_source(p) and not is_test_path(p)]
 
 
-def _worker_env() -> dict[str, str]:
-    from fixbugs.sandbox.hosttools import host_env
-
-    here = str(Path(fixbugs.__file__).resolve().parents[1])  # the folder holding fixbugs
-    return host_env({"PYTHONPATH": here, "PYTHONDONTWRITEBYTECODE": "1"})
-
-
 def _parse_in_worker(batch: Sequence[tuple[str, str | None, bool, str]]) -> list[FileFacts] | None:
     """Facts of ``batch`` from one worker process; None if it failed."""
     from fixbugs.sandbox.hosttools import run_tool
@@ -63,7 +56,7 @@ def _parse_in_worker(batch: Sequence[tuple[str, str | None, bool, str]]) -> list
     done = run_tool(
         [sys.executable, "-m", "fixbugs.index.worker"],
         stdin=stdin.encode("utf-8", "surrogatepass"),
-        env=_worker_env(),
+        env=own_python_env(),
         timeout_s=_WORKER_TIMEOUT_S,
     )
     if not done.ok:

@@ -61,10 +61,14 @@ class Repository:
         files = walk_text_files(self.root, max_file_bytes=self.max_file_bytes, special=special)
         return tuple(sorted(files)), tuple(sorted(special))
 
+    @cached_property
+    def _resolved_root(self) -> Path:
+        return self.root.resolve()  # the root stays where it is: resolved once, not per read
+
     def read(self, rel: str | Path) -> str:
         """The text of one regular file; a path leaving the repository is refused."""
         path = (self.root / rel).resolve()
-        root = self.root.resolve()
+        root = self._resolved_root
         if path != root and root not in path.parents:
             raise InputError(f"{rel} is outside the repository {self.root}")
         try:
