@@ -48,8 +48,12 @@ def _documents(paths: Sequence[str]) -> list[str]:
     return [p for p in paths if is_source(p) and not is_test_path(p)]
 
 
-def _parse_in_worker(batch: Sequence[tuple[str, str | None, bool, str]]) -> list[FileFacts] | None:
-    """Facts of ``batch`` from one worker process; None if it failed."""
+_Item = tuple[str, str | None, bool, str]  # (path, module, is_package, text)
+_Parsed = tuple[FileFacts, tuple[str, str] | None]  # facts, and their rows when a worker wrote them
+
+
+def _parse_in_worker(batch: Sequence[_Item]) -> list[_Parsed] | None:
+    """Facts of ``batch`` from one worker process, with its rows; None if it failed."""
     from fixbugs.sandbox.hosttools import run_tool
 
     stdin = "".join(json.dumps(list(item), ensure_ascii=False) + "\n" for item in batch)
@@ -64,23 +68,22 @@ def _parse_in_worker(batch: Sequence[tuple[str, str | None, bool, str]]) -> list
     lines = done.stdout.decode("utf-8", "surrogatepass").split("\n")
     if len(lines) < 2 * len(batch):
         return None
-    out = []
+    out: list[_Parsed] = []
     try:
         for i, (path, _, _, _) in enumerate(batch):
-            entry = facts_from_json(lines[2 * i], path)
-            words, symbol_words = words_from_json(lines[2 * i + 1])
-            out.append(FileFacts(path, entry, words, symbol_words))
+            rows = (lines[2 * i], lines[2 * i + 1])
+            entry = facts_from_json(rows[0], path)  # validated like a cache row
+            words, symbol_words = words_from_json(rows[1])
+            out.append((FileFacts(path, entry, words, symbol_words), rows))
     except ValueError:
         return None
     return out
 
 
-def _parse_all(
-    items: Sequence[tuple[str, str | None, bool, str]], workers: int, notes: list[str]
-) -> list[FileFacts]:
+def _parse_all(items: Sequence[_Item], workers: int, notes: list[str]) -> list[_Parsed]:
     """Facts of every item, in order: in worker processes when there are many."""
     if workers <= 1 or len(items) < POOL_MIN_FILES:
-        return [file_facts(*item) for item in items]
+        return [(file_facts(*item), None) for item in items]
     # balance the workers by bytes, biggest files first
     order = sorted(range(len(items)), key=lambda i: -len(items[i][3]))
     batches: list[list[int]] = [[] for _ in range(workers)]
@@ -89,16 +92,16 @@ def _parse_all(
         w = sizes.index(min(sizes))
         batches[w].append(i)
         sizes[w] += len(items[i][3]) + 1
-    out: list[FileFacts | None] = [None] * len(items)
+    out: list[_Parsed | None] = [None] * len(items)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(lambda b: _parse_in_worker([items[i] for i in b]), batches))
-    for batch, facts in zip(batches, results, strict=True):
-        if facts is None:
+    for batch, parsed in zip(batches, results, strict=True):
+        if parsed is None:
             notes.append(f"an index worker failed; {len(batch)} file(s) parsed in this process")
-            facts = [file_facts(*items[i]) for i in batch]
-        for i, f in zip(batch, facts, strict=True):
-            out[i] = f
-    return [f for f in out if f is not None]
+            parsed = [(file_facts(*items[i]), None) for i in batch]
+        for i, p in zip(batch, parsed, strict=True):
+            out[i] = p
+    return [p for p in out if p is not None]
 
 
 def _assemble(
@@ -195,8 +198,11 @@ def index_texts(
                 continue
             facts[path] = FileFacts(path, entry, words, symbol_words)
     missing = [(p, modules.get(p), _is_package(p), t) for p, t in texts.items() if p not in facts]
-    for f in _parse_all(missing, workers, notes):
+    written: dict[str, tuple[str, str]] = {}
+    for f, rows_of_f in _parse_all(missing, workers, notes):
         facts[f.path] = f
+        if rows_of_f is not None:
+            written[f.path] = rows_of_f
     entries = {p: f.entry for p, f in facts.items() if f.entry is not None}
 
     def build(docs: list[str], symbols: list[Symbol]) -> tuple[Bm25Table, Bm25Table]:
@@ -223,16 +229,11 @@ def index_texts(
     )
     if cache is not None:
         new = [
-            (keys[p], facts_to_json(f), words_to_json(f))
+            (keys[p], *(written.get(p) or (facts_to_json(f), words_to_json(f))))
             for p, f in facts.items()
             if keys[p] not in rows
         ]
-
-        def write_tables(folder: Path) -> None:
-            index._file_table.save(folder / "files")
-            index._symbol_table.save(folder / "symbols")
-
-        cache.store(key, sorted(keys.items()), new, write_tables)
+        cache.store(key, sorted(keys.items()), new, index.save_tables)
     return index
 
 

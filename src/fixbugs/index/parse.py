@@ -30,9 +30,18 @@ __all__ = ["FileFacts", "Words", "file_facts", "parse_module"]
 
 Words = tuple[tuple[str, int], ...]  # (word, count), sorted: a BM25 document
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_DOC_HOLDERS = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-# leaves (or near-leaves) with no def, import or string below them
-_BARREN = (ast.expr_context, ast.Name, ast.operator, ast.cmpop, ast.unaryop, ast.boolop, ast.alias)
+_DOC_TYPES = frozenset({ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
+def _leaf_types() -> frozenset[type]:
+    """Node classes with no def, import or string below them (names, operators,
+    load/store contexts, import aliases): the walk does not visit them."""
+    kinds = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+    return frozenset({ast.Name, ast.alias, *(c for k in kinds for c in k.__subclasses__())})
+
+
+_BARREN_TYPES = _leaf_types()
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a node class's fields worth visiting
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,41 +98,45 @@ def parse_module(path: str, module: str, is_package: bool, text: str) -> ModuleE
     docs: set[int] = set()
     # (node, qualname prefix, kind of the innermost enclosing def)
     todo: deque[tuple[ast.AST, str, str]] = deque([(tree, "", "module")])
+    pop, push = todo.popleft, todo.append
     while todo:
-        node, prefix, scope = todo.popleft()
-        if isinstance(node, _DOC_HOLDERS):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                docs.add(id(body[0].value))
-        if isinstance(node, _DEFS):
-            qual = prefix + node.name
-            if isinstance(node, ast.ClassDef):
-                kind: SymbolKind = "class"
-            else:
-                kind = "method" if scope == "class" else "function"
-            symbols.append(_symbol(node, qual, kind, path))
-            prefix, scope = qual + ".", "class" if kind == "class" else "function"
-        elif isinstance(node, ast.Constant):
-            if isinstance(node.value, str):
-                literals.append(Literal(node.value, node.lineno, id(node) in docs))
+        node, prefix, scope = pop()
+        t = type(node)
+        if t is ast.Constant:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is str:
+                literals.append(Literal(value, node.lineno, id(node) in docs))  # type: ignore[attr-defined]
             continue
-        elif isinstance(node, ast.Import):
-            imports.extend(ImportRef(a.name, (), node.lineno) for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
+        if t in _DOC_TYPES:
+            body = node.body  # type: ignore[attr-defined]
+            if body and type(body[0]) is ast.Expr and type(body[0].value) is ast.Constant:
+                docs.add(id(body[0].value))
+            if t is not ast.Module:
+                qual = prefix + node.name  # type: ignore[attr-defined]
+                if t is ast.ClassDef:
+                    kind: SymbolKind = "class"
+                else:
+                    kind = "method" if scope == "class" else "function"
+                symbols.append(_symbol(node, qual, kind, path))
+                prefix, scope = qual + ".", "class" if kind == "class" else "function"
+        elif t is ast.Import:
+            imports.extend(ImportRef(a.name, (), node.lineno) for a in node.names)  # type: ignore[attr-defined]
+        elif t is ast.ImportFrom:
+            assert isinstance(node, ast.ImportFrom)
             target = absolute_import(node.module, node.level, module, is_package)
             names = tuple(a.name for a in node.names)
             imports.append(ImportRef(target, names, node.lineno, node.level))
-        for field in node._fields:
+        fields = _FIELDS.get(t)
+        if fields is None:
+            fields = _FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
+        for field in fields:
             value = getattr(node, field, None)
-            if isinstance(value, ast.AST):
-                if not isinstance(value, _BARREN):
-                    todo.append((value, prefix, scope))
-            elif isinstance(value, list):
-                todo.extend(
-                    (v, prefix, scope)
-                    for v in value
-                    if isinstance(v, ast.AST) and not isinstance(v, _BARREN)
-                )
+            if type(value) is list:
+                for v in value:
+                    if type(v) not in _BARREN_TYPES and isinstance(v, ast.AST):
+                        push((v, prefix, scope))
+            elif type(value) not in _BARREN_TYPES and isinstance(value, ast.AST):
+                push((value, prefix, scope))
     return ModuleEntry(
         path, module, tuple(symbols), tuple(imports), tuple(literals), None, _assigned(tree, path)
     )

@@ -55,6 +55,11 @@ class RepoIndex(Mapping[str, str]):
         self.cache_hit = cache_hit  # the whole index came from the cache
         self.parsed = parsed  # files parsed to build it (0 on a cache hit)
 
+    def save_tables(self, folder: Path) -> None:
+        """Write the BM25 tables under ``folder`` (what the cache keeps of them)."""
+        self._file_table.save(folder / "files")
+        self._symbol_table.save(folder / "symbols")
+
     # Mapping: path -> text
     def __getitem__(self, path: str) -> str:
         return self._texts[path]
