@@ -11,7 +11,7 @@ as they read a dict (and a dict given to them is indexed on the spot by
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -83,9 +83,13 @@ class RepoIndex(Mapping[str, str]):
         """The module entry of a ``.py`` file (None for any other file)."""
         return self._entries.get(path)
 
+    @cached_property
+    def _sorted_entries(self) -> tuple[ModuleEntry, ...]:
+        return tuple(self._entries[p] for p in sorted(self._entries))
+
     def entries(self) -> tuple[ModuleEntry, ...]:
         """Every module entry, by path."""
-        return tuple(self._entries[p] for p in sorted(self._entries))
+        return self._sorted_entries
 
     def module_of(self, path: str) -> str | None:
         """The dotted module of a ``.py`` file (``pkg/__init__.py`` is ``pkg``)."""
@@ -100,21 +104,21 @@ class RepoIndex(Mapping[str, str]):
         path (``src/pkg/mod.py`` answers ``pkg.mod`` and ``src.pkg.mod``)."""
         return self._aliases.get(dotted)
 
-    @cached_property
-    def _by_name(self) -> dict[str, tuple[Symbol, ...]]:
+    def _grouped(self, key: Callable[[Symbol], str]) -> dict[str, tuple[Symbol, ...]]:
+        """Every symbol by ``key``, by path then position."""
         out: dict[str, list[Symbol]] = defaultdict(list)
         for e in self.entries():
             for s in e.symbols:
-                out[s.name].append(s)
+                out[key(s)].append(s)
         return {k: tuple(v) for k, v in out.items()}
 
     @cached_property
+    def _by_name(self) -> dict[str, tuple[Symbol, ...]]:
+        return self._grouped(lambda s: s.name)
+
+    @cached_property
     def _by_qualname(self) -> dict[str, tuple[Symbol, ...]]:
-        out: dict[str, list[Symbol]] = defaultdict(list)
-        for e in self.entries():
-            for s in e.symbols:
-                out[s.qualname].append(s)
-        return {k: tuple(v) for k, v in out.items()}
+        return self._grouped(lambda s: s.qualname)
 
     def symbols_named(self, name: str) -> tuple[Symbol, ...]:
         """Every class, function and method called ``name``, by path then position."""

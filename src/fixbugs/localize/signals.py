@@ -4,8 +4,9 @@ Each function reads the repository (a ``path → text`` mapping: the run's
 :class:`~fixbugs.index.RepoIndex`, whose parsed modules and BM25 tables
 they use, or a plain dict, indexed on the spot so they stay testable on
 one) plus what the report says, and returns :class:`Evidence`. None of
-them parses or tokenizes the repository itself, and none runs code. Their strengths are comparable
-only within a kind; :mod:`fixbugs.localize.rank` weighs the kinds.
+them parses or tokenizes the repository itself, and none runs code. Their
+strengths are comparable only within a kind; :mod:`fixbugs.localize.rank`
+weighs the kinds.
 
 * traceback frames: the deepest frame in project, non-test code is where
   the failure surfaced; its callers are weaker suspects.
