@@ -180,6 +180,7 @@ def run_scale(
     *,
     measure: Measure = measure_in_child,
     real: tuple[Path, Path] | None = None,
+    real_label: str | None = None,
     on_point: Callable[[ScalePoint], None] | None = None,
 ) -> list[ScalePoint]:
     """Measure every size (and the real tree, last) in ``work``; each tree is deleted after."""
@@ -205,7 +206,8 @@ def run_scale(
             count = len(opened.files())
         finally:
             opened.close()
-        point = _point(f"real:{repo.name}", repo, report, count, None, measure, work)
+        label = f"real:{real_label or repo.name}"
+        point = _point(label, repo, report, count, None, measure, work)
         points.append(point)
         if on_point is not None:
             on_point(point)
@@ -226,14 +228,21 @@ def plot_points(points: Sequence[ScalePoint], out: Path) -> str:
         import matplotlib.pyplot as plt
     except ImportError:
         return f"no plot: matplotlib is not installed ({out} not written)"
-    shown = sorted(points, key=lambda p: p.files)
-    xs = [p.files for p in shown]
-    cold = [p.first_hypothesis_cold_s or float("nan") for p in shown]
-    warm = [p.first_hypothesis_warm_s or float("nan") for p in shown]
+    synthetic = sorted((p for p in points if p.expected_file is not None), key=lambda p: p.files)
+    real = [p for p in points if p.expected_file is None]
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    ax.plot(xs, cold, "o-", label="first hypothesis, cold")
-    ax.plot(xs, warm, "o-", label="first hypothesis, warm")
-    ax.plot(xs, [p.analysis_s for p in shown], "s--", label="analysis (cold)")
+    xs = [p.files for p in synthetic]
+    for ys, style, label in (
+        ([p.first_hypothesis_cold_s for p in synthetic], "o-", "first hypothesis, cold"),
+        ([p.first_hypothesis_warm_s for p in synthetic], "o-", "first hypothesis, warm"),
+        ([p.analysis_s for p in synthetic], "s--", "analysis (cold)"),
+    ):
+        ax.plot(xs, [float("nan") if y is None else y for y in ys], style, label=label)
+    for p in real:  # a real tree is a point of its own, not on the synthetic curve
+        for y, mark in ((p.first_hypothesis_cold_s, "^"), (p.first_hypothesis_warm_s, "v")):
+            if y is not None:
+                ax.plot([p.files], [y], mark, color="black")
+        ax.annotate(p.label, (p.files, p.first_hypothesis_cold_s or 0.0), fontsize=8)
     ax.set_xscale("log")
     ax.set_xlabel("files in the repository")
     ax.set_ylabel("seconds")
@@ -292,7 +301,8 @@ def scale_command(
                 )
             )
 
-        points = run_scale(wanted, work, real=pair, on_point=say)
+        label = real.name if real is not None else None
+        points = run_scale(wanted, work, real=pair, real_label=label, on_point=say)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if json_out is not None:

@@ -81,3 +81,26 @@ def test_bad_sizes_are_one_line() -> None:
     assert done.returncode == 2, done.stderr
     assert "--sizes" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_real_tree_is_a_point_of_its_own(tmp_path: Path) -> None:
+    tree = write_synthetic_repo(tmp_path / "given", 40)
+
+    def measure(repo: Path, report: Path, index_dir: Path) -> PointRun:
+        assert repo == tree.root and report == tree.report
+        return PointRun(
+            first_hypothesis_s=1.0,
+            analysis_s=1.0,
+            peak_rss_mb=50.0,
+            top_file=None,
+            index_files=40,
+            tree_cached=True,
+        )
+
+    (point,) = run_scale(
+        [], tmp_path / "work", measure=measure, real=(tree.root, tree.report), real_label="case-1"
+    )
+    assert point.label == "real:case-1" and point.expected_file is None
+    assert point.files == tree.files == 40  # the text files the walk lists
+    assert tree.root.exists()  # a real tree is the user's: never deleted
+    assert plot_points([point], tmp_path / "real.svg").startswith("plot written")
