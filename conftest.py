@@ -31,6 +31,19 @@ NEEDS_ROOT = "needs root (the sandbox's containment runs commands as another use
 NEEDS_NAMESPACES = "needs root with bubblewrap and setpriv (mount/pid/net namespaces, own uid)"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """FixBugs' runs under test keep their repository index in the session's folder,
+    never in the user's ``~/.cache/fixbugs/index``."""
+    before = os.environ.get("FIXBUGS_INDEX_DIR")
+    os.environ["FIXBUGS_INDEX_DIR"] = str(tmp_path_factory.mktemp("index-cache"))
+    yield
+    if before is None:
+        os.environ.pop("FIXBUGS_INDEX_DIR", None)
+    else:
+        os.environ["FIXBUGS_INDEX_DIR"] = before
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"needs_root: skipped unless run as root; {NEEDS_ROOT}")
     config.addinivalue_line(

@@ -216,6 +216,10 @@ from fixbugs.run.steps_bench import steps_command as bench_steps_command  # noqa
 
 bench_app.command("steps")(bench_steps_command)
 
+from fixbugs.index.bench import scale_command as bench_scale_command  # noqa: E402
+
+bench_app.command("scale")(bench_scale_command)
+
 from fixbugs.queued.worker import worker_command  # noqa: E402
 
 app.command("worker")(worker_command)

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from fixbugs.errors import InputError
 from fixbugs.inputs.hostgit import export_head, is_git_dir
@@ -61,10 +61,31 @@ class Repository:
         files = walk_text_files(self.root, max_file_bytes=self.max_file_bytes, special=special)
         return tuple(sorted(files)), tuple(sorted(special))
 
+    @cached_property
+    def _resolved_root(self) -> Path:
+        return self.root.resolve()  # the root stays where it is: resolved once, not per read
+
+    @cached_property
+    def _resolved_folders(self) -> dict[PurePosixPath, Path]:
+        return {}
+
+    def _resolve(self, rel: str | Path) -> Path:
+        """``root/rel`` with every link resolved, as ``Path.resolve`` gives it; a folder's
+        resolution is kept, since the files of a tree share few folders."""
+        p = PurePosixPath(rel)
+        if p.is_absolute() or not p.parts or any(part in (".", "..") for part in p.parts):
+            return (self.root / rel).resolve()
+        folder = self._resolved_folders.get(p.parent)
+        if folder is None:
+            folder = self._resolved_folders[p.parent] = (self.root / p.parent).resolve()
+        path = folder / p.name
+        # a name that is a link resolves further (a folder's resolution holds for the rest)
+        return (self.root / rel).resolve() if path.is_symlink() else path
+
     def read(self, rel: str | Path) -> str:
         """The text of one regular file; a path leaving the repository is refused."""
-        path = (self.root / rel).resolve()
-        root = self.root.resolve()
+        path = self._resolve(rel)
+        root = self._resolved_root
         if path != root and root not in path.parents:
             raise InputError(f"{rel} is outside the repository {self.root}")
         try:

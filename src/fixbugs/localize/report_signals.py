@@ -22,13 +22,12 @@ five modules hold points at none of them.
 
 from __future__ import annotations
 
-import ast
 import re
-import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
+from fixbugs.index import as_index
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.report_text import code_lines, command_words, typed_commands
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
@@ -66,8 +65,13 @@ def quoted_code_evidence(
     if not wanted:
         return []
     where: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    # a file can hold a wanted line only if it holds that line's longest word: a
+    # substring test skips the line-by-line pass over every other file
+    probes = {max(w.split(" "), key=len) for w in wanted}
     for path, text in files.items():
         if is_test_path(path) or PurePosixPath(path).suffix not in (".py", ".pyx"):
+            continue
+        if not any(p in text for p in probes):
             continue
         for n, line in enumerate(text.splitlines(), 1):
             key = _norm(line)
@@ -114,35 +118,16 @@ def literal_fragments(value: str, *, min_chars: int = 8) -> list[str]:
     return out
 
 
-def _literals(text: str) -> list[tuple[str, int]]:
-    """(value, line) of the module's string literals, docstrings left out (never printed)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            return []
-    docs = {
-        id(n.body[0].value)
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-        and n.body
-        and isinstance(n.body[0], ast.Expr)
-        and isinstance(n.body[0].value, ast.Constant)
-    }
-    return [
-        (node.value, node.lineno)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
-    ]
-
-
 def literal_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
     """String literals of the code whose fixed text the report contains."""
     said = _norm(report).lower()
     holders: dict[str, dict[str, int]] = defaultdict(dict)  # fragment -> path -> line
-    for path, text in _python_sources(files).items():
-        for value, line in _literals(text):
+    for entry in as_index(files).entries():
+        path = entry.path
+        if is_test_path(path):
+            continue
+        # docstrings are never printed
+        for value, line in ((lit.text, lit.line) for lit in entry.literals if not lit.docstring):
             if len(value) < 8 or len(value) > 2000:
                 continue
             for frag in literal_fragments(value):

@@ -1,9 +1,12 @@
 """Static localization signals: cheap, explainable reasons to suspect a file.
 
-Each function reads the repository's text (a ``path → text`` mapping, so
-they are pure and testable on a dict) plus what the report says, and returns
-:class:`Evidence`. None of them runs code. Their strengths are comparable
-only within a kind; :mod:`fixbugs.localize.rank` weighs the kinds.
+Each function reads the repository (a ``path → text`` mapping: the run's
+:class:`~fixbugs.index.RepoIndex`, whose parsed modules and BM25 tables
+they use, or a plain dict, indexed on the spot so they stay testable on
+one) plus what the report says, and returns :class:`Evidence`. None of
+them parses or tokenizes the repository itself, and none runs code. Their
+strengths are comparable only within a kind; :mod:`fixbugs.localize.rank`
+weighs the kinds.
 
 * traceback frames: the deepest frame in project, non-test code is where
   the failure surfaced; its callers are weaker suspects.
@@ -17,14 +20,15 @@ only within a kind; :mod:`fixbugs.localize.rank` weighs the kinds.
 
 from __future__ import annotations
 
-import ast
-import math
 import re
-import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 
+from fixbugs.index import ModuleEntry, RepoIndex, as_index
+from fixbugs.index.paths import SOURCE_SUFFIXES, is_source
+from fixbugs.index.words import STOP_WORDS as _STOP
+from fixbugs.index.words import tokenize_code
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
 
@@ -32,7 +36,7 @@ __all__ = [
     "SOURCE_SUFFIXES",
     "bm25_evidence",
     "import_evidence",
-    "module_files",
+    "is_source",
     "module_tests",
     "naming_evidence",
     "symbol_evidence",
@@ -40,45 +44,10 @@ __all__ = [
     "traceback_evidence",
 ]
 
-SOURCE_SUFFIXES = frozenset(
-    {
-        ".py",
-        ".pyx",
-        ".js",
-        ".ts",
-        ".tsx",
-        ".jsx",
-        ".go",
-        ".rs",
-        ".java",
-        ".rb",
-        ".c",
-        ".h",
-        ".cc",
-        ".cpp",
-        ".hpp",
-        ".cs",
-        ".php",
-        ".kt",
-        ".scala",
-        ".swift",
-        ".sh",
-    }
-)
 _CALLER_DECAY = 0.6  # each frame further from the failure is this much less suspect
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SHAPED = re.compile(r"^[A-Za-z][a-z0-9]+[A-Z]")  # camelCase / CamelCase
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\(")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_STOP_WORDS = (
-    "the a an and or of to in is it for on with as be by this that not are was from at if "
-    "else def return self none true false import class assert test tests py lambda pass"
-)
-_STOP = frozenset(_STOP_WORDS.split())
-
-
-def is_source(path: str) -> bool:
-    return PurePosixPath(path).suffix in SOURCE_SUFFIXES
 
 
 def traceback_evidence(parsed: ParsedFailure) -> list[Evidence]:
@@ -116,51 +85,17 @@ def traceback_evidence(parsed: ParsedFailure) -> list[Evidence]:
     return out
 
 
-def module_files(files: Iterable[str]) -> dict[str, str]:
-    """Dotted module name → file, for Python files (``src/`` layouts included)."""
-    out: dict[str, str] = {}
-    for path in files:
-        if not path.endswith(".py"):
-            continue
-        parts = list(PurePosixPath(path).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        for start in range(len(parts)):  # "src/pkg/mod.py" is "pkg.mod" too
-            name = ".".join(parts[start:])
-            if name:
-                out.setdefault(name, path)
-    return out
+def _absolute_imports(entry: ModuleEntry) -> list[tuple[str, tuple[str, ...]]]:
+    """(module, imported names) of each absolute import statement (relative ones are not
+    followed by these signals)."""
+    return [(ref.module, ref.names) for ref in entry.imports if ref.level == 0 and ref.module]
 
 
-def _parse(text: str) -> ast.Module | None:
-    """The module's AST, or None; the project's own SyntaxWarnings are not ours to print."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return ast.parse(text)
-        except (SyntaxError, ValueError):
-            return None
-
-
-def _imports(text: str) -> list[tuple[str, tuple[str, ...]]]:
-    """(module, imported names) for each import statement; empty if it does not parse."""
-    tree = _parse(text)
-    if tree is None:
-        return []
-    out: list[tuple[str, tuple[str, ...]]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.extend((a.name, ()) for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.append((node.module, tuple(a.name for a in node.names)))
-    return out
-
-
-def _import_targets(module: str, names: Sequence[str], modules: Mapping[str, str]) -> list[str]:
+def _import_targets(module: str, names: Sequence[str], index: RepoIndex) -> list[str]:
     """The repository files one import statement names (``from m import n``: ``m.n``, ``m``)."""
-    targets = [modules[f"{module}.{n}"] for n in names if f"{module}.{n}" in modules]
-    if module in modules:
-        targets.append(modules[module])
+    targets = [f for n in names if (f := index.file_of_module(f"{module}.{n}")) is not None]
+    if (own := index.file_of_module(module)) is not None:
+        targets.append(own)
     return list(dict.fromkeys(targets))
 
 
@@ -173,14 +108,14 @@ def _named_source(test: str) -> str | None:
 
 def import_evidence(test_files: Sequence[str], files: Mapping[str, str]) -> list[Evidence]:
     """Modules the failing test files import, resolved to repository files."""
-    modules = module_files(files)
+    index = as_index(files)
     out: list[Evidence] = []
     for test in test_files:
-        text = files.get(test)
-        if text is None:
+        entry = index.entry(test)
+        if entry is None:
             continue
-        for module, names in _imports(text):
-            for path in _import_targets(module, names, modules):
+        for module, names in _absolute_imports(entry):
+            for path in _import_targets(module, names, index):
                 if not is_test_path(path):
                     out.append(Evidence(path, "import", 1.0, f"imported by failing test {test}"))
     return out
@@ -229,36 +164,27 @@ def module_tests(path: str, files: Mapping[str, str]) -> list[str]:
         return []
     name = PurePosixPath(path).name
     stem = PurePosixPath(path).stem
-    modules = module_files(files)
+    index = as_index(files)
     out: list[str] = []
-    for test, text in files.items():
+    for test in index.paths:
         if not test.endswith(".py") or not is_test_path(test):
             continue
         if PurePosixPath(test).name == "conftest.py":
             continue
+        entry = index.entry(test)
         if _named_source(test) == name or (
             stem != "__init__"
-            and stem in text  # an import of the module spells its name: skip the parse
-            and any(path in _import_targets(m, n, modules) for m, n in _imports(text))
+            and entry is not None
+            and any(path in _import_targets(m, n, index) for m, n in _absolute_imports(entry))
         ):
             out.append(test)
     return sorted(out)
 
 
-def _definitions(text: str) -> set[str]:
-    tree = _parse(text)
-    if tree is None:
-        return set()
-    names = {
-        n.name
-        for n in ast.walk(tree)
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-    }
-    # classes made by a factory at module level: ``Point = namedtuple(...)``
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name) and t.id[:1].isupper()}
-    return names
+def _definitions(entry: ModuleEntry) -> set[str]:
+    """The module's classes and functions, nested ones included, and its factory-made
+    classes (``Point = namedtuple(...)``)."""
+    return {s.name for s in entry.symbols} | {s.name for s in entry.assigned}
 
 
 def _code_words(report: str) -> set[str]:
@@ -311,9 +237,10 @@ def symbol_evidence(
     phrases = _phrases(report)
     defined_in: dict[str, list[str]] = defaultdict(list)
     weight_of: dict[str, float] = {}
-    for path, text in files.items():
-        if path.endswith(".py") and not is_test_path(path):
-            for name in _definitions(text):
+    for entry in as_index(files).entries():
+        path = entry.path
+        if not is_test_path(path):
+            for name in _definitions(entry):
                 if name in skip:
                     continue
                 w = 1.0 if name in named else phrases.get(name.lower().replace("_", ""), 0.0)
@@ -333,41 +260,14 @@ def symbol_evidence(
     return out
 
 
-def tokenize_code(text: str) -> list[str]:
-    """Lower-case words, with identifiers also split at ``_`` and camelCase humps."""
-    out: list[str] = []
-    for word in _WORD.findall(text):
-        low = word.lower()
-        pieces = [p.lower() for part in word.split("_") for p in _CAMEL.findall(part)]
-        if len(pieces) > 1 and low not in _STOP:
-            out.append(low)
-        out.extend(p for p in pieces if len(p) > 1 and p not in _STOP)
-    return out
-
-
 def bm25_evidence(report: str, files: Mapping[str, str], *, top: int = 20) -> list[Evidence]:
-    """BM25 (``bm25s``) of the report against each source file (its path counted as text too)."""
-    import bm25s  # numpy-backed; imported when first used
-
-    paths = [p for p in files if is_source(p) and not is_test_path(p)]
-    query = tokenize_code(report)
-    if not paths or not query:
+    """BM25 of the report against each source file (its path counted as text too): the
+    index's table (:meth:`fixbugs.index.RepoIndex.bm25`), scores relative to the best."""
+    hits = as_index(files).bm25(report, top)
+    if not hits:
         return []
-    corpus = [tokenize_code(p.replace("/", " ") + " " + files[p]) or ["_"] for p in paths]
-    index = bm25s.BM25()
-    index.index(corpus, show_progress=False)
-    scores = index.get_scores(query)
-    best = float(max(scores)) if len(scores) else 0.0
-    if best <= 0 or math.isnan(best):
-        return []
-    ranked = sorted(range(len(paths)), key=lambda i: -float(scores[i]))[:top]
+    best = hits[0][1]
     return [
-        Evidence(
-            paths[i],
-            "bm25",
-            float(scores[i]) / best,
-            f"BM25 {float(scores[i]):.1f} against the report",
-        )
-        for i in ranked
-        if scores[i] > 0
+        Evidence(path, "bm25", score / best, f"BM25 {score:.1f} against the report")
+        for path, score in hits
     ]

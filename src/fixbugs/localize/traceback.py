@@ -18,6 +18,8 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from fixbugs.index.paths import is_test_path
+
 __all__ = [
     "Frame",
     "ParsedFailure",
@@ -84,18 +86,6 @@ class ParsedFailure:
             for f in self.frames
             if f.path is not None and (include_tests or not is_test_path(f.path))
         )
-
-
-def is_test_path(path: str) -> bool:
-    """Test code by the usual conventions (tests/ folders, test_*.py, *_test.py, conftest.py)."""
-    parts = path.replace("\\", "/").split("/")
-    name = parts[-1]
-    return (
-        any(p in ("tests", "test", "testing") for p in parts[:-1])
-        or name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
 
 
 def relativize(raw: str, repo_files: Collection[str] | None) -> str | None:

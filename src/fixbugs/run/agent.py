@@ -32,7 +32,7 @@ from fixbugs.run.preflight import preflight
 from fixbugs.run.progress import EventSink, Journal
 from fixbugs.run.record import BugRun
 from fixbugs.run.report import RunReport
-from fixbugs.sandbox import Sandbox, WorkspaceFactory
+from fixbugs.sandbox import Sandbox, Workspace, WorkspaceFactory
 from fixbugs.stages.analysis import run_analysis
 from fixbugs.stages.driver import (
     STAGES,
@@ -93,7 +93,47 @@ async def run_bug(
     )
     start_run(inputs, ctx)
     readonly = ctx.options.python.readonly_paths() if ctx.options.python else ()
-    ws = await asyncio.to_thread(lambda: workspace(inputs.repo.root, readonly_paths=readonly))
+    # the sandbox's copy of the tree is made while the analysis runs (it needs no
+    # sandbox); the stages that run code wait for it
+    making = asyncio.ensure_future(
+        asyncio.to_thread(lambda: workspace(inputs.repo.root, readonly_paths=readonly))
+    )
+    try:
+        return await _run_graph(inputs, ctx, making, clock, until)
+    finally:
+        ws = await _settled(making)
+        if ws is not None:
+            await asyncio.to_thread(ws.close)
+
+
+async def _settled(making: asyncio.Future[Workspace]) -> Workspace | None:
+    """The workspace once its making ended (None if it failed: its error is the run's,
+    raised where a stage awaited it). Cancelled meanwhile, the run leaves it to be
+    closed when made."""
+    try:
+        return await asyncio.shield(making)
+    except asyncio.CancelledError:
+        if not making.done():
+            making.add_done_callback(_close_when_made)
+            raise
+        return None
+    except Exception:
+        return None
+
+
+def _close_when_made(made: asyncio.Future[Workspace]) -> None:
+    if not made.cancelled() and made.exception() is None:
+        made.result().close()
+
+
+async def _run_graph(
+    inputs: BugInputs,
+    ctx: RunContext,
+    making: asyncio.Future[Workspace],
+    clock: Clock,
+    until: StageName,
+) -> RunReport:
+    """The stages as a graph (see :func:`run_bug`); ``making`` yields the workspace."""
 
     async def analysis(_: NodeContext) -> BugRun:
         found = await run_analysis(inputs, ctx)
@@ -109,7 +149,7 @@ async def run_bug(
 
     async def reproduction(n: NodeContext) -> BugRun:
         prior = n.input("analysis", BugRun)
-        rep, sbfl = await run_reproduction(inputs, prior.analysis, ctx, ws)
+        rep, sbfl = await run_reproduction(inputs, prior.analysis, ctx, await making)
         return prior.model_copy(update={"reproduction": rep, "sbfl": sbfl})
 
     async def root_cause(n: NodeContext) -> BugRun:
@@ -118,11 +158,12 @@ async def run_bug(
 
     async def fix(n: NodeContext) -> BugRun:
         prior = n.input("root_cause", BugRun)
-        found = await run_fix(inputs, prior, ctx, baseline=ws.baseline)
+        found = await run_fix(inputs, prior, ctx, baseline=(await making).baseline)
         return prior.model_copy(update={"fix": found})
 
     async def validation(n: NodeContext) -> BugRun:
         prior = n.input("fix", BugRun)
+        ws = await making
         return prior.model_copy(update={"validation": await run_validation(inputs, prior, ctx, ws)})
 
     nodes: tuple[tuple[str, Callable[[NodeContext], Awaitable[object]], list[str]], ...] = (
@@ -145,11 +186,11 @@ async def run_bug(
         elif isinstance(ev, NodeFinished):
             stage_finished(ctx, ev.node, ev.status)
 
-    try:
-        with ctx.spend.activate():  # every model call of the run is admitted and charged
-            result = await g.run(clock=clock, recorder=ctx.recorder, on_event=on_event)
-    finally:
-        await asyncio.to_thread(ws.close)
+    with ctx.spend.activate():  # every model call of the run is admitted and charged
+        result = await g.run(clock=clock, recorder=ctx.recorder, on_event=on_event)
+    failed = making.exception() if making.done() and not making.cancelled() else None
+    if failed is not None:  # a workspace that could not be made, though no stage needed it
+        raise failed
     if until in ("root_cause", "fix", "validation"):
         run = result.output(until, BugRun)
     else:  # up to the reproduction: the analysis' record and the branches' results

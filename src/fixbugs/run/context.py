@@ -7,13 +7,15 @@ results it needs), uses these services, and returns its own typed result;
 the driver composes the record from the results. The :class:`RunContext`
 holds no result: only what serves the run (the models, the options, the
 clock, the metrics recorder, the spend budget of its model calls, the
-journal of events and notes, and the repository's files, read once). A
-stage that runs the repository's code takes the workspace as its own
-argument, so it always has one.
+journal of events and notes, and the repository's index: its files read,
+parsed and tokenized once per run, or read back from the index cache when
+the tree was seen before). A stage that runs the repository's code takes
+the workspace as its own argument, so it always has one.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -26,6 +28,7 @@ from fixbugs.run.model_steps import JUDGE_STEPS, NO_STEPS, ModelStep, ModelSteps
 from fixbugs.run.progress import Journal
 
 if TYPE_CHECKING:
+    from fixbugs.index import RepoIndex
     from fixbugs.inputs import Repository
     from fixbugs.pyenv.userenv import TestEnv
     from fixbugs.sandbox.executor import Executor
@@ -88,16 +91,21 @@ class AgentOptions:
 
 
 class _Files:
-    """A repository's text files, read on first use (the run's one read of the tree)."""
+    """A repository's index, built (or read from the cache) on first use: the run's one
+    read of the tree. Stages may ask from threads; the first builds, the others wait."""
 
     def __init__(self, repo: Repository) -> None:
         self.repo = repo
-        self.texts: dict[str, str] | None = None
+        self.index: RepoIndex | None = None
+        self._lock = threading.Lock()
 
-    def get(self) -> dict[str, str]:
-        if self.texts is None:
-            self.texts = {p: self.repo.read(p) for p in self.repo.files()}
-        return self.texts
+    def get(self) -> RepoIndex:
+        with self._lock:
+            if self.index is None:
+                from fixbugs.index import IndexCache, index_repository
+
+                self.index = index_repository(self.repo, cache=IndexCache.default())
+            return self.index
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +180,9 @@ class RunContext:
             trust = self.models.judge_trust if step in JUDGE_STEPS else self.models.map_trust
         return ModelSteps.deadline_s(step, trust)
 
-    def files(self) -> dict[str, str]:
-        """The repository's text files (path -> text), read once per run."""
+    def files(self) -> RepoIndex:
+        """The repository's index, a mapping of its text files (path -> text), built once
+        per run; every static signal reads it instead of the tree."""
         return self._files.get()
 
     async def run_in(self, executor: Executor, cmd: str, what: str) -> CommandResult:

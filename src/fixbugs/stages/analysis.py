@@ -11,6 +11,7 @@ code-annotated spans.
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -156,7 +157,11 @@ async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
     """
     report = inputs.report
     text = report.body + "\n" + "\n".join(report.comments)
-    files = ctx.files()
+    # the index is built (or read back) off the event loop: the sandbox's copy of the
+    # tree is made meanwhile
+    files = await asyncio.to_thread(ctx.files)
+    for note in files.notes:
+        ctx.journal.note("analysis", note)
     failure = parse_failure(text, files.keys())
     test_ids = parse_test_command(inputs.test_command or "").test_ids
     file_ev = static_evidence(files, report.title + "\n" + text, failure, test_ids)

@@ -28,7 +28,7 @@ region the evidence did not list when it quotes that code
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from agentrt import AgentrtError, BudgetExhausted, Trust
@@ -74,7 +74,7 @@ _MIN_WORDS = 6
 
 
 def run_regions(
-    inputs: BugInputs, prior: BugRun, ranked: Sequence[RankedFile], files: dict[str, str]
+    inputs: BugInputs, prior: BugRun, ranked: Sequence[RankedFile], files: Mapping[str, str]
 ) -> list[Region]:
     """The run's top suspicious regions, from ``ranked``, SBFL and the report."""
     failure = prior.analysis.failure
@@ -118,7 +118,7 @@ def region_prompt(
     inputs: BugInputs,
     prior: BugRun,
     regions: Sequence[Region],
-    files: dict[str, str],
+    files: Mapping[str, str],
     *,
     trust: Trust = "low",
 ) -> str:
@@ -165,7 +165,7 @@ _TIE = 0.95  # a region within 5% of the best evidence score counts as equally s
 
 
 def check_judgment(
-    answer: str, regions: Sequence[Region], files: dict[str, str], *, trust: Trust = "low"
+    answer: str, regions: Sequence[Region], files: Mapping[str, str], *, trust: Trust = "low"
 ) -> tuple[Region | None, str, str | None]:
     """(region, explanation, why rejected): the answer's region must be listed (trust
     high: or be grounded by its quoted code) and its explanation must talk about that
@@ -187,7 +187,9 @@ def check_judgment(
     return _described(region, explanation, files, f"R{index}")
 
 
-def _unlisted_judgment(text: str, files: dict[str, str]) -> tuple[Region | None, str, str | None]:
+def _unlisted_judgment(
+    text: str, files: Mapping[str, str]
+) -> tuple[Region | None, str, str | None]:
     """A region the evidence did not list, grounded by the code the answer quotes."""
     named = read_named_code(text, files.keys())
     region, why = ground_named_code(named, files)
@@ -199,7 +201,7 @@ def _unlisted_judgment(text: str, files: dict[str, str]) -> tuple[Region | None,
 
 
 def _described(
-    region: Region, explanation: str, files: dict[str, str], label: str
+    region: Region, explanation: str, files: Mapping[str, str], label: str
 ) -> tuple[Region | None, str, str | None]:
     """``region`` with ``explanation`` when it talks about the region's code."""
     code = "\n".join(files[region.path].splitlines()[region.start - 1 : region.end])

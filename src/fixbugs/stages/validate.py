@@ -19,7 +19,7 @@ when no other candidate validated the verdict is "no validated fix".
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from agentrt import Trust
 from fixbugs.inputs import BugInputs
@@ -68,7 +68,7 @@ def _refusal(
     prior: BugRun,
     trust: Trust,
     regions: list[tuple[str, int, int]],
-    files: dict[str, str],
+    files: Mapping[str, str],
     slack: int,
 ) -> str | None:
     """Why a diff FixBugs did not write may not run: outside the localized regions, or,
@@ -82,7 +82,9 @@ def _refusal(
     return bad[0] if bad else None
 
 
-def _stages(repro: Reproduction, files: dict[str, str]) -> Callable[[RepairCandidate], list[Stage]]:
+def _stages(
+    repro: Reproduction, files: Mapping[str, str]
+) -> Callable[[RepairCandidate], list[Stage]]:
     assert repro.command is not None
     parsed = parse_test_command(repro.command)
     memo: dict[str, list[Stage]] = {}
