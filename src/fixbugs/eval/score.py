@@ -25,10 +25,10 @@ from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths
 
 __all__ = [
+    "MAX_REGION_WIDTH",
     "Gold",
     "LocalizationScore",
     "ValidationScore",
-    "MAX_REGION_WIDTH",
     "load_gold",
     "region_hit",
     "score_localization",

@@ -16,11 +16,14 @@ __all__ = ["KINDS", "Evidence"]
 # The signal kinds, strongest first; rank.py gives each a weight.
 KINDS = (
     "traceback",
+    "path",
     "quoted",
     "sbfl",
     "naming",
     "command",
     "trace",
+    "call",
+    "name",
     "import",
     "symbol",
     "literal",

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 from agentrt import Clock
 from agentrt.llm import ChatModel
+from fixbugs.index import build_index
 from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.names import name_evidence, path_evidence
 from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.relevance import RelevanceResult, model_relevance
 from fixbugs.localize.report_signals import (
@@ -33,6 +35,7 @@ from fixbugs.localize.signals import (
     symbol_evidence,
     traceback_evidence,
 )
+from fixbugs.localize.snippet_calls import call_evidence
 from fixbugs.localize.traceback import ParsedFailure, parse_failure
 from fixbugs.pyenv.testrun import files_of_tests
 
@@ -55,7 +58,11 @@ def static_evidence(
     command, :attr:`fixbugs.pyenv.testrun.TestCommand.test_ids`).
     """
     tests = [t for t in files_of_tests([*failure.failing_tests, *test_ids]) if t in files]
+    index = build_index(files)
     return [
+        *call_evidence(index, report),
+        *name_evidence(index, report),
+        *path_evidence(report, files.keys()),
         *traceback_evidence(failure),
         *import_evidence(tests, files),
         *naming_evidence(tests, files),

@@ -34,6 +34,9 @@ from fixbugs.localize.signals import tokenize_code
 __all__ = ["Region", "function_spans", "sbfl_ranges", "suspicious_regions"]
 
 LINE_KINDS = ("traceback", "quoted", "literal", "warning", "sbfl")
+# evidence whose lines are a whole function's span (a function the report's code calls,
+# or names): a hit on the function, not on one of its lines
+SPAN_KINDS = ("call", "name")
 # evidence that names many lines of a file says which line in words of its own
 _LINE_LABELS = {
     "literal": "a string literal the report shows",
@@ -150,6 +153,10 @@ def _file_hits(
         for a, b in ev.lines:
             for line in range(max(1, a), min(n_lines, b, a + 9) + 1):
                 hits.append(_Hit(line, w, f"{label} at line {line}" if label else ev.reason))
+    for ev in ranked.evidence:
+        if ev.kind in SPAN_KINDS:
+            w = DEFAULT_WEIGHTS.get(ev.kind, 0.5) * ev.strength
+            hits += [_Hit(a, w, ev.reason, False) for a, _ in ev.lines if 1 <= a <= n_lines]
     for a, b, score in suspicious:
         for line in range(max(1, a), min(n_lines, b, a + 9) + 1):
             hits.append(

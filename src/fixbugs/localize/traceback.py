@@ -26,6 +26,11 @@ __all__ = [
     "relativize",
 ]
 
+# IPython's frames: "path.py in func(args)" then the lines around "---> N code"; IPython 8
+# writes "File path.py:N, in func(args)"
+_IPY_OLD = re.compile(r"^(?P<path>\S+\.pyx?) in (?P<func>[\w.<>]+)\(")
+_IPY_NEW = re.compile(r"^File (?P<path>[^\s,]+\.pyx?):(?P<line>\d+), in (?P<func>[\w.<>]+)")
+_IPY_ARROW = re.compile(r"^-+>\s*(?P<line>\d+)\s?(?P<code>.*)$")
 _CPYTHON = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
 # pytest location line: "path.py:12: in func", "path.py:12: ValueError", "path.py:12: "
 _PYTEST_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]*\.py):(?P<line>\d+):(?: (?P<rest>.*))?$")
@@ -178,6 +183,17 @@ def _with_depths(frames: list[Frame]) -> tuple[Frame, ...]:
     )
 
 
+def _ipython_line(lines: list[str], i: int) -> tuple[str, str] | None:
+    """(line number, code) of the ``--->`` line under IPython's frame header ``i``."""
+    for nxt in lines[i + 1 : i + 16]:
+        if _IPY_OLD.match(nxt.strip()) or _IPY_NEW.match(nxt.strip()):
+            return None
+        a = _IPY_ARROW.match(nxt.strip())
+        if a:
+            return a["line"], a["code"].strip()
+    return None
+
+
 def parse_failure(text: str, repo_files: Collection[str] | None = None) -> ParsedFailure:
     """Parse any mix of CPython tracebacks and pytest output (long, short or line form)."""
     tracebacks: list[tuple[Frame, ...]] = []
@@ -215,6 +231,14 @@ def parse_failure(text: str, repo_files: Collection[str] | None = None) -> Parse
             w = _WARNING_LOC.match(stripped)
             if w:
                 warnings.append(_frame(w["path"], w["line"], None, "", repo_files, "warning"))
+            continue
+        ipy = _IPY_NEW.match(stripped) or _IPY_OLD.match(stripped)
+        if ipy:
+            at = _ipython_line(lines, i)
+            number = ipy.groupdict().get("line") or (at[0] if at else None)
+            if number is not None:
+                text = at[1] if at else ""
+                current.append(_frame(ipy["path"], str(number), ipy["func"], text, repo_files))
             continue
         m = _CPYTHON.match(line)
         if m:

@@ -1,0 +1,119 @@
+"""Names resolved through the module graph to where they are defined.
+
+``from sympy import Symbol`` names ``sympy/__init__.py``, which defines no
+``Symbol``: it re-exports one (``from .core import *``, then
+``from .symbol import Symbol`` in ``sympy/core/__init__.py``). A report's
+code and prose use the public names, so every signal that reads them asks
+the same question this module answers: which file, class or function does
+``module.name`` end at, following ``from … import`` re-exports (relative
+ones and star imports included) until a module defines it.
+
+A :class:`Target` is either a module (its file) or a symbol. Pure
+functions of an :class:`~fixbugs.localize.index_view.IndexView`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fixbugs.localize.index_view import ImportView, IndexView, SymbolView
+
+__all__ = ["MAX_HOPS", "Target", "dotted_target", "import_base", "member", "resolve_name"]
+
+MAX_HOPS = 8  # re-export chains longer than this are not followed
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a name ends at: a module's file (``symbol`` None) or a symbol in it."""
+
+    path: str
+    symbol: SymbolView | None = None
+
+    @property
+    def is_class(self) -> bool:
+        return self.symbol is not None and self.symbol.kind == "class"
+
+
+def import_base(index: IndexView, path: str, ref: ImportView) -> str:
+    """The absolute module an import of ``path`` names (relative imports resolved)."""
+    if ref.level <= 0:
+        return ref.module
+    here = index.module_of(path) or ""
+    package = here if path.endswith("__init__.py") else here.rpartition(".")[0]
+    parts = package.split(".") if package else []
+    parts = parts[: max(0, len(parts) - (ref.level - 1))]
+    return ".".join([*parts, *([ref.module] if ref.module else [])])
+
+
+def resolve_name(
+    index: IndexView, module: str, name: str, *, _seen: frozenset[str] = frozenset()
+) -> Target | None:
+    """Where ``module.name`` is defined: a submodule, a symbol of the module, or what one
+    of its imports re-exports under that name (named imports before star imports)."""
+    key = f"{module}:{name}"
+    if key in _seen or len(_seen) >= MAX_HOPS:
+        return None
+    sub = index.file_of_module(f"{module}.{name}" if module else name)
+    path = index.file_of_module(module) if module else None
+    if path is None:
+        return Target(sub) if sub else None
+    own = index.symbol(name, path)
+    if own is not None:
+        return Target(path, own)
+    seen = _seen | {key}
+    imports: Sequence[ImportView] = index.imports_of(path)
+    stars: list[str] = []
+    for ref in imports:
+        base = import_base(index, path, ref)
+        if "*" in ref.names:
+            stars.append(base)
+        elif name in ref.names:
+            found = resolve_name(index, base, name, _seen=seen)
+            if found is not None:
+                return found
+        elif not ref.names and ref.module.rpartition(".")[2] == name and ref.level == 0:
+            hit = index.file_of_module(ref.module)  # ``import a.b`` binds ``a``, not ``b``
+            if hit is not None and module == ref.module.rpartition(".")[0]:
+                return Target(hit)
+    if sub:
+        return Target(sub)
+    for base in stars:
+        found = resolve_name(index, base, name, _seen=seen)
+        if found is not None:
+            return found
+    return None
+
+
+def dotted_target(index: IndexView, dotted: str) -> Target | None:
+    """``pkg.mod.Class.method`` → the method: the longest module prefix, then members."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = ".".join(parts[:cut])
+        path = index.file_of_module(module)
+        if path is None:
+            continue
+        target: Target | None = Target(path)
+        owner = module
+        for part in parts[cut:]:
+            target = member(index, target, part, owner)
+            if target is None:
+                break
+            owner = ""
+        if target is not None:
+            return target
+    return None
+
+
+def member(index: IndexView, base: Target | None, attr: str, module: str = "") -> Target | None:
+    """``base.attr``: a module's name (``module`` given), or a class's member (inherited too)."""
+    if base is None:
+        return None
+    if base.symbol is None:
+        mod = module or index.module_of(base.path) or ""
+        return resolve_name(index, mod, attr) if mod else None
+    if base.symbol.kind != "class":
+        return None
+    found = index.resolve_member(base.symbol, attr)
+    return Target(found.path, found) if found is not None else None
