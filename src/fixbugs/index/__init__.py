@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-__all__ = ["ImportRef", "ModuleEntry", "RepoIndex", "Symbol", "build_index"]
+__all__ = ["ImportRef", "Literal", "ModuleEntry", "RepoIndex", "Symbol", "build_index"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,11 +40,18 @@ class ImportRef:
 
 
 @dataclass(frozen=True, slots=True)
+class Literal:
+    text: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
 class ModuleEntry:
     path: str
     module: str
     symbols: tuple[Symbol, ...]
     imports: tuple[ImportRef, ...]
+    literals: tuple[Literal, ...]  # string constants, docstrings left out
     parse_error: str | None = None
 
 
@@ -55,18 +62,28 @@ def _module_name(path: str) -> str:
     return ".".join(parts)
 
 
+_BODIES = ("body", "orelse", "finalbody")
+
+
 def _entry(path: str, text: str) -> ModuleEntry:
+    """One parse: the statements are walked for definitions and imports (expressions are
+    not entered), then one walk over every node for the string literals."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-            return ModuleEntry(path, _module_name(path), (), (), type(exc).__name__)
+            return ModuleEntry(path, _module_name(path), (), (), (), type(exc).__name__)
     symbols: list[Symbol] = []
     imports: list[ImportRef] = []
+    docs: set[int] = set()
 
-    def visit(node: ast.AST, prefix: str, in_class: bool) -> None:
-        for child in ast.iter_child_nodes(node):
+    def doc(body: list[ast.stmt]) -> None:
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            docs.add(id(body[0].value))
+
+    def visit(body: list[ast.stmt], prefix: str, in_class: bool, top: bool) -> None:
+        for child in body:
             if isinstance(child, ast.ClassDef):
                 bases = tuple(ast.unparse(b) for b in child.bases)
                 first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
@@ -74,23 +91,44 @@ def _entry(path: str, text: str) -> ModuleEntry:
                 symbols.append(
                     Symbol(q, child.name, "class", path, first, child.end_lineno or first, bases)
                 )
-                visit(child, q + ".", True)
+                doc(child.body)
+                visit(child.body, q + ".", True, False)
             elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
                 q = prefix + child.name
                 kind = "method" if in_class else "function"
                 symbols.append(Symbol(q, child.name, kind, path, first, child.end_lineno or first))
-                visit(child, q + ".<locals>.", False)
+                doc(child.body)
+                visit(child.body, q + ".<locals>.", False, False)
             elif isinstance(child, ast.Import):
                 imports.extend(ImportRef(a.name, (), child.lineno, 0) for a in child.names)
             elif isinstance(child, ast.ImportFrom):
                 names = tuple(a.name for a in child.names)
                 imports.append(ImportRef(child.module or "", names, child.lineno, child.level))
+            elif top and isinstance(child, ast.Assign) and isinstance(child.value, ast.Call):
+                # classes made by a factory at module level: ``Point = namedtuple(...)``
+                for t in child.targets:
+                    if isinstance(t, ast.Name) and t.id[:1].isupper():
+                        line = child.lineno
+                        symbols.append(Symbol(t.id, t.id, "class", path, line, line))
             else:
-                visit(child, prefix, in_class)
+                for field in _BODIES:
+                    inner = getattr(child, field, None)
+                    if isinstance(inner, list):
+                        visit(inner, prefix, in_class, top)
+                for handler in getattr(child, "handlers", ()) or ():
+                    visit(handler.body, prefix, in_class, top)
+                for case in getattr(child, "cases", ()) or ():
+                    visit(case.body, prefix, in_class, top)
 
-    visit(tree, "", False)
-    return ModuleEntry(path, _module_name(path), tuple(symbols), tuple(imports))
+    doc(tree.body)
+    visit(tree.body, "", False, True)
+    literals = tuple(
+        Literal(n.value, n.lineno)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+    )
+    return ModuleEntry(path, _module_name(path), tuple(symbols), tuple(imports), literals)
 
 
 class RepoIndex:

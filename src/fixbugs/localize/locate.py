@@ -66,10 +66,10 @@ def static_evidence(
         *traceback_evidence(failure),
         *import_evidence(tests, files),
         *naming_evidence(tests, files),
-        *symbol_evidence(report, files, exclude=_frame_functions(failure)),
+        *symbol_evidence(report, files, exclude=_frame_functions(failure), index=index),
         *bm25_evidence(report, files),
         *quoted_code_evidence(report, files, failure),
-        *literal_evidence(report, files),
+        *literal_evidence(report, files, index=index),
         *command_evidence(report, files),
     ]
 

@@ -22,13 +22,12 @@ five modules hold points at none of them.
 
 from __future__ import annotations
 
-import ast
 import re
-import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
+from fixbugs.index import RepoIndex, build_index
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.report_text import code_lines, command_words, typed_commands
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
@@ -114,35 +113,17 @@ def literal_fragments(value: str, *, min_chars: int = 8) -> list[str]:
     return out
 
 
-def _literals(text: str) -> list[tuple[str, int]]:
-    """(value, line) of the module's string literals, docstrings left out (never printed)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            return []
-    docs = {
-        id(n.body[0].value)
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-        and n.body
-        and isinstance(n.body[0], ast.Expr)
-        and isinstance(n.body[0].value, ast.Constant)
-    }
-    return [
-        (node.value, node.lineno)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
-    ]
-
-
-def literal_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
-    """String literals of the code whose fixed text the report contains."""
+def literal_evidence(
+    report: str, files: Mapping[str, str], *, index: RepoIndex | None = None
+) -> list[Evidence]:
+    """String literals of the code (docstrings aside: never printed) whose fixed text the
+    report contains; the literals are the index's (built from ``files`` when not given)."""
     said = _norm(report).lower()
+    index = index or build_index(files)
     holders: dict[str, dict[str, int]] = defaultdict(dict)  # fragment -> path -> line
-    for path, text in _python_sources(files).items():
-        for value, line in _literals(text):
+    for path in _python_sources(files):
+        entry = index.entry(path)
+        for value, line in ((lit.text, lit.line) for lit in (entry.literals if entry else ())):
             if len(value) < 8 or len(value) > 2000:
                 continue
             for frag in literal_fragments(value):

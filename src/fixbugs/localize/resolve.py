@@ -14,7 +14,6 @@ functions of an :class:`~fixbugs.localize.index_view.IndexView`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fixbugs.localize.index_view import ImportView, IndexView, SymbolView
@@ -47,14 +46,21 @@ def import_base(index: IndexView, path: str, ref: ImportView) -> str:
     return ".".join([*parts, *([ref.module] if ref.module else [])])
 
 
-def resolve_name(
-    index: IndexView, module: str, name: str, *, _seen: frozenset[str] = frozenset()
-) -> Target | None:
-    """Where ``module.name`` is defined: a submodule, a symbol of the module, or what one
-    of its imports re-exports under that name (named imports before star imports)."""
-    key = f"{module}:{name}"
-    if key in _seen or len(_seen) >= MAX_HOPS:
+def resolve_name(index: IndexView, module: str, name: str) -> Target | None:
+    """Where ``module.name`` is defined: a symbol of the module, a submodule, or what one
+    of its imports re-exports under that name (named imports before star imports).
+
+    A depth-first search that visits each module at most once: re-export graphs
+    (a package's ``__init__`` star-importing every subpackage) are wide, and a
+    name that none defines must not cost more than one pass over them.
+    """
+    return _resolve(index, module, name, set(), 0)
+
+
+def _resolve(index: IndexView, module: str, name: str, seen: set[str], depth: int) -> Target | None:
+    if module in seen or depth > MAX_HOPS:
         return None
+    seen.add(module)
     sub = index.file_of_module(f"{module}.{name}" if module else name)
     path = index.file_of_module(module) if module else None
     if path is None:
@@ -62,25 +68,19 @@ def resolve_name(
     own = index.symbol(name, path)
     if own is not None:
         return Target(path, own)
-    seen = _seen | {key}
-    imports: Sequence[ImportView] = index.imports_of(path)
     stars: list[str] = []
-    for ref in imports:
+    for ref in index.imports_of(path):
         base = import_base(index, path, ref)
         if "*" in ref.names:
             stars.append(base)
         elif name in ref.names:
-            found = resolve_name(index, base, name, _seen=seen)
+            found = _resolve(index, base, name, seen, depth + 1)
             if found is not None:
                 return found
-        elif not ref.names and ref.module.rpartition(".")[2] == name and ref.level == 0:
-            hit = index.file_of_module(ref.module)  # ``import a.b`` binds ``a``, not ``b``
-            if hit is not None and module == ref.module.rpartition(".")[0]:
-                return Target(hit)
     if sub:
         return Target(sub)
     for base in stars:
-        found = resolve_name(index, base, name, _seen=seen)
+        found = _resolve(index, base, name, seen, depth + 1)
         if found is not None:
             return found
     return None

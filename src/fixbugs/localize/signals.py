@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 
+from fixbugs.index import RepoIndex, build_index
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
 
@@ -245,22 +246,6 @@ def module_tests(path: str, files: Mapping[str, str]) -> list[str]:
     return sorted(out)
 
 
-def _definitions(text: str) -> set[str]:
-    tree = _parse(text)
-    if tree is None:
-        return set()
-    names = {
-        n.name
-        for n in ast.walk(tree)
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-    }
-    # classes made by a factory at module level: ``Point = namedtuple(...)``
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name) and t.id[:1].isupper()}
-    return names
-
-
 def _code_words(report: str) -> set[str]:
     """Identifiers the report writes as code: in code blocks or backticks, or shaped
     like code anywhere (``snake_case``, ``CamelCase``, ``call(``). Plain prose words
@@ -293,7 +278,11 @@ def _phrases(report: str) -> dict[str, float]:
 
 
 def symbol_evidence(
-    report: str, files: Mapping[str, str], *, exclude: Iterable[str] = ()
+    report: str,
+    files: Mapping[str, str],
+    *,
+    exclude: Iterable[str] = (),
+    index: RepoIndex | None = None,
 ) -> list[Evidence]:
     """Functions and classes named in the report, matched to the files that define them.
 
@@ -311,9 +300,11 @@ def symbol_evidence(
     phrases = _phrases(report)
     defined_in: dict[str, list[str]] = defaultdict(list)
     weight_of: dict[str, float] = {}
-    for path, text in files.items():
-        if path.endswith(".py") and not is_test_path(path):
-            for name in _definitions(text):
+    index = index or build_index(files)
+    for path in files:
+        entry = index.entry(path) if path.endswith(".py") and not is_test_path(path) else None
+        if entry is not None:
+            for name in {s.name for s in entry.symbols}:
                 if name in skip:
                     continue
                 w = 1.0 if name in named else phrases.get(name.lower().replace("_", ""), 0.0)
