@@ -54,8 +54,11 @@ def extract_tree(archive: Path, dest: Path, *, only: Sequence[str] | None = None
                 name = name.removeprefix(top + "/")
             if wanted is not None and name not in wanted:
                 continue
-            changes: dict[str, str] = {"name": name}
-            if m.islnk() and top is not None:  # a hard link names another member
-                changes["linkname"] = m.linkname.removeprefix("./").removeprefix(top + "/")
-            keep.append(m.replace(**changes, deep=False) if top is not None else m)
+            if top is None:
+                keep.append(m)
+                continue
+            link = m.linkname
+            if m.islnk():  # a hard link names another member
+                link = link.removeprefix("./").removeprefix(top + "/")
+            keep.append(m.replace(name=name, linkname=link, deep=False))
         tar.extractall(dest, members=keep, filter="data")

@@ -3,7 +3,7 @@
 The real :mod:`fixbugs.index` is being built on branch ``h-index``; on merge,
 take that branch's version of this folder entirely. This one implements only
 the part of the agreed API the localization signals use
-(:class:`fixbugs.localize.index_view.IndexView`): symbols with their spans
+(what :mod:`fixbugs.localize.resolve` and the report-code signals call): symbols with their spans
 and bases, import statements, module ↔ file, member lookup through bases.
 One parse per Python file; a file that does not parse has no symbols.
 """

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from fixbugs.index import RepoIndex
 from fixbugs.localize.evidence import Evidence
-from fixbugs.localize.index_view import IndexView
 from fixbugs.localize.resolve import Target, dotted_target, member
 from fixbugs.localize.snippet_calls import Use, uses_evidence
 from fixbugs.localize.traceback import is_test_path, relativize
@@ -37,7 +37,7 @@ _PATH = re.compile(r"(?<![\w/.~-])((?:~?[/\\]|[A-Za-z]:[/\\])?(?:[\w.-]+[/\\])+[
 _SKIP_HEADS = frozenset({"self", "cls", "np", "numpy", "os", "sys", "re", "e", "i", "www"})
 
 
-def _dotted_uses(index: IndexView, dotted: str) -> list[Use]:
+def _dotted_uses(index: RepoIndex, dotted: str) -> list[Use]:
     parts = dotted.split(".")
     if parts[0] in _SKIP_HEADS or len(parts) > 8:
         return []
@@ -68,7 +68,7 @@ def _dotted_uses(index: IndexView, dotted: str) -> list[Use]:
     return out
 
 
-def name_evidence(index: IndexView, report: str) -> list[Evidence]:
+def name_evidence(index: RepoIndex, report: str) -> list[Evidence]:
     """Dotted names in the report resolved to the functions and classes they name."""
     uses: list[Use] = []
     seen: set[str] = set()

@@ -9,14 +9,14 @@ the same question this module answers: which file, class or function does
 ones and star imports included) until a module defines it.
 
 A :class:`Target` is either a module (its file) or a symbol. Pure
-functions of an :class:`~fixbugs.localize.index_view.IndexView`.
+functions of the repository index (:class:`fixbugs.index.RepoIndex`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fixbugs.localize.index_view import ImportView, IndexView, SymbolView
+from fixbugs.index import ImportRef, RepoIndex, Symbol
 
 __all__ = ["MAX_HOPS", "Target", "dotted_target", "import_base", "member", "resolve_name"]
 
@@ -28,14 +28,14 @@ class Target:
     """What a name ends at: a module's file (``symbol`` None) or a symbol in it."""
 
     path: str
-    symbol: SymbolView | None = None
+    symbol: Symbol | None = None
 
     @property
     def is_class(self) -> bool:
         return self.symbol is not None and self.symbol.kind == "class"
 
 
-def import_base(index: IndexView, path: str, ref: ImportView) -> str:
+def import_base(index: RepoIndex, path: str, ref: ImportRef) -> str:
     """The absolute module an import of ``path`` names (relative imports resolved)."""
     if ref.level <= 0:
         return ref.module
@@ -46,7 +46,7 @@ def import_base(index: IndexView, path: str, ref: ImportView) -> str:
     return ".".join([*parts, *([ref.module] if ref.module else [])])
 
 
-def resolve_name(index: IndexView, module: str, name: str) -> Target | None:
+def resolve_name(index: RepoIndex, module: str, name: str) -> Target | None:
     """Where ``module.name`` is defined: a symbol of the module, a submodule, or what one
     of its imports re-exports under that name (named imports before star imports).
 
@@ -57,7 +57,7 @@ def resolve_name(index: IndexView, module: str, name: str) -> Target | None:
     return _resolve(index, module, name, set(), 0)
 
 
-def _resolve(index: IndexView, module: str, name: str, seen: set[str], depth: int) -> Target | None:
+def _resolve(index: RepoIndex, module: str, name: str, seen: set[str], depth: int) -> Target | None:
     if module in seen or depth > MAX_HOPS:
         return None
     seen.add(module)
@@ -86,7 +86,7 @@ def _resolve(index: IndexView, module: str, name: str, seen: set[str], depth: in
     return None
 
 
-def dotted_target(index: IndexView, dotted: str) -> Target | None:
+def dotted_target(index: RepoIndex, dotted: str) -> Target | None:
     """``pkg.mod.Class.method`` → the method: the longest module prefix, then members."""
     parts = dotted.split(".")
     for cut in range(len(parts), 0, -1):
@@ -106,7 +106,7 @@ def dotted_target(index: IndexView, dotted: str) -> Target | None:
     return None
 
 
-def member(index: IndexView, base: Target | None, attr: str, module: str = "") -> Target | None:
+def member(index: RepoIndex, base: Target | None, attr: str, module: str = "") -> Target | None:
     """``base.attr``: a module's name (``module`` given), or a class's member (inherited too)."""
     if base is None:
         return None

@@ -30,8 +30,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from fixbugs.index import RepoIndex, Symbol
 from fixbugs.localize.evidence import Evidence
-from fixbugs.localize.index_view import IndexView, SymbolView
 from fixbugs.localize.report_code import report_statements
 from fixbugs.localize.resolve import Target, member, resolve_name
 from fixbugs.localize.traceback import is_test_path
@@ -52,21 +52,21 @@ class Use:
     """One definition the report's code uses, how, and how much that says."""
 
     path: str
-    symbol: SymbolView | None  # None: the module itself
+    symbol: Symbol | None  # None: the module itself
     weight: float
     how: str
 
 
 @dataclass(frozen=True, slots=True)
 class _Instance:
-    cls: SymbolView
+    cls: Symbol
 
 
 _Value = Target | _Instance
 
 
 class _Reader:
-    def __init__(self, index: IndexView) -> None:
+    def __init__(self, index: RepoIndex) -> None:
         self.index = index
         self.env: dict[str, _Value] = {}
         self.stars: list[str] = []
@@ -196,7 +196,7 @@ class _Reader:
             self.uses.append(Use(target.path, target.symbol, weight, how))
 
 
-def code_uses(index: IndexView, statements: Sequence[ast.stmt]) -> list[Use]:
+def code_uses(index: RepoIndex, statements: Sequence[ast.stmt]) -> list[Use]:
     """The definitions ``statements`` use, in the order the code uses them."""
     reader = _Reader(index)
     for node in statements:
@@ -207,7 +207,7 @@ def code_uses(index: IndexView, statements: Sequence[ast.stmt]) -> list[Use]:
     return reader.uses
 
 
-def call_evidence(index: IndexView, report: str) -> list[Evidence]:
+def call_evidence(index: RepoIndex, report: str) -> list[Evidence]:
     """Evidence of kind ``call``: files whose definitions the report's code uses.
 
     See :func:`uses_evidence` for its strengths and lines.
