@@ -28,6 +28,7 @@ SUBPACKAGES = frozenset(
     {
         "eval",
         "examples",
+        "index",
         "inputs",
         "localize",
         "pyenv",

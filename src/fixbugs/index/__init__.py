@@ -200,17 +200,24 @@ class RepoIndex:
         return None
 
     def _base_class(self, cls: Symbol, base: str) -> Symbol | None:
-        """The class a base expression names: imported into cls's module, or unique."""
-        from fixbugs.localize.resolve import resolve_name
-
+        """The class a base expression names: in cls's module, imported into it by name
+        (``from m import Base``, absolute or relative), or the one class of that name."""
         name = base.rsplit(".", 1)[-1].split("[", 1)[0]
         own = self.symbol(name, cls.path)
         if own is not None and own.kind == "class":
             return own
-        module = self.module_of(cls.path) or ""
-        found = resolve_name(self, module, name)
-        if found is not None and found.symbol is not None and found.symbol.kind == "class":
-            return found.symbol
+        here = self.module_of(cls.path) or ""
+        package = here if cls.path.endswith("__init__.py") else here.rpartition(".")[0]
+        for ref in self.imports_of(cls.path):
+            if name not in ref.names:
+                continue
+            parts = package.split(".") if ref.level and package else []
+            parts = parts[: max(0, len(parts) - (ref.level - 1))] if ref.level else []
+            module = ".".join([*parts, *([ref.module] if ref.module else [])])
+            path = self.file_of_module(module)
+            found = self.symbol(name, path) if path else None
+            if found is not None and found.kind == "class":
+                return found
         classes = [s for s in self._named.get(name, []) if s.kind == "class"]
         return classes[0] if len(classes) == 1 else None
 
