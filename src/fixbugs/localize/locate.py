@@ -36,7 +36,7 @@ from fixbugs.localize.signals import (
     traceback_evidence,
 )
 from fixbugs.localize.snippet_calls import call_evidence
-from fixbugs.localize.traceback import ParsedFailure, parse_failure
+from fixbugs.localize.traceback import ParsedFailure, anchor_frames, parse_failure
 from fixbugs.pyenv.testrun import files_of_tests
 
 __all__ = [
@@ -58,6 +58,7 @@ def static_evidence(
     command, :attr:`fixbugs.pyenv.testrun.TestCommand.test_ids`).
     """
     tests = [t for t in files_of_tests([*failure.failing_tests, *test_ids]) if t in files]
+    failure = anchor_frames(failure, files)
     index = build_index(files)
     return [
         *call_evidence(index, report),

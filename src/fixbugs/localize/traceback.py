@@ -15,12 +15,13 @@ other installed packages and the standard library map to nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 
 __all__ = [
     "Frame",
     "ParsedFailure",
+    "anchor_frames",
     "is_test_path",
     "parse_failure",
     "relativize",
@@ -181,6 +182,32 @@ def _with_depths(frames: list[Frame]) -> tuple[Frame, ...]:
         Frame(f.path, f.line, f.function, f.text, f.raw_path, n - 1 - i, f.kind)
         for i, f in enumerate(frames)
     )
+
+
+def anchor_frames(failure: ParsedFailure, files: Mapping[str, str]) -> ParsedFailure:
+    """Frames moved to the line that holds the code they quote, when theirs does not.
+
+    A reporter runs a released copy; the repository is another version, so a
+    frame's line number is often off by some lines while the code line it
+    quotes is still there. The nearest line with that text (whitespace aside)
+    wins; a frame whose text is not found, or that quotes nothing, stays.
+    """
+
+    def moved(f: Frame) -> Frame:
+        text = " ".join(f.text.split())
+        if f.path is None or len(text) < 6 or f.path not in files:
+            return f
+        lines = files[f.path].splitlines()
+        if 0 < f.line <= len(lines) and " ".join(lines[f.line - 1].split()) == text:
+            return f
+        found = [n for n, ln in enumerate(lines, 1) if " ".join(ln.split()) == text]
+        if not found:
+            return f
+        best = min(found, key=lambda n: (abs(n - f.line), n))
+        return Frame(f.path, best, f.function, f.text, f.raw_path, f.depth, f.kind)
+
+    tracebacks = tuple(tuple(moved(f) for f in tb) for tb in failure.tracebacks)
+    return replace(failure, tracebacks=tracebacks)
 
 
 def _ipython_line(lines: list[str], i: int) -> tuple[str, str] | None:

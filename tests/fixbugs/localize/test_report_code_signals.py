@@ -111,3 +111,14 @@ def test_regions_name_the_called_function():
         5,
         6,
     )
+
+
+def test_a_frame_of_another_version_moves_to_the_line_it_quotes():
+    from fixbugs.localize.traceback import anchor_frames
+
+    report = (
+        'Traceback (most recent call last):\n  File "/site-packages/a/c.py", line 9, in run\n'
+        "    raise ValueError('bad things')\nValueError: bad things\n"
+    )
+    failure = anchor_frames(parse_failure(report, TREE.keys()), TREE)
+    assert [(f.path, f.line) for f in failure.project_frames()] == [("a/c.py", 6)]
