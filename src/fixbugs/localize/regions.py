@@ -205,14 +205,36 @@ def _tested_name(test_id: str) -> str:
     return name.removeprefix("test_") if name.startswith("test_") else ""
 
 
+def _best_window(lines: Sequence[str], lo: int, hi: int, said: Collection[str]) -> tuple[int, int]:
+    """The :data:`MAX_REGION_LINES` lines of ``lo..hi`` whose words the report says most
+    (a word counts once per line; ties: the earliest window, the function's head)."""
+    width = MAX_REGION_LINES
+    if hi - lo + 1 <= width:
+        return lo, hi
+    score = [len(set(tokenize_code(lines[n - 1])) & set(said)) for n in range(lo, hi + 1)]
+    best, best_at, run = -1, lo, sum(score[:width])
+    for i in range(0, len(score) - width + 1):
+        if i:
+            run += score[i + width - 1] - score[i - 1]
+        if run > best:
+            best, best_at = run, lo + i
+    return best_at, best_at + width - 1
+
+
 def _lines_for(
-    group: Sequence[_Hit], span: tuple[str, int, int] | None, n_lines: int
+    group: Sequence[_Hit],
+    span: tuple[str, int, int] | None,
+    n_lines: int,
+    text_lines: Sequence[str] = (),
+    said: Collection[str] = (),
 ) -> tuple[int, int]:
     lo_bound, hi_bound = (span[1], span[2]) if span else (1, n_lines)
     if span and span[2] - span[1] + 1 <= MAX_REGION_LINES:
         return span[1], span[2]
     exact = [h for h in group if h.exact]
-    if not exact:  # only whole-function evidence: the function's first lines
+    if not exact:  # only whole-function evidence: its lines that say most of the report
+        if said and text_lines:
+            return _best_window(text_lines, lo_bound, hi_bound, said)
         return lo_bound, min(hi_bound, lo_bound + MAX_REGION_LINES - 1)
     lines = [h.line for h in exact]
     lo, hi = max(lo_bound, min(lines) - 2), min(hi_bound, max(lines) + 2)
@@ -250,12 +272,14 @@ def suspicious_regions(
     called = set(called_names(report))
     tested = {_tested_name(t) for t in test_ids} - {""}
     assertion_text = _assertion_text(report)
+    said = frozenset(tokenize_code(report))
     regions: list[Region] = []
     for rf in ranked[:top_files]:
         text = files.get(rf.path)
         if text is None:
             continue
-        n_lines = max(1, len(text.splitlines()))
+        text_lines = text.splitlines()
+        n_lines = max(1, len(text_lines))
         spans = function_spans(text) if rf.path.endswith(".py") else []
         hits = _file_hits(
             rf.path,
@@ -269,9 +293,9 @@ def suspicious_regions(
             assertion_text=assertion_text,
         )
         if not hits:
-            end = min(n_lines, 40)
-            why = "no line-level evidence in this file; its first lines"
-            regions.append(Region(rf.path, None, 1, end, rf.score * 0.4, (*rf.reasons[:2], why)))
+            a, b = _best_window(text_lines, 1, n_lines, said) if said else (1, min(n_lines, 40))
+            why = "no line-level evidence in this file; the lines richest in the report's words"
+            regions.append(Region(rf.path, None, a, b, rf.score * 0.4, (*rf.reasons[:2], why)))
             continue
         groups: dict[tuple[str, int, int] | None, list[_Hit]] = defaultdict(list)
         for h in hits:
@@ -281,7 +305,7 @@ def suspicious_regions(
         best = sorted(groups, key=lambda k: -weight[k])[:per_file]
         for key in best:
             group = groups[key]
-            a, b = _lines_for(group, key, n_lines)
+            a, b = _lines_for(group, key, n_lines, text_lines, said)
             reasons = tuple(dict.fromkeys(h.reason for h in sorted(group, key=lambda h: -h.weight)))
             score = rf.score * (0.4 + 0.6 * weight[key] / top)
             regions.append(Region(rf.path, key[0] if key else None, a, b, score, reasons[:5]))
