@@ -25,6 +25,7 @@ KINDS = (
     "call",
     "name",
     "import",
+    "neighbour",
     "symbol",
     "literal",
     "warning",

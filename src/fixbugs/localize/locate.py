@@ -21,6 +21,7 @@ from agentrt.llm import ChatModel
 from fixbugs.index import build_index
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.names import name_evidence, path_evidence
+from fixbugs.localize.neighbourhood import neighbour_evidence
 from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.relevance import RelevanceResult, model_relevance
 from fixbugs.localize.report_signals import (
@@ -60,9 +61,10 @@ def static_evidence(
     tests = [t for t in files_of_tests([*failure.failing_tests, *test_ids]) if t in files]
     failure = anchor_frames(failure, files)
     index = build_index(files)
+    used = [*call_evidence(index, report), *name_evidence(index, report)]
     return [
-        *call_evidence(index, report),
-        *name_evidence(index, report),
+        *used,
+        *neighbour_evidence(index, used),
         *path_evidence(report, files.keys()),
         *traceback_evidence(failure),
         *import_evidence(tests, files),

@@ -33,6 +33,7 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     "call": 2.0,  # a definition the report's code calls, resolved through the module graph
     "name": 1.5,  # a Class.method or dotted name the report writes
     "import": 1.0,
+    "neighbour": 0.75,  # a function the report's code uses calls this one
     "symbol": 1.0,
     "literal": 1.25,  # a message or pattern of the code that the report shows
     "warning": 0.5,

@@ -36,7 +36,7 @@ __all__ = ["Region", "function_spans", "sbfl_ranges", "suspicious_regions"]
 LINE_KINDS = ("traceback", "quoted", "literal", "warning", "sbfl")
 # evidence whose lines are a whole function's span (a function the report's code calls,
 # or names): a hit on the function, not on one of its lines
-SPAN_KINDS = ("call", "name")
+SPAN_KINDS = ("call", "name", "neighbour")
 # evidence that names many lines of a file says which line in words of its own
 _LINE_LABELS = {
     "literal": "a string literal the report shows",

@@ -122,3 +122,19 @@ def test_a_frame_of_another_version_moves_to_the_line_it_quotes():
     )
     failure = anchor_frames(parse_failure(report, TREE.keys()), TREE)
     assert [(f.path, f.line) for f in failure.project_frames()] == [("a/c.py", 6)]
+
+
+def test_the_callees_of_a_used_function_are_its_neighbourhood():
+    from fixbugs.localize.neighbourhood import neighbour_evidence
+
+    tree = {
+        **TREE,
+        "a/d.py": (
+            "from a.c import method\n\n\nclass K:\n    def go(self):\n"
+            "        return self.step() + method(1)\n\n    def step(self):\n        return 0\n"
+        ),
+    }
+    index = build_index(tree)
+    seeds = call_evidence(index, "```python\nfrom a.d import K\nK().go()\n```\n")
+    near = {(e.path, e.lines) for e in neighbour_evidence(index, seeds)}
+    assert near == {("a/d.py", ((8, 9),)), ("a/c.py", ((1, 2),))}
