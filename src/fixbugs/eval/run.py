@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from fixbugs.errors import InputError
+from fixbugs.eval.archive import extract_tree
 from fixbugs.eval.case import AgentRunner, Case
 from fixbugs.inputs.inert import terminal
 from fixbugs.inputs.walk import walk_text_files
@@ -125,7 +125,7 @@ def load_cases(cases: Path, *, case_id: str | None = None, limit: int | None = N
                 meta.get("id", d.name),
                 d,
                 report,
-                meta["test_command"],
+                meta.get("test_command", ""),  # SWE-bench issue cases have none
                 str(meta.get("python", "3")),
                 tuple(meta.get("requirements", ())),
             )
@@ -176,8 +176,7 @@ async def run_eval(
         with tempfile.TemporaryDirectory(prefix=f"fixbugs-eval-{case.id}-") as tmp:
             tree = Path(tmp) / "repo"
             tree.mkdir()
-            with tarfile.open(case.dir / "repo.tar.gz") as tar:
-                tar.extractall(tree, filter="data")
+            extract_tree(case.dir / "repo.tar.gz", tree)
             files = read_tree(tree)
             tb = traceback_baseline(files, case.report)
             bm = bm25_baseline(files, case.report)

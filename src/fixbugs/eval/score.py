@@ -14,17 +14,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import tarfile
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixbugs.eval.archive import extract_tree
 from fixbugs.inputs.hostgit import apply_diff
 from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths
 
 __all__ = [
+    "MAX_REGION_WIDTH",
     "Gold",
     "LocalizationScore",
     "ValidationScore",
@@ -89,11 +90,23 @@ def score_localization(
     )
 
 
-def region_hit(root_cause: tuple[str, int, int] | None, gold: Gold, *, slack: int = 3) -> bool:
-    """The root-cause region is in a gold file, its lines within ``slack`` of a gold hunk."""
+MAX_REGION_WIDTH = 20  # a wider root cause says "somewhere in here", which earns nothing
+
+
+def region_hit(
+    root_cause: tuple[str, int, int] | None,
+    gold: Gold,
+    *,
+    slack: int = 3,
+    max_width: int = MAX_REGION_WIDTH,
+) -> bool:
+    """The root-cause region is in a gold file, at most ``max_width`` lines wide, and its
+    lines are within ``slack`` of a gold hunk."""
     if root_cause is None:
         return False
     path, start, end = root_cause
+    if end - start + 1 > max_width:
+        return False
     path = _norm(path)
     return any(
         path == file and start <= h_end + slack and h_start - slack <= end
@@ -121,11 +134,11 @@ async def validate_patch(
     with tempfile.TemporaryDirectory(prefix="fixbugs-score-") as tmp:
         root = Path(tmp) / "repo"
         root.mkdir()
-        _extract(case_dir / "repo.tar.gz", root)
+        extract_tree(case_dir / "repo.tar.gz", root)
         applied = await asyncio.to_thread(apply_diff, patch, root)
         if not applied.applied:
             return ValidationScore(False, False, False, False, "patch does not apply")
-        _extract(case_dir / "repo.tar.gz", root, only=case.get("test_files", []))
+        extract_tree(case_dir / "repo.tar.gz", root, only=case.get("test_files", []))
         python = python_bin / "python"
         env = {"PATH": f"{python_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
         argv = parse_test_command(case["test_command"]).with_python(python)
@@ -165,13 +178,3 @@ async def validate_patch(
 def _last_line(output: str) -> str:
     lines = [ln for ln in output.strip().splitlines() if ln.strip()]
     return lines[-1] if lines else ""
-
-
-def _extract(archive: Path, dest: Path, only: Sequence[str] | None = None) -> None:
-    """Extract (all, or only the named members) with the tar ``data`` filter: no escapes."""
-    with tarfile.open(archive) as tar:
-        members = None
-        if only is not None:
-            wanted = {_norm(p) for p in only}
-            members = [m for m in tar.getmembers() if _norm(m.name) in wanted]
-        tar.extractall(dest, members=members, filter="data")

@@ -60,11 +60,22 @@ def load_report(path: Path) -> BugReport:
 
 
 def _parse(p: Path, text: str) -> BugReport:
-    if p.suffix.lower() == ".json" or text.lstrip().startswith(("{", "[")):
+    if p.suffix.lower() == ".json":
         return _github(p, text)
+    if text.lstrip().startswith(("{", "[")) and _is_json(text):
+        return _github(p, text)  # an issue saved as JSON under another name
+    # a title like "[bug] mean fails" is no JSON: the extension decides
     if p.suffix.lower() in (".md", ".markdown", ".mdown"):
         return _markdown(p, text)
     return _plain(p, text)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _markdown(p: Path, text: str) -> BugReport:

@@ -16,12 +16,16 @@ __all__ = ["KINDS", "Evidence"]
 # The signal kinds, strongest first; rank.py gives each a weight.
 KINDS = (
     "traceback",
+    "path",
     "quoted",
     "sbfl",
     "naming",
     "command",
     "trace",
+    "call",
+    "name",
     "import",
+    "neighbour",
     "symbol",
     "literal",
     "warning",

@@ -18,7 +18,10 @@ from dataclasses import dataclass
 
 from agentrt import Clock
 from agentrt.llm import ChatModel
+from fixbugs.index import as_index
 from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.names import name_evidence, path_evidence
+from fixbugs.localize.neighbourhood import neighbour_evidence
 from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.relevance import RelevanceResult, model_relevance
 from fixbugs.localize.report_signals import (
@@ -33,7 +36,8 @@ from fixbugs.localize.signals import (
     symbol_evidence,
     traceback_evidence,
 )
-from fixbugs.localize.traceback import ParsedFailure, parse_failure
+from fixbugs.localize.snippet_calls import call_evidence
+from fixbugs.localize.traceback import ParsedFailure, anchor_frames, parse_failure
 from fixbugs.pyenv.testrun import files_of_tests
 
 __all__ = [
@@ -55,11 +59,17 @@ def static_evidence(
     command, :attr:`fixbugs.pyenv.testrun.TestCommand.test_ids`).
     """
     tests = [t for t in files_of_tests([*failure.failing_tests, *test_ids]) if t in files]
+    failure = anchor_frames(failure, files)
+    index = as_index(files)
+    used = [*call_evidence(index, report), *name_evidence(index, report)]
     return [
+        *used,
+        *neighbour_evidence(index, used),
+        *path_evidence(report, files.keys()),
         *traceback_evidence(failure),
         *import_evidence(tests, files),
         *naming_evidence(tests, files),
-        *symbol_evidence(report, files, exclude=_frame_functions(failure)),
+        *symbol_evidence(report, files, exclude=_frame_functions(failure), index=index),
         *bm25_evidence(report, files),
         *quoted_code_evidence(report, files, failure),
         *literal_evidence(report, files),

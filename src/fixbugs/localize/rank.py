@@ -24,12 +24,16 @@ __all__ = ["DEFAULT_WEIGHTS", "RankedFile", "rank_files"]
 
 DEFAULT_WEIGHTS: Mapping[str, float] = {
     "traceback": 3.0,
+    "path": 2.0,  # the report names the file by its path
     "quoted": 2.5,  # a source line the report quotes (a frame whose path was cut)
     "sbfl": 2.0,
     "command": 2.0,  # a module named like the command the user typed
     "naming": 2.0,
     "trace": 1.5,  # a span of the failing request names this file (code.filepath)
+    "call": 2.0,  # a definition the report's code calls, resolved through the module graph
+    "name": 1.5,  # a Class.method or dotted name the report writes
     "import": 1.0,
+    "neighbour": 0.75,  # a function the report's code uses calls this one
     "symbol": 1.0,
     "literal": 1.25,  # a message or pattern of the code that the report shows
     "warning": 0.5,

@@ -34,6 +34,9 @@ from fixbugs.localize.signals import tokenize_code
 __all__ = ["Region", "function_spans", "region_at", "sbfl_ranges", "suspicious_regions"]
 
 LINE_KINDS = ("traceback", "quoted", "literal", "warning", "sbfl")
+# evidence whose lines are a whole function's span (a function the report's code calls,
+# or names): a hit on the function, not on one of its lines
+SPAN_KINDS = ("call", "name", "neighbour")
 # evidence that names many lines of a file says which line in words of its own
 _LINE_LABELS = {
     "literal": "a string literal the report shows",
@@ -150,6 +153,10 @@ def _file_hits(
         for a, b in ev.lines:
             for line in range(max(1, a), min(n_lines, b, a + 9) + 1):
                 hits.append(_Hit(line, w, f"{label} at line {line}" if label else ev.reason))
+    for ev in ranked.evidence:
+        if ev.kind in SPAN_KINDS:
+            w = DEFAULT_WEIGHTS.get(ev.kind, 0.5) * ev.strength
+            hits += [_Hit(a, w, ev.reason, False) for a, _ in ev.lines if 1 <= a <= n_lines]
     for a, b, score in suspicious:
         for line in range(max(1, a), min(n_lines, b, a + 9) + 1):
             hits.append(
@@ -198,14 +205,36 @@ def _tested_name(test_id: str) -> str:
     return name.removeprefix("test_") if name.startswith("test_") else ""
 
 
+def _best_window(lines: Sequence[str], lo: int, hi: int, said: Collection[str]) -> tuple[int, int]:
+    """The :data:`MAX_REGION_LINES` lines of ``lo..hi`` whose words the report says most
+    (a word counts once per line; ties: the earliest window, the function's head)."""
+    width = MAX_REGION_LINES
+    if hi - lo + 1 <= width:
+        return lo, hi
+    score = [len(set(tokenize_code(lines[n - 1])) & set(said)) for n in range(lo, hi + 1)]
+    best, best_at, run = -1, lo, sum(score[:width])
+    for i in range(0, len(score) - width + 1):
+        if i:
+            run += score[i + width - 1] - score[i - 1]
+        if run > best:
+            best, best_at = run, lo + i
+    return best_at, best_at + width - 1
+
+
 def _lines_for(
-    group: Sequence[_Hit], span: tuple[str, int, int] | None, n_lines: int
+    group: Sequence[_Hit],
+    span: tuple[str, int, int] | None,
+    n_lines: int,
+    text_lines: Sequence[str] = (),
+    said: Collection[str] = (),
 ) -> tuple[int, int]:
     lo_bound, hi_bound = (span[1], span[2]) if span else (1, n_lines)
     if span and span[2] - span[1] + 1 <= MAX_REGION_LINES:
         return span[1], span[2]
     exact = [h for h in group if h.exact]
-    if not exact:  # only whole-function evidence: the function's first lines
+    if not exact:  # only whole-function evidence: its lines that say most of the report
+        if said and text_lines:
+            return _best_window(text_lines, lo_bound, hi_bound, said)
         return lo_bound, min(hi_bound, lo_bound + MAX_REGION_LINES - 1)
     lines = [h.line for h in exact]
     lo, hi = max(lo_bound, min(lines) - 2), min(hi_bound, max(lines) + 2)
@@ -257,12 +286,14 @@ def suspicious_regions(
     called = set(called_names(report))
     tested = {_tested_name(t) for t in test_ids} - {""}
     assertion_text = _assertion_text(report)
+    said = frozenset(tokenize_code(report))
     regions: list[Region] = []
     for rf in ranked[:top_files]:
         text = files.get(rf.path)
         if text is None:
             continue
-        n_lines = max(1, len(text.splitlines()))
+        text_lines = text.splitlines()
+        n_lines = max(1, len(text_lines))
         spans = function_spans(text) if rf.path.endswith(".py") else []
         hits = _file_hits(
             rf.path,
@@ -276,9 +307,9 @@ def suspicious_regions(
             assertion_text=assertion_text,
         )
         if not hits:
-            end = min(n_lines, 40)
-            why = "no line-level evidence in this file; its first lines"
-            regions.append(Region(rf.path, None, 1, end, rf.score * 0.4, (*rf.reasons[:2], why)))
+            a, b = _best_window(text_lines, 1, n_lines, said) if said else (1, min(n_lines, 40))
+            why = "no line-level evidence in this file; the lines richest in the report's words"
+            regions.append(Region(rf.path, None, a, b, rf.score * 0.4, (*rf.reasons[:2], why)))
             continue
         groups: dict[tuple[str, int, int] | None, list[_Hit]] = defaultdict(list)
         for h in hits:
@@ -288,7 +319,7 @@ def suspicious_regions(
         best = sorted(groups, key=lambda k: -weight[k])[:per_file]
         for key in best:
             group = groups[key]
-            a, b = _lines_for(group, key, n_lines)
+            a, b = _lines_for(group, key, n_lines, text_lines, said)
             reasons = tuple(dict.fromkeys(h.reason for h in sorted(group, key=lambda h: -h.weight)))
             score = rf.score * (0.4 + 0.6 * weight[key] / top)
             regions.append(Region(rf.path, key[0] if key else None, a, b, score, reasons[:5]))

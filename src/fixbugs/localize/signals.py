@@ -219,7 +219,11 @@ def _phrases(report: str) -> dict[str, float]:
 
 
 def symbol_evidence(
-    report: str, files: Mapping[str, str], *, exclude: Iterable[str] = ()
+    report: str,
+    files: Mapping[str, str],
+    *,
+    exclude: Iterable[str] = (),
+    index: RepoIndex | None = None,
 ) -> list[Evidence]:
     """Functions and classes named in the report, matched to the files that define them.
 

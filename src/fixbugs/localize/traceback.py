@@ -15,19 +15,25 @@ other installed packages and the standard library map to nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 
 from fixbugs.index.paths import is_test_path
 
 __all__ = [
     "Frame",
     "ParsedFailure",
+    "anchor_frames",
     "is_test_path",
     "parse_failure",
     "relativize",
 ]
 
+# IPython's frames: "path.py in func(args)" then the lines around "---> N code"; IPython 8
+# writes "File path.py:N, in func(args)"
+_IPY_OLD = re.compile(r"^(?P<path>\S+\.pyx?) in (?P<func>[\w.<>]+)\(")
+_IPY_NEW = re.compile(r"^File (?P<path>[^\s,]+\.pyx?):(?P<line>\d+), in (?P<func>[\w.<>]+)")
+_IPY_ARROW = re.compile(r"^-+>\s*(?P<line>\d+)\s?(?P<code>.*)$")
 _CPYTHON = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
 # pytest location line: "path.py:12: in func", "path.py:12: ValueError", "path.py:12: "
 _PYTEST_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]*\.py):(?P<line>\d+):(?: (?P<rest>.*))?$")
@@ -168,6 +174,43 @@ def _with_depths(frames: list[Frame]) -> tuple[Frame, ...]:
     )
 
 
+def anchor_frames(failure: ParsedFailure, files: Mapping[str, str]) -> ParsedFailure:
+    """Frames moved to the line that holds the code they quote, when theirs does not.
+
+    A reporter runs a released copy; the repository is another version, so a
+    frame's line number is often off by some lines while the code line it
+    quotes is still there. The nearest line with that text (whitespace aside)
+    wins; a frame whose text is not found, or that quotes nothing, stays.
+    """
+
+    def moved(f: Frame) -> Frame:
+        text = " ".join(f.text.split())
+        if f.path is None or len(text) < 6 or f.path not in files:
+            return f
+        lines = files[f.path].splitlines()
+        if 0 < f.line <= len(lines) and " ".join(lines[f.line - 1].split()) == text:
+            return f
+        found = [n for n, ln in enumerate(lines, 1) if " ".join(ln.split()) == text]
+        if not found:
+            return f
+        best = min(found, key=lambda n: (abs(n - f.line), n))
+        return Frame(f.path, best, f.function, f.text, f.raw_path, f.depth, f.kind)
+
+    tracebacks = tuple(tuple(moved(f) for f in tb) for tb in failure.tracebacks)
+    return replace(failure, tracebacks=tracebacks)
+
+
+def _ipython_line(lines: list[str], i: int) -> tuple[str, str] | None:
+    """(line number, code) of the ``--->`` line under IPython's frame header ``i``."""
+    for nxt in lines[i + 1 : i + 16]:
+        if _IPY_OLD.match(nxt.strip()) or _IPY_NEW.match(nxt.strip()):
+            return None
+        a = _IPY_ARROW.match(nxt.strip())
+        if a:
+            return a["line"], a["code"].strip()
+    return None
+
+
 def parse_failure(text: str, repo_files: Collection[str] | None = None) -> ParsedFailure:
     """Parse any mix of CPython tracebacks and pytest output (long, short or line form)."""
     tracebacks: list[tuple[Frame, ...]] = []
@@ -205,6 +248,14 @@ def parse_failure(text: str, repo_files: Collection[str] | None = None) -> Parse
             w = _WARNING_LOC.match(stripped)
             if w:
                 warnings.append(_frame(w["path"], w["line"], None, "", repo_files, "warning"))
+            continue
+        ipy = _IPY_NEW.match(stripped) or _IPY_OLD.match(stripped)
+        if ipy:
+            at = _ipython_line(lines, i)
+            number = ipy.groupdict().get("line") or (at[0] if at else None)
+            if number is not None:
+                text = at[1] if at else ""
+                current.append(_frame(ipy["path"], str(number), ipy["func"], text, repo_files))
             continue
         m = _CPYTHON.match(line)
         if m:

@@ -11,12 +11,14 @@ from fixbugs.eval.score import Gold, region_hit
 GOLD = Gold(frozenset({"pkg/a.py"}), (("pkg/a.py", 20, 22), ("pkg/a.py", 40, 40)), "")
 
 
-def test_region_hit_is_right_file_within_three_lines_of_a_hunk():
+def test_region_hit_is_right_file_within_three_lines_of_a_hunk_at_most_20_lines_wide():
     assert region_hit(("pkg/a.py", 10, 17), GOLD)  # ends 3 lines before the hunk
     assert not region_hit(("pkg/a.py", 10, 16), GOLD)  # 4 lines away
     assert region_hit(("./pkg/a.py", 43, 50), GOLD)  # 3 lines after the second hunk
     assert not region_hit(("pkg/b.py", 20, 22), GOLD)  # right lines, wrong file
-    assert region_hit(("pkg/a.py", 1, 100), GOLD)  # covering is overlapping
+    assert region_hit(("pkg/a.py", 15, 34), GOLD)  # covering is overlapping (20 lines)
+    assert not region_hit(("pkg/a.py", 15, 35), GOLD)  # 21 lines: too wide to count
+    assert not region_hit(("pkg/a.py", 1, 100), GOLD)  # "somewhere in the file" earns nothing
     assert not region_hit(None, GOLD)
 
 

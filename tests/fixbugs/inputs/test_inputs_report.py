@@ -75,6 +75,13 @@ def test_truncated_json_names_file_and_position(tmp_path: Path) -> None:
         load_report(p)
 
 
+def test_markdown_titled_in_brackets_is_markdown_not_json(tmp_path: Path) -> None:
+    p = tmp_path / "report.md"
+    p.write_text("[bug] mean fails with boolean weights\n\nSteps: call `mean`.\n")
+    r = load_report(p)
+    assert r.title == "[bug] mean fails with boolean weights" and r.body.startswith("Steps")
+
+
 def test_missing_report(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="does not exist"):
         load_report(tmp_path / "nope.md")
