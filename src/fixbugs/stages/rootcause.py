@@ -171,15 +171,23 @@ def check_judgment(
     high: or be grounded by its quoted code) and its explanation must talk about that
     region's code."""
     text = answer.strip()
+    head = " ".join(text.split())[:60]
     m = _REGION_ID.search(text[:120])
     if m is not None and 1 <= int(m.group(1)) <= len(regions):
         index, rest = int(m.group(1)), text[m.end() :]
     else:
         named = _named_region(text, regions)  # "path, function f" instead of an id
-        if named is None and trust == "high":
-            return _unlisted_judgment(text, files)
+        if trust == "high":
+            # a quote places the root cause more exactly than a path does ("pkg/a.py,
+            # line 40" names no module-level region of pkg/a.py that holds no line 40)
+            code = read_named_code(text, files.keys())
+            grounded, why = ground_named_code(code, files)
+            if grounded is not None:
+                return _quoted(grounded, code.explanation[:400], regions, files)
+            # inline spans may be mere names: only a failed block quote overrules a name
+            if named is None or code.quoted:
+                return None, "", f"{why} (it began {head!r})"
         if named is None:
-            head = " ".join(text.split())[:60]
             return None, "", f"the judgment named no listed evidence region (it began {head!r})"
         index, rest = named, text.split("\n", 1)[1] if "\n" in text else text
     region = regions[index - 1]
@@ -187,27 +195,42 @@ def check_judgment(
     return _described(region, explanation, files, f"R{index}")
 
 
-def _unlisted_judgment(
-    text: str, files: Mapping[str, str]
+def _quoted(
+    grounded: Region, explanation: str, regions: Sequence[Region], files: Mapping[str, str]
 ) -> tuple[Region | None, str, str | None]:
-    """A region the evidence did not list, grounded by the code the answer quotes."""
-    named = read_named_code(text, files.keys())
-    region, why = ground_named_code(named, files)
-    if region is None:
-        head = " ".join(text.split())[:60]
-        return None, "", f"{why} (it began {head!r})"
+    """The region the answer's quote grounds: the listed one it falls in (with that
+    region's evidence), else itself. The quote is in its code, so the explanation needs
+    no word of that code besides (a regular expression's line has none)."""
+    listed = next(
+        (
+            r
+            for r in regions
+            if r.path == grounded.path
+            and r.function == grounded.function
+            and r.start <= grounded.end
+            and grounded.start <= r.end
+        ),
+        None,
+    )
+    region = listed or grounded
     where = f"{region.path}:{region.start}-{region.end}"
-    return _described(region, named.explanation[:400], files, where)
+    return _described(region, explanation, files, where, grounded=True)
 
 
 def _described(
-    region: Region, explanation: str, files: Mapping[str, str], label: str
+    region: Region,
+    explanation: str,
+    files: Mapping[str, str],
+    label: str,
+    *,
+    grounded: bool = False,
 ) -> tuple[Region | None, str, str | None]:
-    """``region`` with ``explanation`` when it talks about the region's code."""
+    """``region`` with ``explanation`` when it talks about the region's code (``grounded``:
+    the answer quoted that code, so only its length is checked)."""
     code = "\n".join(files[region.path].splitlines()[region.start - 1 : region.end])
     code_words = {w for w in tokenize_code(code) if len(w) >= 3}
     said = set(tokenize_code(explanation))
-    if len(explanation.split()) < _MIN_WORDS or not code_words & said:
+    if len(explanation.split()) < _MIN_WORDS or not (grounded or code_words & said):
         shown = explanation[:60] or "nothing"
         return (
             None,

@@ -25,7 +25,13 @@ from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.progress import Journal, JudgmentPrinter, ProgressEvent, collecting_sink
 from fixbugs.run.record import Analysis, BugRun, RootCause
 from fixbugs.run.report import _stage_figures
-from fixbugs.stages.rootcause import JUDGE_SYSTEM, JUDGE_SYSTEM_HIGH, root_cause, run_regions
+from fixbugs.stages.rootcause import (
+    JUDGE_SYSTEM,
+    JUDGE_SYSTEM_HIGH,
+    check_judgment,
+    root_cause,
+    run_regions,
+)
 
 INVOICE = (
     "from decimal import Decimal\n"
@@ -383,3 +389,40 @@ async def test_the_judge_is_told_what_its_trust_allows(tmp_path: Path) -> None:
         assert req.messages[0].content == system
         told = "starting with '> '" in req.messages[-1].content
         assert told == (trust == "high")
+
+
+def test_on_high_trust_a_quote_places_the_region_more_exactly_than_a_path() -> None:
+    files = {"pkg/a.py": "X = 1\nY = 2\nZ = 3\n\n\ndef f(x):\n    return x + 1\n"}
+    module = Region("pkg/a.py", None, 1, 3, 1.0, ("BM25 against the report",))
+    answer = (
+        "pkg/a.py, line 7 (not a listed region)\nThe line `return x + 1` in f adds one too many."
+    )
+    region, _, why = check_judgment(answer, [module], files, trust="high")
+    assert why is None and region is not None and (region.function, region.start) == ("f", 6)
+    # low trust: the path names the module-level region, as it always did
+    region, _, _ = check_judgment(answer, [module], files, trust="low")
+    assert region is None or region is module
+
+
+def test_on_high_trust_a_quote_inside_a_listed_region_is_that_region(tmp_path: Path) -> None:
+    case = _ctx(tmp_path, None, FakeClock())
+    regions, files = case.regions(), case.ctx.files()
+    answer = (
+        "shop/invoice.py\n> return total - total * percent / 10\n"
+        "The discount divides by ten where a hundred is meant."
+    )
+    region, _, why = check_judgment(answer, regions, files, trust="high")
+    assert why is None and region is regions[0]  # with its own evidence
+
+
+def test_a_grounded_quote_needs_no_word_of_the_code_in_the_explanation() -> None:
+    files = {"pkg/pat.py": 'import re\n\nPAT = re.compile(r"[a-z]+\\d")\n'}
+    answer = (
+        "pkg/pat.py\n> " + 'PAT = re.compile(r"[a-z]+\\d")' + "\n"
+        "This expression rejects uppercase letters, which the report shows are valid."
+    )
+    region, explanation, why = check_judgment(answer, [], files, trust="high")
+    assert why is None and region is not None and region.start == 1
+    assert explanation.startswith("This expression rejects")
+    too_short = answer.rsplit("\n", 1)[0] + "\nIt is wrong."
+    assert check_judgment(too_short, [], files, trust="high")[0] is None
