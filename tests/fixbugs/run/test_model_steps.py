@@ -74,3 +74,42 @@ async def test_only_the_named_steps_call_a_model(example: Path) -> None:
     assert attempts["root_cause"] == 0
     assert "model steps: relevance" in d["notes"]
     assert d["validated"] is False  # stopped at the root cause
+
+
+def test_steps_follow_each_roles_trust() -> None:
+    from fixbugs.run import model_steps
+
+    high = ModelSteps.by_trust("high", "high")
+    assert high == ALL_STEPS
+    judge_only = ModelSteps.by_trust("low", "high")
+    assert {"judgment", "rewrite"} <= judge_only.enabled
+    assert judge_only.enabled - {"judgment", "rewrite"} <= model_steps.LOW_TRUST_STEPS.enabled
+    assert ModelSteps.by_trust("low", "low") == model_steps.LOW_TRUST_STEPS
+    assert ModelSteps.deadline_s("judgment", "high") > ModelSteps.deadline_s("judgment", "low")
+
+
+async def test_no_model_is_loaded_when_no_step_would_call_one(
+    example: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fixbugs.run import agent, model_steps
+
+    monkeypatch.setattr(model_steps, "LOW_TRUST_STEPS", NO_STEPS)
+
+    async def no_models(_config: object) -> Models:
+        raise AssertionError("a model was loaded for a run that takes no model step")
+
+    seen: dict[str, object] = {}
+
+    async def fake_run_bug(inputs: object, *, models: object, options: AgentOptions, sink: object):
+        seen.update(models=models, use_model=options.use_model, notes=inputs.notes)  # type: ignore[attr-defined]
+        return "report"
+
+    monkeypatch.setattr(agent, "checked_models", no_models)
+    monkeypatch.setattr(agent, "run_bug", fake_run_bug)
+    monkeypatch.delenv("AGENTRT_BASE_URL", raising=False)
+    result = await agent.run_from_paths(
+        report=example / "report.md", repo=example / "repo", python=Path(sys.executable)
+    )
+    assert result == "report"
+    assert seen["models"] is None and seen["use_model"] is False
+    assert model_steps.NO_DEFAULT_STEPS in seen["notes"]  # type: ignore[operator]
