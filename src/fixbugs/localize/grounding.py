@@ -79,14 +79,15 @@ def read_named_code(answer: str, paths: Collection[str]) -> NamedCode:
                 quoted.append(text)
         else:
             prose.append(raw)
-    explanation = " ".join(" ".join(prose).split())
+    raw = "\n".join(prose)
     return NamedCode(
         path,
         (fn.group(1) or fn.group(2)) if fn else None,
         int(line.group(1)) if line else None,
         tuple(quoted),
-        tuple(s.strip() for s in _INLINE.findall(explanation) if s.strip()),
-        explanation,
+        # from the text as written: white space inside a span (a string's) must match too
+        tuple(s.strip() for s in _INLINE.findall(raw) if s.strip()),
+        " ".join(raw.split()),
     )
 
 

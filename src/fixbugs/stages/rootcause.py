@@ -178,8 +178,9 @@ def check_judgment(
     else:
         named = _named_region(text, regions)  # "path, function f" instead of an id
         if trust == "high":
-            # a quote places the root cause more exactly than a path does ("pkg/a.py,
-            # line 40" names no module-level region of pkg/a.py that holds no line 40)
+            # a quote places the root cause more exactly than a path: "pkg/a.py, line 40"
+            # and a quote of line 40 is that line's function, not pkg/a.py's listed
+            # module-level region
             code = read_named_code(text, files.keys())
             grounded, why = ground_named_code(code, files)
             if grounded is not None:

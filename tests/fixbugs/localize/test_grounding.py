@@ -64,3 +64,13 @@ def test_inline_spans_count_only_when_they_are_whole_lines_and_nothing_else_is_q
     a_line = read_named_code("pkg/rows.py\nThe `key` in `out = key.upper()` is.", FILES.keys())
     region, why = ground_named_code(a_line, FILES)
     assert why is None and region is not None and region.function == "render"
+
+
+def test_an_inline_quote_keeps_its_inner_white_space() -> None:
+    files = {"pkg/names.py": 'def label(src):\n    return f"{src.name}  (original)"\n'}
+    named = read_named_code(
+        'pkg/names.py, line 2\nThe line `return f"{src.name}  (original)"` drops the path.',
+        files.keys(),
+    )
+    region, why = ground_named_code(named, files)
+    assert why is None and region is not None and region.function == "label"
