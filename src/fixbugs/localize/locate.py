@@ -65,7 +65,7 @@ def static_evidence(
     return [
         *used,
         *neighbour_evidence(index, used),
-        *path_evidence(report, files.keys()),
+        *path_evidence(report, files.keys(), located=_located(failure)),
         *traceback_evidence(failure),
         *import_evidence(tests, files),
         *naming_evidence(tests, files),
@@ -75,6 +75,11 @@ def static_evidence(
         *literal_evidence(report, files),
         *command_evidence(report, files),
     ]
+
+
+def _located(failure: ParsedFailure) -> set[str]:
+    """Files the failure's frames and warnings already map to."""
+    return {f.path for f in (*failure.frames, *failure.warnings) if f.path}
 
 
 def _frame_functions(failure: ParsedFailure) -> set[str]:

@@ -81,8 +81,14 @@ def name_evidence(index: RepoIndex, report: str) -> list[Evidence]:
     return uses_evidence(uses, "name")
 
 
-def path_evidence(report: str, files: Collection[str]) -> list[Evidence]:
+def path_evidence(
+    report: str, files: Collection[str], *, located: Collection[str] = ()
+) -> list[Evidence]:
     """Repository files the report names by their path (``sympy/core/basic.py``).
+
+    ``located`` are the files a traceback frame or a warning location already
+    names: their own kinds weigh them (a warnings summary names many files that
+    are no suspects), so a path there is not counted again.
 
     Installed-copy paths (``…/site-packages/pkg/mod.py``) map to the repository's
     file as a traceback frame's do (:func:`fixbugs.localize.traceback.relativize`).
@@ -91,7 +97,7 @@ def path_evidence(report: str, files: Collection[str]) -> list[Evidence]:
     for m in _PATH.finditer(report):
         raw = m.group(1).replace("\\", "/")
         path = relativize(raw, files)
-        if path is None or is_test_path(path) or path in out:
+        if path is None or is_test_path(path) or path in out or path in located:
             continue
         out[path] = Evidence(path, "path", 1.0, f"the report names the file {raw}")
     return list(out.values())

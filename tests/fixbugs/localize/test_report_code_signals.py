@@ -80,6 +80,8 @@ def test_a_repository_path_in_the_report_names_that_file():
     files = TREE.keys()
     ev = path_evidence("see a/b/thing.py line 5, and tests/test_thing.py", files)
     assert [e.path for e in ev] == ["a/b/thing.py"]  # test files are no suspects
+    warned = path_evidence("a/b/thing.py:5: DeprecationWarning", files, located={"a/b/thing.py"})
+    assert warned == []  # a warning's location is the warning signal's, not a named path
     installed = path_evidence("/usr/lib/python3/site-packages/a/b/base.py", files)
     assert [e.path for e in installed] == ["a/b/base.py"]
 
