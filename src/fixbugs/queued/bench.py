@@ -171,7 +171,8 @@ async def _run_mode(
 
     q = open_queue(f"sqlite:///{root / f'{mode}.db'}", clock=EpochClock())
     async with in_process_model(profile) as sim:
-        models = Models(map=sim, judge=sim)
+        # the simulator stands for a configured endpoint: trusted high, every model step runs
+        models = Models(map=sim, judge=sim, judge_trust="high", map_trust="high")
 
         async def opts() -> AgentOptions:
             return options

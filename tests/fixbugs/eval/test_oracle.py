@@ -192,7 +192,8 @@ async def test_the_oracles_rewrite_becomes_the_validated_fix(tmp_path: Path):
     async with in_process_model(oracle_profile(None), responder=answers.right) as model:
         report = await run_bug(
             load_inputs(tmp_path / "report.md", repo),
-            models=Models(map=model, judge=model),
+            # the oracle is served as a configured endpoint is: trusted high
+            models=Models(map=model, judge=model, judge_trust="high", map_trust="high"),
             options=AgentOptions(test_env=PY.command_env(), python=PY, fix_budget_s=120),
         )
     d = report.to_dict()

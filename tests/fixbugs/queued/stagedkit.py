@@ -15,6 +15,7 @@ from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.queued import Publish, StagedAgent, StagedConfig
 from fixbugs.run.agent import env_for_interpreter
 from fixbugs.run.context import AgentOptions, Models
+from fixbugs.run.model_steps import ALL_STEPS
 from fixbugs.service.bug_spec import BugSpec
 
 _ENV: list[Any] = []
@@ -36,7 +37,7 @@ async def options() -> AgentOptions:
     if not _ENV:
         _ENV.append(env_for_interpreter(Interpreter(Path(sys.executable), "--python")))
     env = _ENV[0]
-    return replace(AgentOptions.for_env(env), max_candidates=40)
+    return replace(AgentOptions.for_env(env), max_candidates=40, model_steps=ALL_STEPS)
 
 
 def staged_agent(clock: Clock, publish: Publish, **cfg: Any) -> StagedAgent:

@@ -19,6 +19,7 @@ from fixbugs.inputs import load_inputs
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
+from fixbugs.run.model_steps import ALL_STEPS
 from fixbugs.run.progress import collecting_sink
 from fixbugs.stages.driver import STAGES
 
@@ -60,7 +61,10 @@ async def test_bundled_example_is_localized_reproduced_and_fixed(example: Path):
     sink, events = collecting_sink()
     models = Models(map=FakeModel(), judge=FakeModel())
     report = await run_bug(
-        _inputs(example), models=models, options=AgentOptions(test_env=ENV, python=PY), sink=sink
+        _inputs(example),
+        models=models,
+        options=AgentOptions(test_env=ENV, python=PY, model_steps=ALL_STEPS),
+        sink=sink,
     )
     d = report.to_dict()
     assert d["ranked_files"][0]["path"] == "shop/pricing.py"
@@ -94,7 +98,7 @@ async def test_validation_rejects_regressions_stray_edits_and_test_edits(example
     ctx = RunContext.create(
         inputs.repo,
         models=None,
-        options=AgentOptions(test_env=ENV, python=PY),
+        options=AgentOptions(test_env=ENV, python=PY, model_steps=ALL_STEPS),
         journal=Journal(SystemClock(), lambda _: None),
     )
     sandbox = Sandbox.create(repo, readonly_paths=PY.readonly_paths())
@@ -160,7 +164,9 @@ async def test_no_reproduction_means_no_validated_fix(example: Path):
     models = Models(map=FakeModel(), judge=FakeModel())
     passing = "python -m unittest tests.test_cart"
     report = await run_bug(
-        _inputs(example, passing), models=models, options=AgentOptions(test_env=ENV, python=PY)
+        _inputs(example, passing),
+        models=models,
+        options=AgentOptions(test_env=ENV, python=PY, model_steps=ALL_STEPS),
     )
     d = report.to_dict()
     assert d["reproduction"]["confirmed"] is False

@@ -24,6 +24,7 @@ from fixbugs.inputs import load_inputs
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import BUDGET_REACHED, AgentOptions, Models
+from fixbugs.run.model_steps import ALL_STEPS
 from fixbugs.run.progress import collecting_sink
 from fixbugs.run.report import RunReport
 
@@ -45,7 +46,7 @@ async def test_the_run_stops_its_model_work_at_the_budget_and_still_reports(
     async with in_process_model("fast") as sim:
         priced = SpendingModel(sim, price=PRICE)
         # a budget the first calls reach: those in flight are counted, no later one starts
-        options = replace(AgentOptions.for_env(PY), max_cost_usd=1e-9)
+        options = replace(AgentOptions.for_env(PY), max_cost_usd=1e-9, model_steps=ALL_STEPS)
         report = await run_bug(
             inputs, models=Models(map=priced, judge=priced, judge_trust="high"),
             options=options, sink=sink,

@@ -162,7 +162,8 @@ def test_outage_mid_run_is_degraded_and_exit_3(tmp_path, example, capsys, monkey
 
     def models(config: Path | None) -> Models:
         client = _client_on(app, "sim-model")
-        return Models(map=client, judge=client)
+        # a configured OpenAI-compatible endpoint: trusted high, so every model step runs
+        return Models(map=client, judge=client, judge_trust="high", map_trust="high")
 
     monkeypatch.setattr(fixbugs.run.agent, "models_from_config", models)
     out = tmp_path / "report.json"

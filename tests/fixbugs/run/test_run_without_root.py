@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from fixbugs.inputs import load_inputs
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
+from fixbugs.run.model_steps import ALL_STEPS
 from fixbugs.run.progress import collecting_sink
 from fixbugs.sandbox.testing import PlainWorkspace
 from fixbugs.stages.driver import STAGES
@@ -56,7 +58,7 @@ async def test_the_bundled_example_runs_all_six_stages_without_root(example: Pat
     report = await run_bug(
         inputs,
         models=Models(map=FakeModel(), judge=FakeModel()),
-        options=AgentOptions.for_env(PY),
+        options=replace(AgentOptions.for_env(PY), model_steps=ALL_STEPS),
         sink=sink,
         workspace=functools.partial(PlainWorkspace.create, commands=commands),
     )
@@ -80,7 +82,7 @@ async def test_localize_only_runs_the_same_stages_up_to_the_root_cause(example: 
     report = await run_bug(
         _inputs(example),
         models=Models(map=FakeModel(), judge=FakeModel()),
-        options=AgentOptions.for_env(PY),
+        options=replace(AgentOptions.for_env(PY), model_steps=ALL_STEPS),
         sink=sink,
         workspace=functools.partial(PlainWorkspace.create, commands=commands),
         until="root_cause",

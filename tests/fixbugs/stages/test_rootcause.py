@@ -22,6 +22,7 @@ from fixbugs.localize.rank import rank_files
 from fixbugs.localize.regions import Region, suspicious_regions
 from fixbugs.localize.traceback import parse_failure
 from fixbugs.run.context import AgentOptions, Models, RunContext
+from fixbugs.run.model_steps import ALL_STEPS
 from fixbugs.run.progress import Journal, JudgmentPrinter, ProgressEvent, collecting_sink
 from fixbugs.run.record import Analysis, BugRun, RootCause
 from fixbugs.run.report import _stage_figures
@@ -81,7 +82,7 @@ class _Case:
         self.ctx = RunContext.create(
             self.inputs.repo,
             models=models,
-            options=AgentOptions(use_model=models is not None),
+            options=AgentOptions(use_model=models is not None, model_steps=ALL_STEPS),
             journal=Journal(clock, sink),
         )
         files = self.ctx.files()

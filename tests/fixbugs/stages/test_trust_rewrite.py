@@ -22,6 +22,7 @@ from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.repair import RepairCandidate
 from fixbugs.repair.patch import Hunk, make_diff
 from fixbugs.run.context import AgentOptions, Models, RunContext
+from fixbugs.run.model_steps import ALL_STEPS
 from fixbugs.run.progress import Journal
 from fixbugs.run.record import BugRun, Diagnosis, Reproduction, RootCause
 from fixbugs.stages import fix
@@ -61,7 +62,7 @@ def _ctx(inputs: BugInputs, clock: FakeClock, answer: str, trust: Trust) -> RunC
     return RunContext.create(
         inputs.repo,
         models=Models(map=model, judge=model, judge_trust=trust),
-        options=AgentOptions(),
+        options=AgentOptions(model_steps=ALL_STEPS),
         journal=Journal(clock, lambda _ev: None),
     )
 
