@@ -22,6 +22,7 @@ from agentrt.cli import run_app
 from fixbugs.errors import InputError
 from fixbugs.examples import EXAMPLES, example_dir
 from fixbugs.inputs.inert import quote_name, strip_controls, terminal
+from fixbugs.run.model_steps import ModelStepsOption
 from fixbugs.run.progress import JudgmentPrinter, ProgressEvent
 
 app = typer.Typer(
@@ -122,15 +123,7 @@ def run(
     repair_candidates: Annotated[
         int, typer.Option(min=1, help="Most repair candidates to validate.")
     ] = 300,
-    model_steps: Annotated[
-        str | None,
-        typer.Option(
-            "--model-steps",
-            help="Model steps to take: all, none, or some of "
-            "log_map,relevance,judgment,rewrite,naturalness (default: as the endpoints' "
-            "trust allows).",
-        ),
-    ] = None,
+    model_steps: ModelStepsOption = None,
     max_cost: Annotated[
         float | None,
         typer.Option(

@@ -30,6 +30,7 @@ from fixbugs.inputs.walk import walk_text_files
 from fixbugs.localize import bm25_baseline, traceback_baseline
 from fixbugs.pyenv.testenv import ensure_python_env
 from fixbugs.run.context import Models
+from fixbugs.run.model_steps import ModelStepsOption
 
 if TYPE_CHECKING:
     from fixbugs.eval.score import LocalizationScore
@@ -324,15 +325,7 @@ def eval_command(
         float | None,
         typer.Option(min=1, help="Seconds each case's repair engine may spend validating."),
     ] = None,
-    model_steps: Annotated[
-        str | None,
-        typer.Option(
-            "--model-steps",
-            help="Model steps to take: all, none, or some of "
-            "log_map,relevance,judgment,rewrite,naturalness (default: as the endpoints' "
-            "trust allows).",
-        ),
-    ] = None,
+    model_steps: ModelStepsOption = None,
     oracle: Annotated[
         bool,
         typer.Option(

@@ -19,7 +19,9 @@ stalls, the run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
+
+import typer
 
 from agentrt import Trust
 from fixbugs.errors import InputError
@@ -33,6 +35,7 @@ __all__ = [
     "NO_STEPS",
     "ModelStep",
     "ModelSteps",
+    "ModelStepsOption",
 ]
 
 ModelStep = Literal["log_map", "relevance", "judgment", "rewrite", "naturalness"]
@@ -126,3 +129,14 @@ NO_DEFAULT_STEPS = (
     "model steps: none (on the low-trust embedded model no step changed a rank, a region "
     "or a validated fix on the dev sets, MEASUREMENTS.md; --model-steps all takes them)"
 )
+
+# the --model-steps option of `fixbugs run` and `fixbugs eval`, parsed by ModelSteps.parse
+ModelStepsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model-steps",
+        help="Model steps to take: all, none, or some of "
+        "log_map,relevance,judgment,rewrite,naturalness (default: as the endpoints' "
+        "trust allows).",
+    ),
+]
