@@ -111,12 +111,12 @@ def measure_in_process(repo: Path, report: Path, index_dir: Path) -> PointRun:
 
 def measure_in_child(repo: Path, report: Path, index_dir: Path) -> PointRun:
     """One run in a fresh interpreter: its own peak RSS, its own imports."""
-    from fixbugs.index.childenv import own_python_env
-    from fixbugs.sandbox.hosttools import run_tool
+    from fixbugs.index.childenv import run_own_module
 
-    done = run_tool(
-        [sys.executable, "-m", "fixbugs.index.bench", str(repo), str(report)],
-        env=own_python_env({"FIXBUGS_INDEX_DIR": str(index_dir)}),
+    done = run_own_module(
+        "fixbugs.index.bench",
+        [os.path.abspath(repo), os.path.abspath(report)],  # the child runs from /
+        extra_env={"FIXBUGS_INDEX_DIR": os.path.abspath(index_dir)},
         timeout_s=_POINT_TIMEOUT_S,
     )
     last = done.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fixbugs.index.cache import IndexCache, file_key, tree_key
-from fixbugs.index.childenv import own_python_env
+from fixbugs.index.childenv import run_own_module
 from fixbugs.index.entries import ModuleEntry, Symbol
 from fixbugs.index.modules import module_names
 from fixbugs.index.parse import FileFacts, Words, file_facts
@@ -54,13 +53,10 @@ _Parsed = tuple[FileFacts, tuple[str, str] | None]  # facts, and their rows when
 
 def _parse_in_worker(batch: Sequence[_Item]) -> list[_Parsed] | None:
     """Facts of ``batch`` from one worker process, with its rows; None if it failed."""
-    from fixbugs.sandbox.hosttools import run_tool
-
     stdin = "".join(json.dumps(list(item), ensure_ascii=False) + "\n" for item in batch)
-    done = run_tool(
-        [sys.executable, "-m", "fixbugs.index.worker"],
+    done = run_own_module(
+        "fixbugs.index.worker",
         stdin=stdin.encode("utf-8", "surrogatepass"),
-        env=own_python_env(),
         timeout_s=_WORKER_TIMEOUT_S,
     )
     if not done.ok:

@@ -239,3 +239,17 @@ def test_worker_processes_give_the_same_index(monkeypatch: pytest.MonkeyPatch) -
     assert parallel.entries() == serial.entries()
     assert parallel.bm25("radius of curvature", 5) == serial.bm25("radius of curvature", 5)
     assert parallel.bm25_symbols("degree", 5) == serial.bm25_symbols("degree", 5)
+
+
+def test_parse_workers_import_nothing_of_the_folder_fixbugs_runs_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a user runs FixBugs from inside their repository: a module there named like one
+    # the worker imports (json) must not run on the host when the workers start
+    marker = tmp_path / "ran"
+    (tmp_path / "json.py").write_text(f"open({str(marker)!r}, 'w').write('host')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(build_module, "POOL_MIN_FILES", 0)
+    parallel = index_texts(TREE, workers=2)
+    assert parallel.entries() == index_texts(TREE, workers=1).entries()
+    assert not marker.exists()
