@@ -118,7 +118,11 @@ def run(
     ] = None,
     repair_budget: Annotated[
         float,
-        typer.Option(min=1, help="Seconds the repair engine may spend validating candidates."),
+        typer.Option(
+            min=1,
+            help="Seconds the repair engine may spend starting candidates (one that passed "
+            "the failing tests still finishes its checks).",
+        ),
     ] = 300.0,
     repair_candidates: Annotated[
         int, typer.Option(min=1, help="Most repair candidates to validate.")

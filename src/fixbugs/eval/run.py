@@ -323,7 +323,9 @@ def eval_command(
     ] = False,
     repair_budget: Annotated[
         float | None,
-        typer.Option(min=1, help="Seconds each case's repair engine may spend validating."),
+        typer.Option(
+            min=1, help="Seconds each case's repair engine may spend starting candidates."
+        ),
     ] = None,
     model_steps: ModelStepsOption = None,
     oracle: Annotated[

@@ -17,6 +17,10 @@ core, best rank first; with more than one core a stage with ``shards`` (the
 whole suite split by test file) runs them side by side in forks of their
 own, so the likely fix in its longest stage gets every core.
 
+The budget bounds the search: no candidate starts after it, but one that has
+passed the failing tests finishes its later stages (a suite on a large
+project takes minutes, and the right fix must not be lost to it).
+
 The first candidate to pass every stage stops the search unless it is a
 high overfitting risk or its change has an overfitting shape (it swallows
 the exception, negates a whole condition, returns a constant:
@@ -320,17 +324,19 @@ async def validate_parallel(
             applied = await _in_thread(functools.partial(sb.apply_patch, c.diff))
             if not applied.applied:
                 return record(c, "did_not_apply", "apply", applied.message[:200], t0)
-            for stage in stages(c) if callable(stages) else stages:
+            for i, stage in enumerate(stages(c) if callable(stages) else stages):
                 remaining = deadline - clock.now()
-                if remaining <= 0:
+                # the budget bounds the search, not the check of a candidate that passed
+                # the failing tests: its later stages finish, each within the test timeout
+                if remaining <= 0 and i == 0:
                     run_state.budget_spent = True
                     return record(c, "skipped", stage.name, "repair budget spent", t0)
+                limit_s = test_timeout_s if i else min(test_timeout_s, max(1.0, remaining))
                 base = None
                 if stage.baseline is not None or stage.lazy_baseline:
                     base = await baselines.get(stage, pos)
                 res = await run_stage(stage, sb, c.diff, pos,
-                                      f"{stage.name} tests on candidate {c.id}",
-                                      min(test_timeout_s, max(1.0, remaining)))  # fmt: skip
+                                      f"{stage.name} tests on candidate {c.id}", limit_s)  # fmt: skip
                 why = await _stage_verdict(stage, res, base)
                 if why is not None:
                     return record(c, "rejected", stage.name, why, t0)

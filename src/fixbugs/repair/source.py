@@ -5,11 +5,19 @@ Templates work on the ``ast`` of a file but never print it back with
 inserts whole lines), so formatting, comments and quotes outside the span
 survive and the diff shows only the repair. Every edit is re-parsed before it
 becomes a candidate: a candidate that does not parse never reaches a test.
+
+An edit inside a function is re-parsed as that function alone (thousands of
+edits of one large file each cost a whole-file parse otherwise: 87 s of a
+fix stage on a 1,300-line tornado module). The function's lines are a
+complete block in a file that parsed, so the new file parses when they do
+and stay one statement at the same indentation; code that would parse only by
+swallowing the lines after the function is no candidate anyway.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass
 
 __all__ = ["Edit", "SourceFile", "parses"]
@@ -58,10 +66,16 @@ class SourceFile:
         except (SyntaxError, ValueError):
             self.tree = None
         self.parents: dict[ast.AST, ast.AST] = {}
+        # (first char of the def line, end of its last line), innermost last among overlaps
+        self._defs: list[tuple[int, int]] = []
         if self.tree is not None:
             for node in ast.walk(self.tree):
                 for child in ast.iter_child_nodes(node):
                     self.parents[child] = node
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    end = node.end_lineno or node.lineno
+                    self._defs.append((self._starts[node.lineno - 1], self._starts[end]))
+            self._defs.sort()
 
     # -- offsets ------------------------------------------------------------
     def offset(self, line: int, byte_col: int) -> int:
@@ -119,9 +133,9 @@ class SourceFile:
         a, b = sp
         if self.text[a:b] == replacement:
             return None
-        new = self.text[:a] + replacement + self.text[b:]
-        if not parses(new):
+        if not self.parses_with(a, b, replacement):
             return None
+        new = self.text[:a] + replacement + self.text[b:]
         return Edit(self.path, start, end, new, template, why, literals, risk)
 
     def replace_lines(
@@ -139,9 +153,41 @@ class SourceFile:
         if new_lines and not new_lines.endswith("\n"):
             new_lines += "\n"
         new = "".join(self.lines[: start - 1]) + new_lines + "".join(self.lines[end:])
-        if new == self.text or not parses(new):
+        if new == self.text:
+            return None
+        a, b = self._starts[start - 1], self._starts[max(start - 1, end)]
+        if not self.parses_with(a, b, new_lines):
             return None
         return Edit(self.path, start, max(start, end), new, template, why, literals, risk)
+
+    def parses_with(self, a: int, b: int, replacement: str) -> bool:
+        """Whether the file parses with characters ``a``..``b`` replaced (see the module doc)."""
+        inner = None
+        i = bisect.bisect_right(self._defs, (a, len(self.text) + 1))
+        for ds, de in reversed(self._defs[:i]):
+            if b <= de:
+                inner = (ds, de)  # the last fitting one starts latest: the innermost
+                break
+        if inner is None:
+            return parses(self.text[:a] + replacement + self.text[b:])
+        ds, de = inner
+        head = self.text[ds:a]
+        if not head.strip():  # the edit reaches into the def line's indentation
+            return parses(self.text[:a] + replacement + self.text[b:])
+        block = head + replacement + self.text[b:de]
+        indented = block[:1] in (" ", "\t")
+        try:
+            tree = ast.parse("if True:\n" + block if indented else block)
+        except (SyntaxError, ValueError):
+            return False
+        top = tree.body[0] if len(tree.body) == 1 else None
+        if not indented and top is not None:
+            return True
+        if isinstance(top, ast.If) and len(top.body) == 1 and not top.orelse:
+            return True
+        # the block became several statements (lines added at the def's own level):
+        # only the whole file can say
+        return parses(self.text[:a] + replacement + self.text[b:])
 
     # -- queries ------------------------------------------------------------
     def nodes_in(self, lo: int, hi: int) -> list[ast.AST]:

@@ -395,3 +395,21 @@ async def test_a_sharded_suite_is_judged_as_one_run(limit):
         # shard B ran in a pristine fork (the baseline) and in forks holding each patch
         assert sorted(b.diff for b in boxes if SHARD_B in b.ran) == ["", "breaks-b", "fix"]
     assert all(b.closed for b in boxes)
+
+
+async def test_a_candidate_past_the_failing_tests_finishes_after_the_budget():
+    # the failing tests pass before the deadline; the suite stage starts after it and
+    # still runs (with the test timeout), so the fix is not lost to a long suite
+    clock = FakeClock()
+    _boxes, make_fork, run0 = harness(behaviour)
+    limits: list[tuple[str, float]] = []
+
+    async def run(sb, cmd, what, timeout_s):
+        limits.append((what, timeout_s))
+        clock.advance(60)
+        return await run0(sb, cmd, what, timeout_s)
+
+    out = await _validate([cand(0, "fix")], make_fork, run, stages=STAGES, clock=clock, budget_s=50)
+    assert [c.id for c in out.validated] == [0]
+    suite = [t for what, t in limits if what.startswith("suite tests on candidate")]
+    assert suite == [120.0]  # validate_parallel's default test timeout, not the spent budget

@@ -1,0 +1,91 @@
+"""SourceFile's parse check: an edit inside a function is judged by that function alone,
+and must agree with a parse of the whole new file."""
+
+from __future__ import annotations
+
+import random
+import warnings
+from pathlib import Path
+
+import pytest
+
+from fixbugs.repair.source import SourceFile, parses
+
+TEXT = '''import os
+
+
+class Box:
+    size = 3
+
+    def grow(self, n):
+        if n > 0:
+            self.size += n
+        return self.size
+
+    async def fetch(self):
+        def inner(x):
+            return (x,
+                    x + 1)
+        return inner(1)
+
+
+def top(a, b):
+    """Doc."""
+    return a + b
+'''
+
+
+def _offset(text: str, needle: str) -> int:
+    i = text.index(needle)
+    assert text.count(needle) == 1
+    return i
+
+
+@pytest.mark.parametrize(
+    ("needle", "replacement", "expected"),
+    [
+        ("n > 0", "n >= 0", True),
+        ("n > 0", "n >", False),
+        ("self.size += n", "self.size += (n", False),  # an open bracket is no fix
+        ("x + 1)", "x - 1)", True),  # inside a nested def
+        ("return self.size\n", "return self.size\n\n    def extra(self):\n        pass\n", True),
+        # a line at the class's level inside a method ends the class: only the file decides
+        ("return self.size\n", "return self.size\nx = 1\n", False),
+        ('"""Doc."""', '"""Doc.', False),
+        ("return a + b", "return a +\\\n        b", True),
+        ("size = 3", "size = (", False),  # class level: the whole file is parsed
+    ],
+)
+def test_a_local_parse_agrees_with_the_whole_file(needle, replacement, expected):
+    src = SourceFile("m.py", TEXT)
+    a = _offset(TEXT, needle)
+    b = a + len(needle)
+    assert parses(TEXT[:a] + replacement + TEXT[b:]) is expected
+    assert src.parses_with(a, b, replacement) is expected
+
+
+def test_random_edits_of_real_modules_agree_with_the_whole_file():
+    rng = random.Random(7)
+    pieces = ["(", ")", "x", "\n", '"""', "    y = 1\n", "\tz\n", ":", "else:\n", "\\\n", "#", "'"]
+    root = Path(__file__).resolve().parents[3] / "src" / "fixbugs" / "repair"
+    checked = 0
+    for path in sorted(root.glob("*.py")):
+        text = path.read_text()
+        src = SourceFile(path.name, text)
+        for _ in range(40):
+            a = rng.randrange(len(text))
+            b = min(len(text), a + rng.choice([0, 1, 5, 30]))
+            rep = rng.choice(pieces)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                assert src.parses_with(a, b, rep) == parses(text[:a] + rep + text[b:])
+            checked += 1
+    assert checked > 200
+
+
+def test_replace_lines_inserts_inside_a_method():
+    src = SourceFile("m.py", TEXT)
+    line = TEXT.splitlines().index("        return self.size") + 1
+    e = src.replace_lines(line, line - 1, "        n = abs(n)", "guard", "why")
+    assert e is not None and "        n = abs(n)\n        return self.size" in e.new_text
+    assert src.replace_lines(line, line - 1, "  n = (", "guard", "why") is None
