@@ -205,12 +205,24 @@ class OracleAnswers:
         if best is not None and hit(best) > 0:
             return self._explained(best, self._gold_line(best.path, best.start, best.end))
         # no listed region holds the fix: name its place, quoting a line of it
-        path, a, _b = self.fix.gold.hunks[0]
-        line = self._gold_line(path, a, a) or ""
+        path, a, line = self._anchor()
         return (
             f"{path}, line {a} (not a listed region)\n"
             f"The root cause is the line `{line}` in {path}: the real fix changes it."
         )
+
+    def _anchor(self) -> tuple[str, int, str]:
+        """A code line of the fix's place to quote: the first gold hunk's first line of code
+        (a pure insertion, or a hunk of comments, has none of its own: its neighbours
+        are quoted then), as a strong model would point at it."""
+        for p, a, b in self.fix.gold.hunks:
+            lines = self.fix.old.get(p, "").splitlines()
+            for n in (*range(a, b + 1), a - 1, b + 1):
+                text = lines[n - 1].strip() if 0 < n <= len(lines) else ""
+                if text and not text.startswith("#"):
+                    return p, n, text
+        p, a, _b = self.fix.gold.hunks[0]
+        return p, a, ""
 
     def _gold_line(self, path: str, lo: int, hi: int) -> str | None:
         """A line the fix rewrites, inside ``lo``..``hi`` of ``path`` (its buggy text)."""

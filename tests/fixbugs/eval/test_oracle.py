@@ -206,3 +206,23 @@ async def test_the_oracles_rewrite_becomes_the_validated_fix(tmp_path: Path):
     assert apply_to_text(BUGGY, d["patch"], PATH) == FIXED
     assert (repo / "stats" / "median.py").read_text() == BUGGY
     shutil.rmtree(tmp_path / "repo")
+
+
+def test_an_unlisted_insertion_is_named_by_a_code_line_beside_it_and_grounds_on_high_trust():
+    # the gold fix inserts a comment and a line at a blank line of median(): the place
+    # has no code of its own, so the oracle quotes its neighbour, as a strong model would
+    fixed = BUGGY.replace(
+        "    ordered = sorted(values)\n",
+        "    ordered = sorted(values)\n\n    # the upper middle\n    ordered = ordered[:]\n",
+    )
+    old = BUGGY.replace("    ordered = sorted(values)\n", "    ordered = sorted(values)\n\n")
+    hunks = tuple((h.path, h.start, h.end) for h in diff_hunks(make_diff(PATH, old, fixed, 0)))
+    fix = GoldFix(Gold(frozenset({PATH}), hunks, make_diff(PATH, old, fixed)), {PATH: old},
+                  {PATH: fixed}, ())  # fmt: skip
+    listed = [Region(PATH, "spread", 8, 9, 1.0, ("named in the report",))]
+    prompt = f"R1: {PATH}, function spread, lines 8-9 — evidence: x"
+    answer = ask(OracleAnswers(fix, "t"), JUDGE_SYSTEM, prompt)
+    assert "(not a listed region)" in answer and "``" not in answer
+    region, _why, rejected = check_judgment(answer, listed, {PATH: old}, trust="high")
+    assert rejected is None and region is not None
+    assert (region.path, region.function) == (PATH, "median")
