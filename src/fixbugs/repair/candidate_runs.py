@@ -335,8 +335,8 @@ async def validate_parallel(
                 base = None
                 if stage.baseline is not None or stage.lazy_baseline:
                     base = await baselines.get(stage, pos)
-                res = await run_stage(stage, sb, c.diff, pos,
-                                      f"{stage.name} tests on candidate {c.id}", limit_s)  # fmt: skip
+                what = f"{stage.name} tests on candidate {c.id}"
+                res = await run_stage(stage, sb, c.diff, pos, what, limit_s)
                 why = await _stage_verdict(stage, res, base)
                 if why is not None:
                     return record(c, "rejected", stage.name, why, t0)

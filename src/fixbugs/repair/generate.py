@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fixbugs.repair.hints import FailureHints
 from fixbugs.repair.ingredients import IngredientIndex, ingredient_edits
 from fixbugs.repair.literals import literal_edits, regex_edits
+from fixbugs.repair.patch import changed_window
 from fixbugs.repair.ranking import RepairCandidate, rank, to_candidate
 from fixbugs.repair.source import Edit, SourceFile, parses
 from fixbugs.repair.statements import delete_edits, guard_edits, try_edits
@@ -103,15 +104,13 @@ def region_edits(
 def _line_change(old: str, new: str) -> tuple[int, int, list[str]] | None:
     """The one old line range an edit replaces, and its new lines (None if several)."""
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    ops = [
-        op
-        for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-        if op[0] != "equal"
-    ]
+    lo, a_hi, b_hi = changed_window(a, b)
+    matcher = difflib.SequenceMatcher(None, a[lo:a_hi], b[lo:b_hi], autojunk=False)
+    ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
     if not ops:
         return None
-    i1, i2 = ops[0][1], ops[-1][2]
-    j1, j2 = ops[0][3], ops[-1][4]
+    i1, i2 = ops[0][1] + lo, ops[-1][2] + lo
+    j1, j2 = ops[0][3] + lo, ops[-1][4] + lo
     return i1, i2, b[j1:j2]
 
 

@@ -91,7 +91,8 @@ class IngredientIndex:
 
     def __init__(self, sources: list[SourceFile]) -> None:
         self.calls: dict[str, list[_Snippet]] = {}
-        self.statements: list[tuple[frozenset[str], _Snippet]] = []
+        # (tokens, statement kind, snippet): the kind kept, so no snippet is parsed again
+        self.statements: list[tuple[frozenset[str], str, _Snippet]] = []
         self.returns: dict[str, list[_Snippet]] = {}
         for src in sources:
             if src.tree is None:
@@ -118,7 +119,8 @@ class IngredientIndex:
                     if len(text) <= _MAX_SEGMENT and not isinstance(
                         getattr(node, "value", None), ast.Constant
                     ):
-                        self.statements.append((_tokens(text), snip(node, text)))
+                        kind = type(node).__name__
+                        self.statements.append((_tokens(text), kind, snip(node, text)))
                 elif isinstance(node, ast.FunctionDef):
                     rets = [r for r in ast.walk(node) if isinstance(r, ast.Return) and r.value]
                     if len(rets) == 1 and rets[0].value is not None:
@@ -195,8 +197,9 @@ def ingredient_edits(
         if isinstance(node, ast.Return | ast.Assign | ast.Expr) and node.lineno == node.end_lineno:
             mine = _tokens(own)
             scored = []
-            for toks, sn in index.statements:
-                if sn.text == own or type(node).__name__ not in _kind(sn.text, node):
+            kind = type(node).__name__
+            for toks, theirs, sn in index.statements:
+                if theirs != kind or sn.text == own:
                     continue
                 j = len(mine & toks) / max(1, len(mine | toks))
                 if j >= 0.5:
@@ -231,14 +234,6 @@ def ingredient_edits(
                 if e:
                     made += 1
                     yield e
-
-
-def _kind(text: str, node: ast.AST) -> str:
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return ""
-    return type(tree.body[0]).__name__ if tree.body else ""
 
 
 def _shape(text: str) -> str:

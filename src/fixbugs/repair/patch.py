@@ -14,6 +14,7 @@ from dataclasses import dataclass
 __all__ = [
     "Hunk",
     "apply_to_text",
+    "changed_window",
     "diff_files",
     "diff_hunks",
     "make_diff",
@@ -37,17 +38,40 @@ class Hunk:
     end: int
 
 
+def changed_window(a: list[str], b: list[str], margin: int = 0) -> tuple[int, int, int]:
+    """``(lo, a_hi, b_hi)``: ``a[lo:a_hi]`` and ``b[lo:b_hi]`` hold every difference of the
+    two line lists, with up to ``margin`` equal lines either side.
+
+    Diffing only that window keeps a one-line edit of a 3,000-line file from
+    costing a whole-file sequence match (hundreds of candidates a file).
+    """
+    n = min(len(a), len(b))
+    p = 0
+    while p < n and a[p] == b[p]:
+        p += 1
+    s = 0
+    while s < n - p and a[-1 - s] == b[-1 - s]:
+        s += 1
+    keep = max(0, s - margin)
+    return max(0, p - margin), len(a) - keep, len(b) - keep
+
+
+_RANGES = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
+
+
 def make_diff(path: str, old: str, new: str, context: int = 3) -> str:
     """A git-style unified diff of one file (``a/`` and ``b/`` prefixes)."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    lo, a_hi, b_hi = changed_window(a, b, context)
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"a/{path}",
-        tofile=f"b/{path}",
-        n=context,
+        a[lo:a_hi], b[lo:b_hi], fromfile=f"a/{path}", tofile=f"b/{path}", n=context
     )
     out = []
     for line in lines:
+        m = _RANGES.match(line) if lo else None
+        if m is not None:  # the window's line numbers, back to the file's
+            x, y = int(m.group(1)) + lo, int(m.group(3)) + lo
+            line = f"@@ -{x}{m.group(2)} +{y}{m.group(4)} @@" + line[m.end() :]
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 

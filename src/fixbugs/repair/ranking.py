@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from fixbugs.repair.patch import diff_hunks, make_diff
+from fixbugs.repair.patch import changed_window, diff_hunks, make_diff
 from fixbugs.repair.shapes import ChangeShape, classify_change, classify_diff
 from fixbugs.repair.source import Edit
 
@@ -118,8 +118,10 @@ def overfit_risk(
 
 
 def _size(old: str, new: str) -> int:
+    a, b = old.splitlines(), new.splitlines()
+    lo, a_hi, b_hi = changed_window(a, b)
     n = 0
-    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), n=0, lineterm=""):
+    for line in difflib.unified_diff(a[lo:a_hi], b[lo:b_hi], n=0, lineterm=""):
         if line.startswith(("+", "-")) and not line.startswith(("+++", "---")):
             n += 1
     return n

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from fixbugs.repair.patch import apply_to_text, diff_files
+from fixbugs.repair.patch import apply_to_text, changed_window, diff_files
 
 __all__ = ["SHAPE_LABELS", "ChangeShape", "ShapeKind", "classify_change", "classify_diff"]
 
@@ -75,16 +75,10 @@ def classify_change(old: str, new: str) -> ChangeShape | None:
     if old == new:
         return None
     a, b = _lines(old), _lines(new)
-    n = min(len(a), len(b))
-    p = 0
-    while p < n and a[p] == b[p]:
-        p += 1
-    s = 0
-    while s < n - p and a[len(a) - 1 - s] == b[len(b) - 1 - s]:
-        s += 1
-    if not _may_have_shape("".join(a[p : len(a) - s]), "".join(b[p : len(b) - s]), new):
+    p, a_hi, b_hi = changed_window(a, b)
+    if not _may_have_shape("".join(a[p:a_hi]), "".join(b[p:b_hi]), new):
         return None
-    lists = _changed_lists(old, new, a, b, p + 1, len(a) - s)
+    lists = _changed_lists(old, new, a, b, p + 1, a_hi)
     if lists is None:
         return None
     found = list(_stmt_lists(*lists))
@@ -234,11 +228,35 @@ def _parse(text: str) -> ast.Module | None:
         return None
 
 
+_KEY = "_fixbugs_shape_key"
+
+
 def _key(node: ast.AST | Sequence[ast.AST]) -> str:
-    """Structure without positions: the same code at another indent has the same key."""
-    if isinstance(node, ast.AST):
-        return ast.dump(node)
-    return "[" + ", ".join(ast.dump(n) for n in node) + "]"
+    """Structure without positions: the same code at another indent has the same key.
+
+    Kept on the node once computed and built from its children's keys: the
+    walk compares a statement, then its body, then the statements in it, and
+    an ``ast.dump`` at each level cost minutes on a 300-line function.
+    """
+    if not isinstance(node, ast.AST):
+        return "[" + ", ".join(_key(n) for n in node) + "]"
+    done = node.__dict__.get(_KEY)
+    if done is not None:
+        return done  # type: ignore[no-any-return]
+    parts = [type(node).__name__]
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            parts.append(_key(value))
+        elif isinstance(value, list):
+            parts.append(
+                "[" + ", ".join(_key(v) if isinstance(v, ast.AST) else repr(v) for v in value) + "]"
+            )
+        else:
+            parts.append(repr(value))
+    key = "(" + " ".join(parts) + ")"
+    setattr(node, _KEY, key)
+    return key
 
 
 def _text(node: ast.AST | None, limit: int = 60) -> str:

@@ -12,3 +12,38 @@ def test_diff_hunks_of_insertions_deletions_and_rewrites():
     ins = SRC.replace("    return x\n", "    x += 1\n    return x\n")
     (h,) = diff_hunks(make_diff("m.py", SRC, ins))
     assert h.end == h.start - 1 == 3  # a pure insertion before old line 4
+
+
+def _full_diff(path: str, old: str, new: str) -> str:
+    import difflib
+
+    out = []
+    for line in difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+    ):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def test_a_windowed_diff_is_the_whole_file_diff():
+    # make_diff diffs only the changed window (with its context): the same diff as
+    # difflib over the whole file, at the file's own line numbers
+    import random
+
+    rng = random.Random(3)
+    base = [f"line {i} = {i % 7}\n" for i in range(240)]  # under difflib's autojunk size
+    for _ in range(200):
+        lines = list(base)
+        for _edit in range(rng.choice([1, 1, 2])):
+            i = rng.randrange(len(lines))
+            op = rng.choice(["change", "insert", "delete"])
+            if op == "change":
+                lines[i] = "changed\n"
+            elif op == "insert":
+                lines.insert(i, "new\n")
+            elif len(lines) > 1:
+                del lines[i]
+        old, new = "".join(base), "".join(lines)
+        if rng.random() < 0.2:
+            new = new.rstrip("\n")
+        assert make_diff("m.py", old, new) == _full_diff("m.py", old, new)
