@@ -78,29 +78,45 @@ def pytest_argv_for(*args: str) -> list[str]:
 
 
 # ``python -m coverage run … -m pytest ARGS`` runs pytest for real (so the
-# outcomes are real); ``python -m coverage json … -o OUT`` writes a report in
-# which the failing test covers each way of naming each target from the folder
-# it runs in (computed there: only the sandbox knows where the copy is), and
-# each of the repository's own files, relative and absolute.
-_COVERAGE_SHADOW = """
-import json, os, sys
+# outcomes are real); the package's ``CoverageData``, which FixBugs' reader of
+# the contexts imports, reports that the failing test covers each way of naming
+# each target from the folder it runs in (computed there: only the sandbox knows
+# where the copy is), and each of the repository's own files, relative and absolute.
+_COVERAGE_RUN = """
+import os, sys
 
-TARGETS, OWN, CONTEXTS = {targets!r}, {own!r}, {contexts!r}
 argv = sys.argv[1:]
 if argv[0] == "run":
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     import pytest
 
     sys.exit(pytest.main(argv[argv.index("pytest") + 1 :]))
-copy = os.getcwd()
-names = []
-for t in TARGETS:
-    up = os.path.relpath(t, copy)
-    names += [t, up, copy + "/../" + up, "/proc/self/root" + t, "/proc/1/root" + t,
-              "/proc/1/cwd" + t, "/proc/self/cwd/" + up]
-names += [n for rel in OWN for n in (rel, copy + "/" + rel)]
-with open(argv[argv.index("-o") + 1], "w") as f:
-    json.dump({{"files": {{n: {{"contexts": CONTEXTS}} for n in names}}}}, f)
+"""
+_COVERAGE_DATA = """
+import os
+
+TARGETS, OWN, CONTEXTS = {targets!r}, {own!r}, {contexts!r}
+
+
+class CoverageData:
+    def __init__(self, basename=None):
+        pass
+
+    def read(self):
+        pass
+
+    def measured_files(self):
+        copy = os.getcwd()
+        names = []
+        for t in TARGETS:
+            up = os.path.relpath(t, copy)
+            names += [t, up, copy + "/../" + up, "/proc/self/root" + t, "/proc/1/root" + t,
+                      "/proc/1/cwd" + t, "/proc/self/cwd/" + up]
+        names += [n for rel in OWN for n in (rel, copy + "/" + rel)]
+        return set(names)
+
+    def contexts_by_lineno(self, path):
+        return {{int(k): v for k, v in CONTEXTS.items()}}
 """
 SHADOW_FORMS = 7  # names the shadow reports for each target
 
@@ -116,7 +132,7 @@ def coverage_shadow(
     ways and each repository file of ``own``; every name gets the line
     ``contexts`` (line number -> coverage contexts, ``module.test``).
     """
-    source = _COVERAGE_SHADOW.format(
+    source = _COVERAGE_DATA.format(
         targets=list(targets), own=list(own), contexts={k: list(v) for k, v in contexts.items()}
     )
-    return {"coverage/__init__.py": "", "coverage/__main__.py": source}
+    return {"coverage/__init__.py": source, "coverage/__main__.py": _COVERAGE_RUN}

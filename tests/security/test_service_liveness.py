@@ -33,7 +33,7 @@ from fixbugs.service import ApiKeys, BugSpec, create_app
 pytestmark = NEEDS_NAMESPACES
 
 KEY = "liveness-key"
-JSON_BLOCK_S = 8.0  # how long the sandboxed `coverage json` stays blocked on the FIFO
+JSON_BLOCK_S = 8.0  # how long the sandboxed contexts report stays blocked on the FIFO
 FILES = {
     "repo/pkg/__init__.py": b"",
     "repo/pkg/calc.py": b"def add(a, b):\n    return a - b\n",
@@ -62,7 +62,7 @@ def fifo_investigator(sandboxes_at: Path, blocked: threading.Event):
                 async def run(
                     self, cmd: Sequence[str], *, timeout_s: float, env: Any = None
                 ) -> CommandResult:
-                    if "json" in cmd:
+                    if "fixbugs_sbfl_report" in cmd:  # the contexts report (run_sbfl)
                         blocked.set()
                         timeout_s = min(timeout_s, JSON_BLOCK_S)
                     return await sb.run(list(cmd), timeout_s=timeout_s, env=env)

@@ -47,30 +47,45 @@ def test_bad():
 """
 
 # ``python -m coverage run … -m pytest ARGS`` runs pytest for real (so the
-# outcomes are real); ``python -m coverage json … -o OUT`` writes a report
-# that covers, with the failing test, each way of naming the host files from
-# the folder it runs in, and the repository's calc.py (relative and absolute).
-SHADOW = """
-import json, os, sys
+# outcomes are real); the package's ``CoverageData``, which FixBugs' reader
+# imports, names (with the failing test) each way of naming the host files
+# from the folder it runs in, and the repository's calc.py (relative and absolute).
+SHADOW_RUN = """
+import os, sys
 
-PY, KEYS = {py!r}, {keys!r}
 argv = sys.argv[1:]
 if argv[0] == "run":
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     import pytest
 
     sys.exit(pytest.main(argv[argv.index("pytest") + 1 :]))
+"""
+SHADOW_DATA = """
+import os
+
+PY, KEYS = {py!r}, {keys!r}
 copy = os.getcwd()
 up = os.path.relpath(PY, copy)
-names = [
+NAMES = [
     PY, KEYS, up, "pkg/" + os.path.relpath(PY, copy + "/pkg"), copy + "/../" + up,
     "pkg/leak.py", "hostdir/leak.py",  # links in the repository
     "/proc/self/root" + PY, "/proc/1/cwd" + PY, "/proc/self/cwd/../" + up,
     "pkg/calc.py", copy + "/pkg/calc.py",
 ]
-ctx = {{"1": ["test_attack.test_bad"], "2": ["test_attack.test_bad", "test_attack.test_ok"]}}
-with open(argv[argv.index("-o") + 1], "w") as f:
-    json.dump({{"files": {{n: {{"contexts": ctx}} for n in names}}}}, f)
+
+
+class CoverageData:
+    def __init__(self, basename=None):
+        pass
+
+    def read(self):
+        pass
+
+    def measured_files(self):
+        return set(NAMES)
+
+    def contexts_by_lineno(self, path):
+        return {{1: ["test_attack.test_bad"], 2: ["test_attack.test_bad", "test_attack.test_ok"]}}
 """
 DROPPED = 10  # of the shadow's names, all but the two of calc.py
 
@@ -114,8 +129,8 @@ def hostile_repo(tmp_path: Path, host: Host, tests: str = TESTS) -> Path:
             "pkg/__init__.py": "",
             "pkg/calc.py": "def add(a, b):\n    return a - b\n",
             "test_attack.py": tests,
-            "coverage/__init__.py": "",
-            "coverage/__main__.py": SHADOW.format(py=str(host.py), keys=str(host.keys)),
+            "coverage/__init__.py": SHADOW_DATA.format(py=str(host.py), keys=str(host.keys)),
+            "coverage/__main__.py": SHADOW_RUN,
         },
     )
     (repo / "pkg" / "leak.py").symlink_to(host.py)

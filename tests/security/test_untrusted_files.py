@@ -52,7 +52,7 @@ AT_EXIT = "def pytest_unconfigure(config):\n    plant()"
 
 
 class JsonCapped:
-    """Runs in ``sb``; ``coverage json`` (which a FIFO blocks) gets ``json_cap_s``."""
+    """Runs in ``sb``; the contexts report (which a FIFO blocks) gets ``json_cap_s``."""
 
     def __init__(self, sb: Sandbox, json_cap_s: float) -> None:
         self.sb, self.root, self.json_cap_s = sb, sb.root, json_cap_s
@@ -60,7 +60,7 @@ class JsonCapped:
     async def run(
         self, cmd: Sequence[str], *, timeout_s: float, env: Mapping[str, str] | None = None
     ) -> CommandResult:
-        cap = self.json_cap_s if "json" in cmd else timeout_s
+        cap = self.json_cap_s if "fixbugs_sbfl_report" in cmd else timeout_s
         return await self.sb.run(list(cmd), timeout_s=min(timeout_s, cap), env=env)
 
 

@@ -8,6 +8,10 @@ best line. The core (:func:`ochiai`, :func:`suspicious_ranges`,
 that runs the test files once under ``coverage`` with per-test dynamic
 contexts (one run, not one per test), through an executor (a sandbox fork,
 :class:`fixbugs.sandbox.Executor`), and reads the outcomes from pytest -v.
+The per-line contexts are written by FixBugs' own small reader, run by the
+tests' interpreter: each context named once, each line a list of its
+indices. ``coverage json --show-contexts`` repeats every context name on
+every line (200 tests over 5,000 lines of black: 283 MB, over the cap).
 Coverage runs with FixBugs' own settings alone: its rcfile, not the
 project's coverage sections, and the project's pytest-cov switched off.
 The coverage report is the tests' to write (a package of the repository may
@@ -73,6 +77,32 @@ def pytest_addoption(parser):
     for name in ("--cov-reset", "--cov-append", "--cov-branch", "--no-cov", "--no-cov-on-fail"):
         group.addoption(name, action="store_true", default=False,
                         dest="fixbugs_ignored" + name.replace("-", "_"))
+'''
+
+# The contexts report, run by the tests' interpreter (Python 3.6 and later, coverage.py
+# 5.1 and later): {"contexts": [name, ...], "files": {path: {line: [context index, ...]}}}.
+_READER = "fixbugs_sbfl_report"
+_REPORT_SOURCE = '''"""FixBugs' SBFL reader: which test contexts ran each measured line."""
+import json
+import sys
+
+from coverage import CoverageData
+
+data = CoverageData(basename=sys.argv[1])
+data.read()
+index = {}
+files = {}
+for path in sorted(data.measured_files()):
+    lines = {}
+    for line, names in sorted((data.contexts_by_lineno(path) or {}).items()):
+        ids = sorted(index.setdefault(n, len(index)) for n in names if n)
+        if ids:
+            lines[str(line)] = ids
+    if lines:
+        files[path] = lines
+names = sorted(index, key=index.get)
+with open(sys.argv[2], "w") as out:
+    json.dump({"contexts": names, "files": files}, out, separators=(",", ":"))
 '''
 
 
@@ -148,7 +178,8 @@ def context_key(context: str, keys: Sequence[str]) -> str | None:
 
 
 def spectrum_from_coverage(report: Mapping[str, object], outcomes: Mapping[str, str]) -> Spectrum:
-    """Build a spectrum from ``coverage json --show-contexts`` and per-test-id outcomes.
+    """Build a spectrum from the contexts report (:data:`_REPORT_SOURCE`'s) and
+    per-test-id outcomes.
 
     Parametrized ids share one context (the test function), which fails if any
     of its ids failed or errored.
@@ -162,13 +193,15 @@ def spectrum_from_coverage(report: Mapping[str, object], outcomes: Mapping[str, 
             failed.add(key)
     keys = sorted(seen, key=len, reverse=True)  # longest first: "C.test_a_b" before "test_b"
     cov: dict[str, dict[int, frozenset[str]]] = {}
-    files = report.get("files", {})
-    assert isinstance(files, dict)
-    for path, data in files.items():
-        contexts = data.get("contexts", {}) if isinstance(data, dict) else {}
+    names, files = report.get("contexts", []), report.get("files", {})
+    assert isinstance(names, list) and isinstance(files, dict)
+    # each context resolved to its test once, not once a line
+    tests_of = [context_key(c, keys) if isinstance(c, str) and c else None for c in names]
+    for path, lines in files.items():
+        assert isinstance(lines, dict)
         by_line: dict[int, frozenset[str]] = {}
-        for line, ctxs in contexts.items():
-            tests = {k for c in ctxs if c and (k := context_key(c, keys))}
+        for line, ids in lines.items():
+            tests = {k for i in ids if 0 <= i < len(tests_of) and (k := tests_of[i])}
             if tests:
                 by_line[int(line)] = frozenset(tests)
         if by_line:
@@ -255,22 +288,16 @@ async def run_sbfl(
             return SbflResult(
                 notes=(f"no test outcomes under coverage ({tail[0][:120]}); SBFL skipped",)
             )
+        (Path(tmp) / f"{_READER}.py").write_text(_REPORT_SOURCE)
         report = await executor.run(
-            [
-                *cov,
-                "json",
-                f"--rcfile={rc}",
-                "--show-contexts",
-                "-o",
-                str(out_json),  # no -q: coverage.py before 6.0 lacks it
-            ],
+            [str(python), "-m", _READER, str(data), str(out_json)],
             timeout_s=_REPORT_TIMEOUT_S,
-            env=env,
+            env=run_env,
         )
         if report.timed_out:  # what it wrote is cut short, or it wrote into a planted FIFO
             planted = not_a_regular_file(out_json)
             if planted:
-                return SbflResult(notes=(f"coverage json failed ({planted})",))
+                return SbflResult(notes=(f"the coverage report failed ({planted})",))
             return SbflResult(
                 notes=(f"the coverage report ran past {_REPORT_TIMEOUT_S:.0f}s; SBFL skipped",)
             )
@@ -283,10 +310,10 @@ async def run_sbfl(
             spectrum = spectrum_from_coverage(json.loads(raw), outcomes)
         except UntrustedFile as exc:
             said = (report.stdout + report.stderr).strip()[:160]
-            msg = f"coverage json failed ({exc}): {said}"
+            msg = f"the coverage report failed ({exc}): {said}"
             return SbflResult(notes=(msg,))
         except (ValueError, TypeError, AttributeError, AssertionError):
-            return SbflResult(notes=("coverage json is not a coverage report; SBFL skipped",))
+            return SbflResult(notes=("the coverage report is not one; SBFL skipped",))
     # the sandbox binds the copy at its own path: that is where the run saw it
     paths = CopyPaths.of(baseline or root, seen_at=(root,), listed=listed)
     spectrum, note = baseline_spectrum(spectrum, paths)

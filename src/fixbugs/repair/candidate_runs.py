@@ -93,6 +93,9 @@ class Stage:
     # test file): with more than one core, the stage and its baseline run
     # them side by side, each in its own fork, and judge their joint output.
     shards: tuple[str, ...] = ()
+    # Seconds the stage's command (and its baseline) may run; None: the test timeout.
+    # A project's whole suite takes minutes where one failing test takes seconds.
+    timeout_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,8 +194,9 @@ class _Baselines:
             if stage.command not in self._done:
                 sb = await _fork(self._make_fork)
                 try:
+                    limit_s = stage.timeout_s or self._timeout
                     res = await self._run_stage(
-                        stage, sb, None, priority, f"{stage.name} baseline", self._timeout
+                        stage, sb, None, priority, f"{stage.name} baseline", limit_s
                     )
                     self._done[stage.command] = dict(parse_outcomes(res.stdout + "\n" + res.stderr))
                 finally:
@@ -331,7 +335,8 @@ async def validate_parallel(
                 if remaining <= 0 and i == 0:
                     run_state.budget_spent = True
                     return record(c, "skipped", stage.name, "repair budget spent", t0)
-                limit_s = test_timeout_s if i else min(test_timeout_s, max(1.0, remaining))
+                own = stage.timeout_s or test_timeout_s
+                limit_s = own if i else min(own, max(1.0, remaining))
                 base = None
                 if stage.baseline is not None or stage.lazy_baseline:
                     base = await baselines.get(stage, pos)

@@ -65,6 +65,8 @@ class AgentOptions:
     python: TestEnv | None = None  # the user's interpreter that runs their tests
     no_python: str | None = None  # why no interpreter was found (tests cannot run)
     test_timeout_s: float = 120.0
+    # a project's module tests or whole suite, in validation (and their baselines)
+    suite_timeout_s: float = 900.0
     relevance_top_n: int = 8
     max_log_chunks: int = 2
     max_candidates: int = 300  # repair candidates validated at most (--repair-candidates)

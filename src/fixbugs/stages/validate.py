@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from agentrt import Trust
 from fixbugs.inputs import BugInputs
@@ -83,8 +84,10 @@ def _refusal(
 
 
 def _stages(
-    repro: Reproduction, files: Mapping[str, str]
+    repro: Reproduction, files: Mapping[str, str], suite_timeout_s: float
 ) -> Callable[[RepairCandidate], list[Stage]]:
+    """The gates of each candidate: its failing tests (the test timeout), then its
+    module's tests and the whole suite (``suite_timeout_s`` each)."""
     assert repro.command is not None
     parsed = parse_test_command(repro.command)
     memo: dict[str, list[Stage]] = {}
@@ -93,20 +96,23 @@ def _stages(
         if c.path in memo:
             return memo[c.path]
         stages = [Stage("failing", repro.command or "")]
+        module: Stage | None = None
         if parsed.runner == "pytest":
             mods = sorted(set(parsed.files) | set(module_tests(c.path, files)[:8]))
             cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(
                 shlex.quote(m) for m in mods
             )
             if mods and sorted(mods) == sorted(parsed.files) and repro.baseline:
-                stages.append(Stage("module", repro.verbose_command or cmd, repro.baseline))
+                module = Stage("module", repro.verbose_command or cmd, repro.baseline)
             elif mods:
-                stages.append(Stage("module", cmd, None, lazy_baseline=True))
+                module = Stage("module", cmd, None, lazy_baseline=True)
         elif repro.verbose_command and repro.baseline:
-            stages.append(Stage("module", repro.verbose_command, repro.baseline))
+            module = Stage("module", repro.verbose_command, repro.baseline)
+        if module is not None:
+            stages.append(replace(module, timeout_s=suite_timeout_s))
         if repro.suite_command:
             shards = suite_shards(repro.suite_command, files, default_limit())
-            stages.append(Stage("suite", repro.suite_command, None, True, shards))
+            stages.append(Stage("suite", repro.suite_command, None, True, shards, suite_timeout_s))
         memo[c.path] = stages
         return stages
 
@@ -166,7 +172,7 @@ async def validate_candidates(
         with ctx.recorder.tool_call(what):
             return await sb.run(cmd, timeout_s=timeout_s, env=ctx.options.test_env)
 
-    stages = _stages(repro, files)
+    stages = _stages(repro, files, ctx.options.suite_timeout_s)
 
     async def validate(limit: int) -> ValidationRun:
         return await validate_parallel(

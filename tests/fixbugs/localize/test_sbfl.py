@@ -44,18 +44,14 @@ def test_keys_match_contexts_for_classes_and_parameters():
     assert context_key("tests.other.test_get", keys) is None
 
 
-def test_spectrum_from_coverage_json_and_outcomes():
+def test_spectrum_from_the_contexts_report_and_outcomes():
+    # each context is named once; a line lists its contexts' indices
     report = {
+        "contexts": ["tests.test_a.test_bad", "tests.test_a.test_ok", ""],
         "files": {
-            "pkg/a.py": {
-                "contexts": {
-                    "1": [""],
-                    "2": ["tests.test_a.test_bad"],
-                    "3": ["tests.test_a.test_bad", "tests.test_a.test_ok"],
-                }
-            },
-            "tests/test_a.py": {"contexts": {"5": ["tests.test_a.test_ok"]}},
-        }
+            "pkg/a.py": {"1": [2], "2": [0], "3": [0, 1], "4": [7]},
+            "tests/test_a.py": {"5": [1]},
+        },
     }
     outcomes = {
         "tests/test_a.py::test_bad[1]": "passed",

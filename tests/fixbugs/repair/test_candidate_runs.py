@@ -413,3 +413,22 @@ async def test_a_candidate_past_the_failing_tests_finishes_after_the_budget():
     assert [c.id for c in out.validated] == [0]
     suite = [t for what, t in limits if what.startswith("suite tests on candidate")]
     assert suite == [120.0]  # validate_parallel's default test timeout, not the spent budget
+
+
+async def test_a_stage_with_its_own_timeout_runs_with_it_and_so_does_its_baseline():
+    # a whole suite takes minutes where the failing test takes seconds
+    _boxes, make_fork, run0 = harness(behaviour)
+    limits: list[tuple[str, float]] = []
+
+    async def run(sb, cmd, what, timeout_s):
+        limits.append((what, timeout_s))
+        return await run0(sb, cmd, what, timeout_s)
+
+    stages = [STAGES[0], replace(STAGES[1], timeout_s=900.0)]
+    out = await _validate([cand(0, "fix")], make_fork, run, stages=stages, budget_s=50)
+    assert [c.id for c in out.validated] == [0]
+    assert dict(limits) == {
+        "failing tests on candidate 0": 50.0,  # within the budget left
+        "suite baseline": 900.0,
+        "suite tests on candidate 0": 900.0,
+    }
