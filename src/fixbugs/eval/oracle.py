@@ -133,7 +133,10 @@ class OracleAnswers:
         self.fix = fix
         self.case_id = case_id
         digest = hashlib.blake2b(f"{case_id}:{seed}".encode(), digest_size=4).digest()
-        start = FORMATS.index(form) if form else int.from_bytes(digest, "big") % len(FORMATS)
+        # the noise's draws: per case and seed, so that cases do not share one pattern
+        # (the same seed everywhere made the rewrite the wrong answer in every case)
+        self.draw_seed = int.from_bytes(digest, "big")
+        start = FORMATS.index(form) if form else self.draw_seed % len(FORMATS)
         # the form rotates with the case and seed; one that cannot say the fix gives way
         self.form: EditFormat | None = None
         self.edits: tuple[ModelEdit, ...] = ()
@@ -278,7 +281,7 @@ def oracle_responder(answers: OracleAnswers, noise: OracleNoise | None) -> Respo
     if noise is None:
         return answers.right
     return NoisyResponder(
-        answers.right, answers.wrong, AnswerNoise(noise.wrong, noise.malformed, noise.seed)
+        answers.right, answers.wrong, AnswerNoise(noise.wrong, noise.malformed, answers.draw_seed)
     )
 
 

@@ -226,3 +226,19 @@ def test_an_unlisted_insertion_is_named_by_a_code_line_beside_it_and_grounds_on_
     region, _why, rejected = check_judgment(answer, listed, {PATH: old}, trust="high")
     assert rejected is None and region is not None
     assert (region.path, region.function) == (PATH, "median")
+
+
+def test_each_case_draws_its_own_noise():
+    # the draws are seeded by case and seed: cases do not share one pattern of wrong calls
+    from fixbugs.eval.oracle import oracle_responder
+
+    req = ResponderInput((("system", FIX_SYSTEM), ("user", "fix")), 4096)
+
+    def pattern(case_id: str) -> list[bool]:
+        answers = OracleAnswers(gold_fix(), case_id, decoys=["stats/io.py"], form="function")
+        noisy = oracle_responder(answers, OracleNoise(malformed=0.0))
+        return ["FUNCTION stats/io.py::" in noisy(req) for _ in range(12)]
+
+    patterns = {tuple(pattern(f"case-{i}")) for i in range(8)}
+    assert len(patterns) > 4
+    assert pattern("case-1") == pattern("case-1")  # and each case's own draws repeat
