@@ -41,7 +41,7 @@ from fixbugs.repair.patch import diff_hunks
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, FixProposal, Reproduction, RootCause
 from fixbugs.sandbox.reported import read_baseline_text
-from fixbugs.stages.model_scope import model_first, rewrite_refusal
+from fixbugs.stages.model_scope import evidence_best, model_first, rewrite_refusal, rewrite_roots
 
 __all__ = [
     "NOT_REPRODUCED",
@@ -91,6 +91,11 @@ def repair_regions(prior: BugRun, listed: Mapping[str, str]) -> list[tuple[str, 
     if rc is not None:
         add(rc.path, rc.start, rc.end, 1.0)
     # the other regions the root-cause stage weighed (function-level, with evidence)
+    # a judge that overruled the evidence does not demote the evidence's own best
+    # region: both lead (a wrong judgment must not bury the right candidates)
+    other = evidence_best(prior)
+    if other is not None:
+        add(*other, 1.0)
     weighed = prior.regions
     top = max((r.score for r in weighed), default=0.0)
     for r in weighed[:5]:
@@ -213,7 +218,7 @@ def _model_candidates(
     trust = ctx.models.judge_trust if ctx.models else "low"
     refused = rewrite_refusal(
         diff_hunks(rewrite.diff),
-        (rc.path, rc.start, rc.end),
+        rewrite_roots(prior) if trust == "high" else [(rc.path, rc.start, rc.end)],
         trust,
         ctx.files(),
         ctx.options.slack_lines,

@@ -7,7 +7,9 @@ judge role (:attr:`fixbugs.run.context.Models.judge_trust`):
   take ``slack`` lines; a rewrite that wanders is dropped, and it ranks
   with the engine's candidates by its score;
 * high (a configured endpoint unless set low): it must rewrite the root
-  cause (a hunk touches it, give or take ``slack``) and may edit other
+  cause (a hunk touches it, give or take ``slack``), or the evidence's own
+  best region where the judge chose another (:func:`rewrite_roots`: a wrong
+  judgment must not also throw away a right rewrite), and may edit other
   hunks and files besides, in files of the repository's listing, never a
   test file (the tests are validation's oracle); it leads the candidates,
   unless its change has an overfitting shape (swallows the exception,
@@ -26,8 +28,32 @@ from agentrt import Trust
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair import RepairCandidate
 from fixbugs.repair.patch import Hunk
+from fixbugs.run.record import BugRun
 
-__all__ = ["model_first", "rewrite_refusal"]
+__all__ = ["evidence_best", "model_first", "rewrite_refusal", "rewrite_roots"]
+
+Place = tuple[str, int, int]  # path, first and last line
+
+
+def evidence_best(prior: BugRun) -> Place | None:
+    """The evidence's best region when the judge chose another one as the root cause."""
+    rc = prior.root_cause
+    if rc is None or rc.origin != "model" or not prior.regions:
+        return None
+    best = prior.regions[0]
+    if (best.path, best.start, best.end) == (rc.path, rc.start, rc.end):
+        return None
+    return best.path, best.start, best.end
+
+
+def rewrite_roots(prior: BugRun) -> list[Place]:
+    """Where a high-trust rewrite may stand: the root cause, and the evidence's best region
+    where the judge overruled it."""
+    rc = prior.root_cause
+    if rc is None:
+        return []
+    other = evidence_best(prior)
+    return [(rc.path, rc.start, rc.end), *([other] if other else [])]
 
 
 def _where(hunks: Sequence[Hunk]) -> str:
@@ -36,19 +62,20 @@ def _where(hunks: Sequence[Hunk]) -> str:
 
 def rewrite_refusal(
     hunks: Sequence[Hunk],
-    root: tuple[str, int, int],
+    roots: Sequence[Place],
     trust: Trust,
     listed: Collection[str],
     slack: int,
 ) -> str | None:
     """Why the model's rewrite (its ``hunks``) may not stand, or None when it may.
 
-    ``root`` is the root cause (path, first and last line); ``listed`` the
-    repository's files.
+    ``roots`` starts with the root cause (path, first and last line); under
+    high trust a hunk may touch any of them (:func:`rewrite_roots`). ``listed``
+    is the repository's files.
     """
     if not hunks:
         return "it changes nothing"
-    path, start, end = root
+    path, start, end = roots[0]
     lo, hi = start - slack, end + slack
 
     def inside(h: Hunk) -> bool:
@@ -63,8 +90,12 @@ def rewrite_refusal(
     unknown = [h for h in hunks if h.path not in listed]
     if unknown:
         return f"it edits a file the repository does not have ({_where(unknown)})"
-    # touches: overlaps the root cause's lines (a pure insertion sits between end and start)
-    if not any(h.path == path and h.start <= hi and h.end >= lo - 1 for h in hunks):
+    # touches: overlaps a root's lines (a pure insertion sits between end and start)
+    if not any(
+        h.path == p and h.start <= b + slack and h.end >= a - slack - 1
+        for h in hunks
+        for p, a, b in roots
+    ):
         return f"it does not rewrite the root cause {path}:{start}-{end} ({_where(hunks)})"
     return None
 

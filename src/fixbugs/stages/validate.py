@@ -42,7 +42,7 @@ from fixbugs.run.record import BugRun, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.fix import can_validate, fix_regions
-from fixbugs.stages.model_scope import rewrite_refusal
+from fixbugs.stages.model_scope import rewrite_refusal, rewrite_roots
 
 __all__ = [
     "out_of_scope",
@@ -78,7 +78,7 @@ def _refusal(
     hunks = diff_hunks(cand.diff)
     rc = prior.root_cause
     if cand.template == "model" and rc is not None and trust == "high":
-        return rewrite_refusal(hunks, (rc.path, rc.start, rc.end), trust, files, slack)
+        return rewrite_refusal(hunks, rewrite_roots(prior), trust, files, slack)
     bad = out_of_scope(hunks, regions, slack)
     return bad[0] if bad else None
 

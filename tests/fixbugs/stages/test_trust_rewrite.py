@@ -26,7 +26,7 @@ from fixbugs.run.model_steps import ALL_STEPS
 from fixbugs.run.progress import Journal
 from fixbugs.run.record import BugRun, Diagnosis, Reproduction, RootCause
 from fixbugs.stages import fix
-from fixbugs.stages.model_scope import model_first, rewrite_refusal
+from fixbugs.stages.model_scope import model_first, rewrite_refusal, rewrite_roots
 from fixbugs.stages.validate import validate_candidates
 
 TEST = "python -m pytest tests/test_pricing.py"
@@ -127,16 +127,16 @@ def test_high_trust_lets_a_rewrite_edit_several_hunks_and_files_never_a_test() -
     several = [Hunk("shop/pricing.py", 19, 19), Hunk("shop/pricing.py", 9, 9)]
     other_file = [Hunk("shop/pricing.py", 20, 20), Hunk("shop/tax.py", 3, 4)]
     for hunks in (several, other_file):
-        assert rewrite_refusal(hunks, ROOT, "high", LISTED, 3) is None
-        assert "outside the root cause" in (rewrite_refusal(hunks, ROOT, "low", LISTED, 3) or "")
-    assert rewrite_refusal([Hunk("shop/pricing.py", 18, 21)], ROOT, "low", LISTED, 3) is None
+        assert rewrite_refusal(hunks, [ROOT], "high", LISTED, 3) is None
+        assert "outside the root cause" in (rewrite_refusal(hunks, [ROOT], "low", LISTED, 3) or "")
+    assert rewrite_refusal([Hunk("shop/pricing.py", 18, 21)], [ROOT], "low", LISTED, 3) is None
     with_test = [*several, Hunk("tests/test_pricing.py", 5, 5)]
-    assert "test file" in (rewrite_refusal(with_test, ROOT, "high", LISTED, 3) or "")
+    assert "test file" in (rewrite_refusal(with_test, [ROOT], "high", LISTED, 3) or "")
     unknown = [*several, Hunk("shop/nowhere.py", 1, 1)]
-    assert "does not have" in (rewrite_refusal(unknown, ROOT, "high", LISTED, 3) or "")
+    assert "does not have" in (rewrite_refusal(unknown, [ROOT], "high", LISTED, 3) or "")
     away = [Hunk("shop/tax.py", 3, 4)]
-    assert "does not rewrite" in (rewrite_refusal(away, ROOT, "high", LISTED, 3) or "")
-    assert rewrite_refusal([], ROOT, "high", LISTED, 3) == "it changes nothing"
+    assert "does not rewrite" in (rewrite_refusal(away, [ROOT], "high", LISTED, 3) or "")
+    assert rewrite_refusal([], [ROOT], "high", LISTED, 3) == "it changes nothing"
 
 
 def _cand(id: int, template: str, risk: str = "low") -> RepairCandidate:
@@ -180,3 +180,37 @@ async def test_validation_applies_the_same_rule_to_a_model_diff(
     v = await validate_candidates(_prior(), ctx, None, [cand])  # type: ignore[arg-type]
     assert not v.validated and v.tried == 0
     assert len(v.rejected) == 1 and why in v.rejected[0]
+
+
+async def test_a_judge_that_overruled_the_evidence_leaves_the_evidence_its_lead(
+    tmp_path: Path,
+) -> None:
+    # the judge (origin model) put the root cause at line 9; the evidence's best region is
+    # the comparison at 19-20: a rewrite there still stands, and its region still leads
+    from fixbugs.localize.regions import Region
+
+    judged = RootCause("shop/pricing.py", 9, 9, "the constant", "model")
+    best = Region("shop/pricing.py", "line_total", *ROOT[1:], 5.0, ("traceback",))
+    repro = Reproduction(TEST, "given", "confirmed", "1 failed", output_tail=TAIL)
+    prior = BugRun(
+        started=0.0,
+        reproduction=repro,
+        diagnosis=Diagnosis(regions=(best,), root_cause=judged),
+    )
+    assert rewrite_roots(prior) == [("shop/pricing.py", 9, 9), ROOT]
+    listed = {"shop/pricing.py": ""}
+    assert [(p, a, b, s) for p, a, b, s in fix.repair_regions(prior, listed)][:2] == [
+        ("shop/pricing.py", 9, 9, 1.0),
+        (*ROOT, 1.0),
+    ]
+    at_best = [Hunk("shop/pricing.py", 19, 19)]
+    assert rewrite_refusal(at_best, rewrite_roots(prior), "high", LISTED, 0) is None
+    judged_only = [(judged.path, judged.start, judged.end)]
+    refused = rewrite_refusal(at_best, judged_only, "high", LISTED, 0) or ""
+    assert "does not rewrite" in refused
+    # a root cause the evidence chose has nothing to add
+    static_rc = RootCause(*ROOT, "x", "static")
+    static = BugRun(
+        started=0.0, reproduction=repro, diagnosis=Diagnosis(regions=(best,), root_cause=static_rc)
+    )
+    assert rewrite_roots(static) == [ROOT]
