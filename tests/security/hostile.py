@@ -92,11 +92,10 @@ if argv[0] == "run":
 
     sys.exit(pytest.main(argv[argv.index("pytest") + 1 :]))
 """
-_COVERAGE_DATA = """
-import os
-
-TARGETS, OWN, CONTEXTS = {targets!r}, {own!r}, {contexts!r}
-
+# A ``coverage`` package's stand-in for coverage.py's ``CoverageData``: the module
+# defines ``names()`` (the files it claims were measured) and ``CONTEXTS`` (line ->
+# contexts) before it.
+COVERAGE_DATA_CLASS = """
 
 class CoverageData:
     def __init__(self, basename=None):
@@ -106,17 +105,25 @@ class CoverageData:
         pass
 
     def measured_files(self):
-        copy = os.getcwd()
-        names = []
-        for t in TARGETS:
-            up = os.path.relpath(t, copy)
-            names += [t, up, copy + "/../" + up, "/proc/self/root" + t, "/proc/1/root" + t,
-                      "/proc/1/cwd" + t, "/proc/self/cwd/" + up]
-        names += [n for rel in OWN for n in (rel, copy + "/" + rel)]
-        return set(names)
+        return set(names())
 
     def contexts_by_lineno(self, path):
-        return {{int(k): v for k, v in CONTEXTS.items()}}
+        return {int(k): v for k, v in CONTEXTS.items()}
+"""
+_COVERAGE_DATA = """
+import os
+
+TARGETS, OWN, CONTEXTS = {targets!r}, {own!r}, {contexts!r}
+
+
+def names():
+    copy = os.getcwd()
+    out = []
+    for t in TARGETS:
+        up = os.path.relpath(t, copy)
+        out += [t, up, copy + "/../" + up, "/proc/self/root" + t, "/proc/1/root" + t,
+                "/proc/1/cwd" + t, "/proc/self/cwd/" + up]
+    return out + [n for rel in OWN for n in (rel, copy + "/" + rel)]
 """
 SHADOW_FORMS = 7  # names the shadow reports for each target
 
@@ -132,7 +139,10 @@ def coverage_shadow(
     ways and each repository file of ``own``; every name gets the line
     ``contexts`` (line number -> coverage contexts, ``module.test``).
     """
-    source = _COVERAGE_DATA.format(
-        targets=list(targets), own=list(own), contexts={k: list(v) for k, v in contexts.items()}
+    source = (
+        _COVERAGE_DATA.format(
+            targets=list(targets), own=list(own), contexts={k: list(v) for k, v in contexts.items()}
+        )
+        + COVERAGE_DATA_CLASS
     )
     return {"coverage/__init__.py": source, "coverage/__main__.py": _COVERAGE_RUN}

@@ -22,7 +22,14 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hostile import NEEDS_NAMESPACES, PY, open_sandbox, plain_context, write_repo
+from hostile import (
+    COVERAGE_DATA_CLASS,
+    NEEDS_NAMESPACES,
+    PY,
+    open_sandbox,
+    plain_context,
+    write_repo,
+)
 
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.localize.sbfl import run_sbfl
@@ -64,28 +71,18 @@ SHADOW_DATA = """
 import os
 
 PY, KEYS = {py!r}, {keys!r}
-copy = os.getcwd()
-up = os.path.relpath(PY, copy)
-NAMES = [
-    PY, KEYS, up, "pkg/" + os.path.relpath(PY, copy + "/pkg"), copy + "/../" + up,
-    "pkg/leak.py", "hostdir/leak.py",  # links in the repository
-    "/proc/self/root" + PY, "/proc/1/cwd" + PY, "/proc/self/cwd/../" + up,
-    "pkg/calc.py", copy + "/pkg/calc.py",
-]
+CONTEXTS = {{"1": ["test_attack.test_bad"], "2": ["test_attack.test_bad", "test_attack.test_ok"]}}
 
 
-class CoverageData:
-    def __init__(self, basename=None):
-        pass
-
-    def read(self):
-        pass
-
-    def measured_files(self):
-        return set(NAMES)
-
-    def contexts_by_lineno(self, path):
-        return {{1: ["test_attack.test_bad"], 2: ["test_attack.test_bad", "test_attack.test_ok"]}}
+def names():
+    copy = os.getcwd()
+    up = os.path.relpath(PY, copy)
+    return [
+        PY, KEYS, up, "pkg/" + os.path.relpath(PY, copy + "/pkg"), copy + "/../" + up,
+        "pkg/leak.py", "hostdir/leak.py",  # links in the repository
+        "/proc/self/root" + PY, "/proc/1/cwd" + PY, "/proc/self/cwd/../" + up,
+        "pkg/calc.py", copy + "/pkg/calc.py",
+    ]
 """
 DROPPED = 10  # of the shadow's names, all but the two of calc.py
 
@@ -129,7 +126,8 @@ def hostile_repo(tmp_path: Path, host: Host, tests: str = TESTS) -> Path:
             "pkg/__init__.py": "",
             "pkg/calc.py": "def add(a, b):\n    return a - b\n",
             "test_attack.py": tests,
-            "coverage/__init__.py": SHADOW_DATA.format(py=str(host.py), keys=str(host.keys)),
+            "coverage/__init__.py": SHADOW_DATA.format(py=str(host.py), keys=str(host.keys))
+            + COVERAGE_DATA_CLASS,
             "coverage/__main__.py": SHADOW_RUN,
         },
     )
