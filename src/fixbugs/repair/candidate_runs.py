@@ -331,7 +331,7 @@ async def validate_parallel(
             for i, stage in enumerate(stages(c) if callable(stages) else stages):
                 remaining = deadline - clock.now()
                 # the budget bounds the search, not the check of a candidate that passed
-                # the failing tests: its later stages finish, each within the test timeout
+                # the failing tests: its later stages finish, each within its own timeout
                 if remaining <= 0 and i == 0:
                     run_state.budget_spent = True
                     return record(c, "skipped", stage.name, "repair budget spent", t0)

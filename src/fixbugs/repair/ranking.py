@@ -15,12 +15,11 @@ candidate, and is never the lead fix even when it passes every test.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from fixbugs.repair.patch import changed_window, diff_hunks, make_diff
+from fixbugs.repair.patch import diff_hunks, make_diff
 from fixbugs.repair.shapes import ChangeShape, classify_change, classify_diff
 from fixbugs.repair.source import Edit
 
@@ -117,24 +116,22 @@ def overfit_risk(
     return "low"
 
 
-def _size(old: str, new: str) -> int:
-    a, b = old.splitlines(), new.splitlines()
-    lo, a_hi, b_hi = changed_window(a, b)
-    n = 0
-    for line in difflib.unified_diff(a[lo:a_hi], b[lo:b_hi], n=0, lineterm=""):
-        if line.startswith(("+", "-")) and not line.startswith(("+++", "---")):
-            n += 1
-    return n
+def _size(diff: str) -> int:
+    """Lines a one-file diff removes or adds: its hunks' ``+``/``-`` lines (context lines,
+    however many, are not; the ``---``/``+++`` header before the first hunk is not)."""
+    body = diff.split("\n@@", 1)[1] if "\n@@" in diff else ""
+    return sum(1 for line in body.splitlines() if line.startswith(("+", "-")))
 
 
 def to_candidate(
     idx: int, edit: Edit, old_text: str, suspiciousness: float, test_literals: frozenset[str]
 ) -> RepairCandidate:
     shape = classify_change(old_text, edit.new_text)
+    diff = make_diff(edit.path, old_text, edit.new_text)
     return RepairCandidate(
         id=idx,
         path=edit.path,
-        diff=make_diff(edit.path, old_text, edit.new_text),
+        diff=diff,
         new_text=edit.new_text,
         template=edit.template,
         why=edit.why,
@@ -143,7 +140,7 @@ def to_candidate(
         suspiciousness=suspiciousness,
         prior=PRIORS.get(edit.template, 0.3),
         naturalness=1.0,
-        size=_size(old_text, edit.new_text),
+        size=_size(diff),
         overfit_risk=overfit_risk(edit, test_literals, shape),
         shape=shape,
     )

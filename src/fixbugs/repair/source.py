@@ -7,8 +7,8 @@ survive and the diff shows only the repair. Every edit is re-parsed before it
 becomes a candidate: a candidate that does not parse never reaches a test.
 
 An edit inside a function is re-parsed as that function alone (thousands of
-edits of one large file each cost a whole-file parse otherwise: 87 s of a
-fix stage on a 1,300-line tornado module). The function's lines are a
+edits of one large file each cost a whole-file parse otherwise: tornado-5's
+fix stage took 84 s on its 1,223-line ``ioloop.py``, 7.5 s after). The function's lines are a
 complete block in a file that parsed, so the new file parses when they do
 and stay one statement at the same indentation; code that would parse only by
 swallowing the lines after the function is no candidate anyway.
@@ -66,7 +66,7 @@ class SourceFile:
         except (SyntaxError, ValueError):
             self.tree = None
         self.parents: dict[ast.AST, ast.AST] = {}
-        # (first char of the def line, end of its last line), innermost last among overlaps
+        # (first char of the def line, end of its last line) of every function, by start
         self._defs: list[tuple[int, int]] = []
         if self.tree is not None:
             for node in ast.walk(self.tree):

@@ -90,12 +90,12 @@ def repair_regions(prior: BugRun, listed: Mapping[str, str]) -> list[tuple[str, 
     rc = prior.root_cause
     if rc is not None:
         add(rc.path, rc.start, rc.end, 1.0)
-    # the other regions the root-cause stage weighed (function-level, with evidence)
     # a judge that overruled the evidence does not demote the evidence's own best
     # region: both lead (a wrong judgment must not bury the right candidates)
     other = evidence_best(prior)
     if other is not None:
         add(*other, 1.0)
+    # the other regions the root-cause stage weighed (function-level, with evidence)
     weighed = prior.regions
     top = max((r.score for r in weighed), default=0.0)
     for r in weighed[:5]:
@@ -218,7 +218,7 @@ def _model_candidates(
     trust = ctx.models.judge_trust if ctx.models else "low"
     refused = rewrite_refusal(
         diff_hunks(rewrite.diff),
-        rewrite_roots(prior) if trust == "high" else [(rc.path, rc.start, rc.end)],
+        rewrite_roots(prior),  # low trust holds the rewrite to the first, the root cause
         trust,
         ctx.files(),
         ctx.options.slack_lines,
