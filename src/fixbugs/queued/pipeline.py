@@ -294,7 +294,8 @@ class StagedAgent:
             self._workspace(inputs, ctx) as ws,
             self._agent_stage(ctx, "validation", walls),
         ):
-            validation = await run_validation(inputs, state, ctx, ws)
-        run = state.model_copy(update={"validation": validation, "walls": walls})
+            validation, diagnosis = await run_validation(inputs, state, ctx, ws)
+        update = {"validation": validation, "diagnosis": diagnosis, "walls": walls}
+        run = state.model_copy(update=update)
         report = complete_report(inputs, run, ctx, STAGES)
         return {"report": report.to_dict()}

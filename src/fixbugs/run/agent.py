@@ -164,7 +164,8 @@ async def _run_graph(
     async def validation(n: NodeContext) -> BugRun:
         prior = n.input("fix", BugRun)
         ws = await making
-        return prior.model_copy(update={"validation": await run_validation(inputs, prior, ctx, ws)})
+        validation, diagnosis = await run_validation(inputs, prior, ctx, ws)
+        return prior.model_copy(update={"validation": validation, "diagnosis": diagnosis})
 
     nodes: tuple[tuple[str, Callable[[NodeContext], Awaitable[object]], list[str]], ...] = (
         ("analysis", analysis, []),

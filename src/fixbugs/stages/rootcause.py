@@ -50,6 +50,7 @@ __all__ = [
     "JUDGE_SYSTEM_HIGH",
     "check_judgment",
     "evidence_explanation",
+    "origin_of",
     "region_prompt",
     "root_cause",
     "run_regions",
@@ -257,7 +258,8 @@ def _named_region(text: str, regions: Sequence[Region]) -> int | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def _origin(prior: BugRun, region: Region) -> Literal["sbfl", "static"]:
+def origin_of(prior: BugRun, region: Region) -> Literal["sbfl", "static"]:
+    """Which evidence a region stands on: SBFL where the reproduction covered its file."""
     return "sbfl" if prior.sbfl.suspicious.get(region.path) else "static"
 
 
@@ -289,7 +291,7 @@ async def root_cause(
         best.start,
         best.end,
         evidence_explanation(best, inputs, prior),
-        _origin(prior, best),
+        origin_of(prior, best),
         best.reasons,
         best.function,
     )

@@ -38,9 +38,10 @@ from fixbugs.repair.patch import Hunk, diff_hunks
 from fixbugs.repair.ranking import RepairCandidate, with_shape
 from fixbugs.repair.summary import RepairBench, bench_figures, repair_summary
 from fixbugs.run.context import RunContext
-from fixbugs.run.record import BugRun, Reproduction, Validation
+from fixbugs.run.record import BugRun, Diagnosis, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
+from fixbugs.stages.confirm import confirmed_diagnosis
 from fixbugs.stages.fix import can_validate, fix_regions
 from fixbugs.stages.model_scope import rewrite_refusal, rewrite_roots
 
@@ -246,8 +247,13 @@ async def validate_candidates(
 
 async def run_validation(
     inputs: BugInputs, prior: BugRun, ctx: RunContext, workspace: Workspace
-) -> Validation:
-    """The validation stage: the fix proposal's candidates checked, its summary as a note."""
+) -> tuple[Validation, Diagnosis | None]:
+    """The validation stage: the fix proposal's candidates checked, its summary as a note,
+    and the diagnosis with the root cause the validated fix confirms
+    (:mod:`fixbugs.stages.confirm`)."""
     validation = await validate_candidates(prior, ctx, workspace, prior.fix.candidates)
     ctx.journal.emit("note", "validation", validation.summary)
-    return validation
+    diagnosis, moved = confirmed_diagnosis(inputs, prior, validation)
+    if moved is not None:
+        ctx.journal.note("validation", moved)
+    return validation, diagnosis
