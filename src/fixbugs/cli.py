@@ -127,6 +127,19 @@ def run(
     repair_candidates: Annotated[
         int, typer.Option(min=1, help="Most repair candidates to validate.")
     ] = 300,
+    test_timeout: Annotated[
+        float,
+        typer.Option(min=1, metavar="SECONDS", help="Time limit of one test command's run."),
+    ] = 120.0,
+    suite_timeout: Annotated[
+        float,
+        typer.Option(
+            min=1,
+            metavar="SECONDS",
+            help="Time limit of a changed module's tests and of each shard of the whole "
+            "suite in validation, and of their baselines.",
+        ),
+    ] = 900.0,
     model_steps: ModelStepsOption = None,
     max_cost: Annotated[
         float | None,
@@ -169,6 +182,8 @@ def run(
             python=python,
             repair_budget_s=repair_budget,
             repair_candidates=repair_candidates,
+            test_timeout_s=test_timeout,
+            suite_timeout_s=suite_timeout,
             model_steps=steps,
             max_cost_usd=max_cost,
             max_model_tokens=max_tokens,

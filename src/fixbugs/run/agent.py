@@ -282,6 +282,8 @@ async def run_from_paths(
     repair_budget_s: float | None = None,
     repair_candidates: int | None = None,
     repair_bench: bool = False,
+    test_timeout_s: float | None = None,
+    suite_timeout_s: float | None = None,
     model_steps: ModelSteps | None = None,
     max_cost_usd: float | None = None,
     max_model_tokens: int | None = None,
@@ -315,6 +317,10 @@ async def run_from_paths(
         options = replace(options, max_candidates=repair_candidates)
     if repair_bench:
         options = replace(options, repair_bench=True)
+    if test_timeout_s is not None:
+        options = replace(options, test_timeout_s=test_timeout_s)
+    if suite_timeout_s is not None:
+        options = replace(options, suite_timeout_s=suite_timeout_s)
     inputs = replace(inputs, notes=(*inputs.notes, *notes))
     try:
         return await run_bug(inputs, models=models, options=options, sink=on_event)
