@@ -29,6 +29,7 @@ from fixbugs.localize.report_signals import (
     literal_evidence,
     quoted_code_evidence,
 )
+from fixbugs.localize.report_text import without_warning_entries
 from fixbugs.localize.signals import (
     bm25_evidence,
     import_evidence,
@@ -56,8 +57,12 @@ def static_evidence(
     """Every static signal of the report and the repository, without a model.
 
     The failing tests are the report's, then ``test_ids`` (those of the test
-    command, :attr:`fixbugs.pyenv.testrun.TestCommand.test_ids`).
+    command, :attr:`fixbugs.pyenv.testrun.TestCommand.test_ids`). The text
+    signals read the report without its pytest warning entries
+    (:func:`~fixbugs.localize.report_text.without_warning_entries`); ``failure``
+    keeps them, as warnings, which weigh little.
     """
+    report = without_warning_entries(report)
     tests = [t for t in files_of_tests([*failure.failing_tests, *test_ids]) if t in files]
     failure = anchor_frames(failure, files)
     index = as_index(files)

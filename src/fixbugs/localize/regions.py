@@ -28,6 +28,7 @@ from typing import Any
 
 from fixbugs.localize.assertions import assertion_values, called_names
 from fixbugs.localize.rank import DEFAULT_WEIGHTS, RankedFile
+from fixbugs.localize.report_text import without_warning_entries
 from fixbugs.localize.sbfl import suspicious_ranges
 from fixbugs.localize.signals import tokenize_code
 
@@ -282,7 +283,12 @@ def suspicious_regions(
     per_file: int = 3,
     limit: int = 5,
 ) -> list[Region]:
-    """The ``limit`` most suspicious regions of the ``top_files`` best-ranked files."""
+    """The ``limit`` most suspicious regions of the ``top_files`` best-ranked files.
+
+    ``report`` is read without its pytest warning entries, as the file ranking
+    reads it (:func:`fixbugs.localize.report_text.without_warning_entries`).
+    """
+    report = without_warning_entries(report)
     called = set(called_names(report))
     tested = {_tested_name(t) for t in test_ids} - {""}
     assertion_text = _assertion_text(report)

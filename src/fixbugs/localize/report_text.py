@@ -14,7 +14,14 @@ import re
 
 from fixbugs.pyenv.testrun import parse_test_command
 
-__all__ = ["code_blocks", "code_lines", "command_words", "inline_code", "typed_commands"]
+__all__ = [
+    "code_blocks",
+    "code_lines",
+    "command_words",
+    "inline_code",
+    "typed_commands",
+    "without_warning_entries",
+]
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
@@ -24,6 +31,11 @@ _CODE_HINT = re.compile(r"[()=\[\].]")
 _FRAME = re.compile(r'^\s*File "|^\s*Traceback \(|^[\w./-]+\.py:\d+')
 _CHAIN = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _TOKEN = re.compile(r"[a-z0-9]+")
+# pytest's warnings summary: an entry is one or more "where" lines (a relative path and
+# line, or a test id), then the warning itself, indented, then its source line(s)
+_WARNING_WHERE = re.compile(r"^[^\s:]+\.py(?::\d+|::\S+)$")
+_WARNING_SAID = re.compile(r"^\s+\S+:\d+: (?:\w+\.)*\w*Warning: ")
+_WARNING_FRAME = re.compile(r"^=+ warnings summary =+$|^-- Docs: https://docs\.pytest\.org/\S*$")
 
 
 def code_blocks(text: str) -> list[str]:
@@ -131,3 +143,35 @@ def code_lines(text: str, *, min_chars: int = 12) -> list[str]:
                 continue
             out.append(line)
     return list(dict.fromkeys(out))
+
+
+def without_warning_entries(text: str) -> str:
+    """``text`` without the entries of a pytest warnings summary, header or not.
+
+    A test run's output lists every warning the import of the package raised
+    (youtube-dl's: 35 entries, one per extractor with an invalid escape), each
+    with its file, line and source line. None of that is about the bug, yet
+    as text it names files, quotes their code and shows their literals, which
+    is what the report's own words are weighed by. The entry's shape is
+    pytest's alone (a ``path.py:N`` line, then the indented ``…:N: XWarning:``
+    line), so it is recognized where a pasted output lost the section's
+    header; a warning printed by Python itself (no "where" line before it)
+    is kept, since a report may be about that warning.
+    """
+    lines = text.splitlines()
+    drop: set[int] = set()
+    for i, line in enumerate(lines):
+        if _WARNING_FRAME.match(line.strip()):
+            drop.add(i)
+        if not (i and _WARNING_SAID.match(line) and _WARNING_WHERE.match(lines[i - 1])):
+            continue
+        start = i - 1
+        while start and _WARNING_WHERE.match(lines[start - 1]):
+            start -= 1
+        end = i + 1
+        while end < len(lines) and lines[end][:1].isspace() and lines[end].strip():
+            end += 1
+        drop.update(range(start, end))
+    if not drop:
+        return text
+    return "\n".join(line for i, line in enumerate(lines) if i not in drop)
