@@ -232,11 +232,16 @@ def symbol_evidence(
     the report writes as code count fully; names it says in words ("the
     corrected command") count through :func:`_phrases`. ``exclude`` holds
     names already accounted for elsewhere (the functions of traceback frames
-    mapped to their files), so one mention is not counted twice.
+    mapped to their files), so one mention is not counted twice. The
+    project's own name is no symbol's: a Sphinx user writes "Sphinx 4.1" of
+    the project, not of ``sphinx.application.Sphinx``.
     """
     skip = set(exclude)
+    own = _package_names(files)
     named = {
-        w for w in _code_words(report) if len(w) > 2 and w.lower() not in _STOP and w not in skip
+        w
+        for w in _code_words(report)
+        if len(w) > 2 and w.lower() not in _STOP and w not in skip and w.lower() not in own
     }
     phrases = _phrases(report)
     defined_in: dict[str, list[str]] = defaultdict(list)
@@ -245,7 +250,7 @@ def symbol_evidence(
         path = entry.path
         if not is_test_path(path):
             for name in _definitions(entry):
-                if name in skip:
+                if name in skip or name.lower() in own:
                     continue
                 w = 1.0 if name in named else phrases.get(name.lower().replace("_", ""), 0.0)
                 if w > 0:
@@ -261,6 +266,19 @@ def symbol_evidence(
         strength = min(1.0, sum(w for w, _ in hits))
         names = ", ".join(n for _, n in hits[:4])
         out.append(Evidence(path, "symbol", strength, f"defines {names} named in the report"))
+    return out
+
+
+def _package_names(files: Mapping[str, str]) -> set[str]:
+    """The repository's top-level packages (``pkg/__init__.py``, ``src/pkg/__init__.py``),
+    lower-cased: the names its users call the project by."""
+    out: set[str] = set()
+    for path in files:
+        parts = path.split("/")
+        if parts[-1] == "__init__.py" and (
+            len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")
+        ):
+            out.add(parts[-2].lower())
     return out
 
 

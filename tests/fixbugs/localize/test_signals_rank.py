@@ -64,6 +64,21 @@ def test_symbols_weigh_rare_names_over_common_ones():
     assert "apply_refund" in ev["app/rules/refund.py"].reason
 
 
+def test_the_project_name_is_no_symbol():
+    # sphinx defines a class Sphinx; "Sphinx 4.1" in an issue is the project
+    files = {
+        "sphinx/__init__.py": "",
+        "sphinx/application.py": "class Sphinx:\n    pass\n",
+        "sphinx/domains/std.py": "class Glossary:\n    pass\n",
+        "src/other/__init__.py": "",
+        "src/other/core.py": "class Other:\n    pass\n",
+    }
+    report = "With `Sphinx` 4.1 and `Other` the `Glossary` directive fails"
+    ev = {e.path: e for e in symbol_evidence(report, files)}
+    assert set(ev) == {"sphinx/domains/std.py"}  # neither package name counts
+    assert "Glossary" in ev["sphinx/domains/std.py"].reason
+
+
 def test_bm25_ranks_source_files_and_skips_tests_and_docs():
     ev = bm25_evidence("render_invoice returns the wrong invoice", FILES)
     assert ev[0].path == "app/rules/invoice.py" and ev[0].strength == 1.0
