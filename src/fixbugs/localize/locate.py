@@ -59,8 +59,9 @@ def static_evidence(
     The failing tests are the report's, then ``test_ids`` (those of the test
     command, :attr:`fixbugs.pyenv.testrun.TestCommand.test_ids`). The text
     signals read the report without its pytest warning entries
-    (:func:`~fixbugs.localize.report_text.without_warning_entries`); ``failure``
-    keeps them, as warnings, which weigh little.
+    (:func:`~fixbugs.localize.report_text.without_warning_entries`); ``failure``,
+    parsed from the whole text, keeps those under a summary's header as
+    warnings, which weigh little.
     """
     report = without_warning_entries(report)
     tests = [t for t in files_of_tests([*failure.failing_tests, *test_ids]) if t in files]
