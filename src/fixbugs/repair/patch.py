@@ -37,6 +37,22 @@ class Hunk:
     start: int
     end: int
 
+    def _span(self) -> tuple[int, int]:
+        # a pure insertion stands on its two neighbours, end and start
+        return min(self.start, self.end), max(self.start, self.end)
+
+    def within(self, path: str, start: int, end: int, slack: int = 0) -> bool:
+        """Every line the hunk changes (or sits between) is in ``path``'s
+        ``start - slack .. end + slack``."""
+        lo, hi = self._span()
+        return self.path == path and start - slack <= lo and hi <= end + slack
+
+    def touches(self, path: str, start: int, end: int, slack: int = 0) -> bool:
+        """Some line the hunk changes (or sits beside) is in ``path``'s
+        ``start - slack .. end + slack``."""
+        lo, hi = self._span()
+        return self.path == path and lo <= end + slack and start - slack <= hi
+
 
 def changed_window(a: list[str], b: list[str], margin: int = 0) -> tuple[int, int, int]:
     """``(lo, a_hi, b_hi)``: ``a[lo:a_hi]`` and ``b[lo:b_hi]`` hold every difference of the

@@ -27,11 +27,7 @@ __all__ = ["confirmed_diagnosis"]
 
 
 def _touches(hunks: Sequence[Hunk], path: str, start: int, end: int) -> bool:
-    # a pure insertion (end == start - 1) sits between its two lines: either may be in range
-    return any(
-        h.path == path and min(h.start, h.end) <= end and start <= max(h.start, h.end)
-        for h in hunks
-    )
+    return any(h.touches(path, start, end) for h in hunks)
 
 
 def confirmed_diagnosis(

@@ -76,13 +76,8 @@ def rewrite_refusal(
     if not hunks:
         return "it changes nothing"
     path, start, end = roots[0]
-    lo, hi = start - slack, end + slack
-
-    def inside(h: Hunk) -> bool:
-        return h.path == path and lo <= min(h.start, h.end) and max(h.start, h.end) <= hi
-
     if trust == "low":
-        out = [h for h in hunks if not inside(h)]
+        out = [h for h in hunks if not h.within(path, start, end, slack)]
         return f"its edit of {_where(out)} is outside the root cause" if out else None
     tests = [h for h in hunks if is_test_path(h.path)]
     if tests:

@@ -59,8 +59,7 @@ def out_of_scope(hunks: list[Hunk], regions: list[tuple[str, int, int]], slack: 
         if is_test_path(h.path):
             bad.append(f"{h.path}: edits a test file")
             continue
-        lo, hi = min(h.start, h.end), max(h.start, h.end)
-        if not any(p == h.path and lo >= a - slack and hi <= b + slack for p, a, b in regions):
+        if not any(h.within(p, a, b, slack) for p, a, b in regions):
             bad.append(f"{h.path}:{h.start}-{h.end}: outside the localized region")
     return bad
 

@@ -1,6 +1,6 @@
 """Unified diffs from edits, and the old-file lines each hunk touches."""
 
-from fixbugs.repair.patch import diff_hunks, make_diff, replace_lines
+from fixbugs.repair.patch import Hunk, diff_hunks, make_diff, replace_lines
 
 SRC = "def f(x):\n    if x > 10 and ok:\n        return 'a > b'  # x > y\n    return x\n"
 
@@ -47,3 +47,16 @@ def test_a_windowed_diff_is_the_whole_file_diff():
         if rng.random() < 0.2:
             new = new.rstrip("\n")
         assert make_diff("m.py", old, new) == _full_diff("m.py", old, new)
+
+
+def test_a_hunk_is_within_or_touches_a_line_range():
+    edit = Hunk("m.py", 10, 12)
+    assert edit.within("m.py", 8, 12) and not edit.within("m.py", 11, 20)
+    assert edit.within("m.py", 11, 20, slack=1)
+    assert edit.touches("m.py", 12, 20) and not edit.touches("m.py", 13, 20)
+    assert edit.touches("m.py", 14, 20, slack=2) and not edit.touches("other.py", 10, 12)
+    # a pure insertion between lines 20 and 21 sits beside both
+    insertion = Hunk("m.py", 21, 20)
+    assert insertion.touches("m.py", 15, 20) and insertion.touches("m.py", 21, 30)
+    assert not insertion.touches("m.py", 22, 30)
+    assert insertion.within("m.py", 20, 21) and not insertion.within("m.py", 15, 20)
