@@ -22,8 +22,11 @@ from agentrt.cli import run_app
 from fixbugs.errors import InputError
 from fixbugs.examples import EXAMPLES, example_dir
 from fixbugs.inputs.inert import quote_name, strip_controls, terminal
+from fixbugs.run.context import AgentOptions
 from fixbugs.run.model_steps import ModelStepsOption
 from fixbugs.run.progress import JudgmentPrinter, ProgressEvent
+
+_DEFAULTS = AgentOptions()  # the run options' defaults, which the CLI's defaults show
 
 app = typer.Typer(
     name="fixbugs",
@@ -130,7 +133,7 @@ def run(
     test_timeout: Annotated[
         float,
         typer.Option(min=1, metavar="SECONDS", help="Time limit of one test command's run."),
-    ] = 120.0,
+    ] = _DEFAULTS.test_timeout_s,
     suite_timeout: Annotated[
         float,
         typer.Option(
@@ -139,7 +142,7 @@ def run(
             help="Time limit of a changed module's tests and of each shard of the whole "
             "suite in validation, and of their baselines.",
         ),
-    ] = 900.0,
+    ] = _DEFAULTS.suite_timeout_s,
     model_steps: ModelStepsOption = None,
     max_cost: Annotated[
         float | None,
