@@ -19,16 +19,19 @@ explanation stands.
 How far the judge's choice counts is the trust of the endpoint behind the
 judge role (:attr:`fixbugs.run.context.Models.judge_trust`). Low (the
 embedded model): it may only break ties among regions within 5% of the
-best evidence score (``_TIE``). High (a configured endpoint unless set
-low): it may choose any listed region, whatever its evidence, or name a
-region the evidence did not list when it quotes that code
-(:mod:`fixbugs.localize.grounding`); grounding stays either way.
+best evidence score (:data:`fixbugs.stages.quorum.TIE`). High (a configured
+endpoint unless set low): it may choose any listed region, whatever its
+evidence, or name a region the evidence did not list when it quotes that
+code (:mod:`fixbugs.localize.grounding`), when the judgments asked at once
+agree on it (:mod:`fixbugs.stages.quorum`); grounding stays either way.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Literal
 
 from agentrt import AgentrtError, BudgetExhausted, Trust
@@ -44,10 +47,12 @@ from fixbugs.localize.signals import tokenize_code
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, Diagnosis, RootCause
 from fixbugs.stages.analysis import ranked_event
+from fixbugs.stages.quorum import Judged, settle
 
 __all__ = [
     "JUDGE_SYSTEM",
     "JUDGE_SYSTEM_HIGH",
+    "QUORUM",
     "check_judgment",
     "evidence_explanation",
     "origin_of",
@@ -160,9 +165,6 @@ def region_prompt(
             "with '> '; then the sentences."
         )
     return "\n\n".join(p for p in parts if p)
-
-
-_TIE = 0.95  # a region within 5% of the best evidence score counts as equally supported
 
 
 def check_judgment(
@@ -279,10 +281,39 @@ async def _stream_judgment(ctx: RunContext, judge: ChatModel, req: ChatRequest) 
     return "".join(pieces)
 
 
+QUORUM = 2  # trust high: judgments asked at once; an overrule of the evidence needs them all
+SECOND_TEMPERATURE = 0.7  # the batch judgment is a sample, not the greedy answer again
+
+
+async def _second_judgment(judge: ChatModel, req: ChatRequest) -> str:
+    """A judgment nobody watches: a batch call."""
+    return (await judge.complete(req)).text
+
+
+async def _judgments(
+    ctx: RunContext, judge: ChatModel, req: ChatRequest, n: int
+) -> list[str | AgentrtError]:
+    """``n`` answers to ``req`` asked at once, the first streamed to the person; a call
+    that fails is its error (the others still count)."""
+    calls = [_stream_judgment(ctx, judge, req)]
+    for i in range(1, n):
+        calls.append(_second_judgment(judge, replace(req, temperature=SECOND_TEMPERATURE, seed=i)))
+    got = await asyncio.gather(*calls, return_exceptions=True)
+    for g in got:  # a budget that ran out ends the model work; anything else is a bug
+        if isinstance(g, BudgetExhausted) or not isinstance(g, str | AgentrtError):
+            raise g
+    return [g for g in got if isinstance(g, str | AgentrtError)]
+
+
 async def root_cause(
     inputs: BugInputs, prior: BugRun, ctx: RunContext, regions: Sequence[Region]
 ) -> RootCause | None:
-    """The root cause: the best evidence region, or the judge's grounded choice among them."""
+    """The root cause: the best evidence region, or the judge's grounded choice.
+
+    Trust high asks :data:`QUORUM` judgments at once (the same latency, that many
+    times the judge's tokens): an overrule of stronger evidence stands only when
+    they all name the same place (:func:`fixbugs.stages.quorum.settle`).
+    """
     if not regions:
         return None
     best = regions[0]
@@ -307,46 +338,35 @@ async def root_cause(
         stage="root_cause",
     )
     try:
-        answer = await with_deadline(
+        answers = await with_deadline(
             ctx.clock,
             ctx.step_deadline_s("judgment"),
-            _stream_judgment(ctx, judge, req),
+            _judgments(ctx, judge, req, QUORUM if trust == "high" else 1),
             what="judgment",
         )
     except BudgetExhausted:
         return fallback  # the budget's own note says the model work ended
     except AgentrtError as exc:
-        ctx.journal.note(
-            "root_cause", f"judgment call failed ({exc}); the evidence's explanation stands"
-        )
+        answers = [exc]
+    judged = [
+        Judged(None, "", f"the judgment call failed ({a})")
+        if isinstance(a, AgentrtError)
+        else Judged(*check_judgment(a, regions, files, trust=trust))
+        for a in answers
+    ]
+    settled = settle(judged, regions, may_overrule=trust == "high")
+    for note in settled.notes:
+        ctx.journal.note("root_cause", note)
+    chosen = settled.judged
+    if chosen is None or chosen.region is None:
+        ctx.journal.note("root_cause", "the evidence's explanation stands")
         return fallback
-    region, explanation, rejected = check_judgment(answer, regions, files, trust=trust)
-    if region is not None and trust == "high" and region.score < best.score * _TIE:
-        # a strong model may see the right function behind weaker evidence: said, and kept
-        listed = "" if region in regions else " (not listed)"
-        ctx.journal.note(
-            "root_cause",
-            f"the judgment (trust high) chose {region.path}:{region.start}-{region.end}"
-            f"{listed} over stronger evidence ({best.path}:{best.start}-{best.end}, "
-            f"{best.score:.2f}); kept",
-        )
-    elif region is not None and region.score < best.score * _TIE:
-        # The judge may break ties among equally supported regions, not overrule
-        # stronger evidence: measured on the dev cases, the embedded model's picks of
-        # weaker regions took the region hit rate from 95% to 55%.
-        rejected = (
-            f"the judgment chose {region.path}:{region.start}-{region.end} "
-            f"(evidence {region.score:.2f}) over stronger evidence ({best.score:.2f})"
-        )
-        region = None
-    if region is None:
-        ctx.journal.note("root_cause", f"{rejected}; discarded, the evidence's explanation stands")
-        return fallback
+    region = chosen.region
     return RootCause(
         region.path,
         region.start,
         region.end,
-        explanation,
+        chosen.explanation,
         "model",
         region.reasons,
         region.function,

@@ -29,6 +29,8 @@ from fixbugs.run.report import _stage_figures
 from fixbugs.stages.rootcause import (
     JUDGE_SYSTEM,
     JUDGE_SYSTEM_HIGH,
+    QUORUM,
+    SECOND_TEMPERATURE,
     check_judgment,
     root_cause,
     run_regions,
@@ -331,7 +333,7 @@ async def test_an_unlisted_region_grounded_by_its_quote_stands_on_high_trust(
     assert (rc.path, rc.function, rc.start, rc.end) == ("shop/invoice.py", "subtotal", 4, 5)
     assert "not listed" in rc.evidence[0] and "line(s) 5" in rc.evidence[0]
     assert "subtotal" in rc.explanation and ">" not in rc.explanation
-    assert any("(not listed) over stronger evidence" in n for n in ctx.notes)
+    assert any("not listed) over stronger evidence" in n and "kept" in n for n in ctx.notes)
 
 
 @pytest.mark.parametrize(
@@ -386,10 +388,15 @@ async def test_the_judge_is_told_what_its_trust_allows(tmp_path: Path) -> None:
             await ctx.judge()
         judge = models.judge
         assert isinstance(judge, FakeModel)
-        (req,) = judge.requests
-        assert req.messages[0].content == system
-        told = "starting with '> '" in req.messages[-1].content
-        assert told == (trust == "high")
+        # trust high asks a quorum at once: the greedy answer streamed, then samples
+        assert len(judge.requests) == (QUORUM if trust == "high" else 1)
+        for req in judge.requests:
+            assert req.messages[0].content == system
+            told = "starting with '> '" in req.messages[-1].content
+            assert told == (trust == "high")
+        assert [r.temperature for r in judge.requests[1:]] == [SECOND_TEMPERATURE] * (
+            len(judge.requests) - 1
+        )
 
 
 def test_on_high_trust_a_quote_places_the_region_more_exactly_than_a_path() -> None:
@@ -427,3 +434,76 @@ def test_a_grounded_quote_needs_no_word_of_the_code_in_the_explanation() -> None
     assert explanation.startswith("This expression rejects")
     too_short = answer.rsplit("\n", 1)[0] + "\nIt is wrong."
     assert check_judgment(too_short, [], files, trust="high")[0] is None
+
+
+# -- trust high: an overrule of the evidence takes every judgment asked ------------------
+
+
+def _answers(clock: FakeClock, *answers: str) -> Models:
+    """A high-trust judge whose calls get ``answers`` in turn (the streamed one first)."""
+    calls = iter(answers)
+
+    def respond(_: ResponderInput) -> str:
+        return next(calls)
+
+    m = FakeModel(responder=respond, clock=clock, latency=LatencyModel(1.0, 0.0, 10.0))
+    return Models(map=m, judge=m, judge_trust="high")
+
+
+async def _quorum(tmp_path: Path, *answers: str) -> tuple[RootCause | None, _Case]:
+    clock = FakeClock()
+    ctx = _ctx(tmp_path, _answers(clock, *answers), clock)
+    async with clock.autojumping():
+        rc = await ctx.judge()
+    return rc, ctx
+
+
+TOTAL_ANSWER = "R2\ntotal passes subtotal(lines) and percent on; the percent it passes is wrong."
+DISCOUNT_ANSWER = "R1\napply_discount divides the percent by 10 where 100 is meant."
+
+
+async def test_an_overrule_the_other_judgment_does_not_share_leaves_the_evidence(
+    tmp_path: Path,
+) -> None:
+    rc, ctx = await _quorum(tmp_path, TOTAL_ANSWER, DISCOUNT_ANSWER)
+    # the second judgment names the evidence's best region: it stands, with its words
+    assert rc is not None and rc.origin == "model" and rc.function == "apply_discount"
+    assert rc.explanation.startswith("apply_discount divides")
+    assert any("did not agree" in n and "shop/invoice.py:14-15" in n for n in ctx.notes)
+
+
+async def test_an_overrule_with_a_malformed_second_judgment_is_not_kept(tmp_path: Path) -> None:
+    rc, ctx = await _quorum(tmp_path, TOTAL_ANSWER, '{"answer": "R')
+    assert rc is not None and rc.origin == "static" and rc.function == "apply_discount"
+    assert any("1 invalid" in n and "not kept" in n for n in ctx.notes), ctx.notes
+    assert any("the evidence's explanation stands" in n for n in ctx.notes)
+
+
+async def test_a_failed_second_call_does_not_make_a_quorum(tmp_path: Path) -> None:
+    clock = FakeClock()
+    m = FakeModel(
+        responder=lambda _: TOTAL_ANSWER,
+        clock=clock,
+        latency=LatencyModel(1.0, 0.0, 10.0),
+        failures=[None, ProviderError("overloaded", status=529)],
+    )
+    ctx = _ctx(tmp_path, Models(map=m, judge=m, judge_trust="high"), clock)
+    async with clock.autojumping():
+        rc = await ctx.judge()
+    assert rc is not None and rc.origin == "static" and rc.function == "apply_discount"
+    assert any("judgment call failed" in n for n in ctx.notes), ctx.notes
+    assert any("not kept" in n for n in ctx.notes)
+
+
+async def test_the_evidence_supported_first_judgment_needs_no_second_voice(
+    tmp_path: Path,
+) -> None:
+    rc, ctx = await _quorum(tmp_path, DISCOUNT_ANSWER, TOTAL_ANSWER)
+    assert rc is not None and rc.origin == "model" and rc.function == "apply_discount"
+    assert not any("over stronger evidence" in n for n in ctx.notes)
+
+
+async def test_only_the_first_judgment_streams_to_the_person(tmp_path: Path) -> None:
+    _, ctx = await _quorum(tmp_path, DISCOUNT_ANSWER, TOTAL_ANSWER)
+    shown = "".join(str(e.data.get("delta", "")) for e in ctx.events if e.kind == "judgment")
+    assert shown == DISCOUNT_ANSWER
