@@ -85,12 +85,7 @@ def rewrite_refusal(
     unknown = [h for h in hunks if h.path not in listed]
     if unknown:
         return f"it edits a file the repository does not have ({_where(unknown)})"
-    # touches: overlaps a root's lines (a pure insertion sits between end and start)
-    if not any(
-        h.path == p and h.start <= b + slack and h.end >= a - slack - 1
-        for h in hunks
-        for p, a, b in roots
-    ):
+    if not any(h.touches(p, a, b, slack) for h in hunks for p, a, b in roots):
         return f"it does not rewrite the root cause {path}:{start}-{end} ({_where(hunks)})"
     return None
 
