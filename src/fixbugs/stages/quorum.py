@@ -1,14 +1,17 @@
 """Which of several checked judgments stands: a pure rule, no model, no I/O.
 
-A high-trust judge may overrule stronger evidence (choose a region whose
-evidence score is below the best's tie band, or one the evidence did not
-list). A strong model is right there often, and wrong there sometimes; a
-wrong overrule is the one way the judge makes a run worse than no model at
-all (measured with the noisy oracle: youtube-dl-5's reported root cause
-moved off the evidence's right region to a wrong one, and no validated fix
-came to correct it). So an overrule takes a quorum: every judgment asked
-must be valid and name the same place. A judgment the evidence supports
-(its region within the tie band of the best) needs no second voice.
+A high-trust judge may leave the evidence's best region: pick another of
+the regions tied with it, overrule stronger evidence (a region whose score
+is below the best's tie band), or name one the evidence did not list. A
+strong model is right there often, and wrong there sometimes; a wrong
+departure is the one way the judge makes a run worse than no model at all
+(measured with the noisy oracle: youtube-dl-5's reported root cause moved
+off the evidence's right region to a wrong one, and no validated fix came
+to correct it). So on trust high a departure takes a quorum: every
+judgment asked must be valid and name the same place. A judgment at the
+evidence's best place needs no second voice. On trust low (one judgment,
+the embedded model) the judge only breaks ties: a region within the tie
+band stands, anything weaker is discarded.
 
 This is self-consistency voting (several samples, agreement as confidence)
 reduced to what the rule protects: the evidence's best region is the
@@ -63,12 +66,15 @@ def settle(judged: Sequence[Judged], regions: Sequence[Region], *, may_overrule:
     """The judgment that stands among ``judged`` (the first is the one the person saw;
     ``regions`` the listed ones, the evidence's best first).
 
-    * none valid: the evidence stands;
-    * the first valid judgment stands when the evidence supports its region
-      (``overrules`` is false);
-    * when it overrules, it stands only if ``may_overrule`` (trust high) and
-      every judgment asked is valid and names the same place; otherwise the
-      first valid judgment the evidence supports stands, or else the evidence.
+    None valid: the evidence stands. Otherwise the first valid judgment:
+
+    * ``may_overrule`` (trust high, a quorum asked): it stands at the
+      evidence's best place; elsewhere (a tied region, a weaker one, or one
+      not listed) only when every judgment asked is valid and names that
+      place; if not, a valid judgment at the evidence's best place stands,
+      or else the evidence;
+    * otherwise (trust low, one judgment): it stands when the evidence
+      supports its region (``overrules`` is false: the judge breaks ties).
     """
     best = regions[0]
     notes = [f"{j.rejected}; discarded" for j in judged if j.region is None and j.rejected]
@@ -77,25 +83,32 @@ def settle(judged: Sequence[Judged], regions: Sequence[Region], *, may_overrule:
         return Settled(None, tuple(notes))
     first = valid[0]
     assert first.region is not None
-    supported = next((j for j in valid if j.region and not overrules(j.region, best)), None)
-    if not overrules(first.region, best):
-        return Settled(first, tuple(notes))
     listed = "" if first.region in regions else ", not listed"
     chose = f"{_at(first.region)} (evidence {first.region.score:.2f}{listed})"
-    stronger = f"stronger evidence ({_at(best)}, {best.score:.2f})"
+    against = (
+        f"over stronger evidence ({_at(best)}, {best.score:.2f})"
+        if overrules(first.region, best)
+        else f"tied with the evidence's best ({_at(best)}, {best.score:.2f})"
+    )
     if not may_overrule:
-        notes.append(f"the judgment chose {chose} over {stronger}; discarded")
-    elif len(valid) == len(judged) and all(
+        if not overrules(first.region, best):
+            return Settled(first, tuple(notes))
+        notes.append(f"the judgment chose {chose} {against}; discarded")
+        return Settled(None, tuple(notes))
+    if same_place(first.region, best):
+        return Settled(first, tuple(notes))
+    if len(valid) == len(judged) and all(
         j.region is not None and same_place(first.region, j.region) for j in valid[1:]
     ):
         agreed = f"all {len(judged)} judgments" if len(judged) > 1 else "the judgment"
-        notes.append(f"{agreed} (trust high) chose {chose} over {stronger}; kept")
+        notes.append(f"{agreed} (trust high) chose {chose} {against}; kept")
         return Settled(first, tuple(notes))
-    else:
-        others = ", ".join(_at(j.region) for j in valid[1:] if j.region is not None) or "none"
-        notes.append(
-            f"the judgment (trust high) chose {chose} over {stronger}, but the "
-            f"{len(judged)} judgments asked did not agree on it (the others: {others}, "
-            f"{len(judged) - len(valid)} invalid); an overrule needs them all: not kept"
-        )
-    return Settled(supported, tuple(notes))
+    others = ", ".join(_at(j.region) for j in valid[1:] if j.region is not None) or "none"
+    notes.append(
+        f"the judgment (trust high) chose {chose} {against}, but the {len(judged)} "
+        f"judgments asked did not agree on it (the others: {others}, "
+        f"{len(judged) - len(valid)} invalid); leaving the evidence's best needs them all: "
+        "not kept"
+    )
+    at_best = next((j for j in valid if j.region and same_place(j.region, best)), None)
+    return Settled(at_best, tuple(notes))

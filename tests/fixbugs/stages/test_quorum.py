@@ -22,10 +22,22 @@ def test_no_valid_judgment_leaves_the_evidence_with_each_reason() -> None:
     assert s.notes == ("named no region; discarded", "too short; discarded")
 
 
-def test_a_judgment_the_evidence_supports_stands_alone() -> None:
-    for first in (BEST, TIED):
-        s = settle([_j(first), _j(WEAK)], REGIONS, may_overrule=True)
-        assert s.judged is not None and s.judged.region is first
+def test_a_judgment_at_the_evidence_best_place_stands_alone() -> None:
+    s = settle([_j(BEST), _j(WEAK)], REGIONS, may_overrule=True)
+    assert s.judged is not None and s.judged.region is BEST and not s.notes
+
+
+def test_on_trust_high_a_tied_region_takes_the_quorum_too() -> None:
+    s = settle([_j(TIED), _j(TIED)], REGIONS, may_overrule=True)
+    assert s.judged is not None and s.judged.region is TIED
+    assert "tied with the evidence's best (pkg/a.py:10-14" in s.notes[-1]
+    s = settle([_j(TIED), _j(WEAK)], REGIONS, may_overrule=True)
+    assert s.judged is None and "did not agree" in s.notes[-1]
+
+
+def test_on_trust_low_the_single_judgment_breaks_ties() -> None:
+    s = settle([_j(TIED)], REGIONS, may_overrule=False)
+    assert s.judged is not None and s.judged.region is TIED
 
 
 def test_an_overrule_stands_when_every_judgment_names_that_place() -> None:
@@ -38,10 +50,12 @@ def test_an_overrule_stands_when_every_judgment_names_that_place() -> None:
     assert "not listed) over stronger evidence" in s.notes[-1]
 
 
-def test_a_disagreed_overrule_gives_way_to_a_supported_judgment_or_the_evidence() -> None:
+def test_a_disagreed_overrule_gives_way_to_a_judgment_at_the_best_place_or_the_evidence() -> None:
+    s = settle([_j(WEAK), _j(BEST)], REGIONS, may_overrule=True)
+    assert s.judged is not None and s.judged.region is BEST
+    assert "did not agree" in s.notes[-1] and "others: pkg/a.py:10-14" in s.notes[-1]
     s = settle([_j(WEAK), _j(TIED)], REGIONS, may_overrule=True)
-    assert s.judged is not None and s.judged.region is TIED
-    assert "did not agree" in s.notes[-1] and "pkg/a.py:20-24" in s.notes[-1]
+    assert s.judged is None
     s = settle([_j(WEAK), _j(UNLISTED)], REGIONS, may_overrule=True)
     assert s.judged is None and "not kept" in s.notes[-1]
 
