@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from fixbugs.localize.regions import Region
 
-__all__ = ["TIE", "Judged", "Settled", "overrules", "same_place", "settle"]
+__all__ = ["TIE", "Judged", "Place", "Settled", "overrules", "same_place", "settle"]
 
 TIE = 0.95  # a region within 5% of the best evidence score counts as equally supported
 
@@ -53,7 +54,20 @@ def overrules(region: Region, best: Region) -> bool:
     return region.score < best.score * TIE
 
 
-def same_place(a: Region, b: Region) -> bool:
+class Place(Protocol):
+    """A region, or a root cause: where in the code."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def function(self) -> str | None: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+
+
+def same_place(a: Place, b: Place) -> bool:
     """Two answers name the same place: one file and function, overlapping lines."""
     return a.path == b.path and a.function == b.function and a.start <= b.end and b.start <= a.end
 

@@ -3,7 +3,8 @@
 A judge that named the wrong listed region, while the fix that validated
 changes another listed region: the report's root cause is the fix's region,
 with a note. A fix inside the chosen root cause, or outside every region,
-or no validated fix at all, leaves the diagnosis as it was.
+leaves the diagnosis as it was. With no validated fix, a judgment off the
+evidence's best region gives way to it where candidates ran.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ def _fix(old: str, new: str) -> RepairCandidate:
 
 
 def _run(chosen: Region, regions: tuple[Region, ...]) -> BugRun:
-    rc = RootCause(chosen.path, chosen.start, chosen.end, "the judge's reason", "model")
+    rc = RootCause(
+        chosen.path, chosen.start, chosen.end, "the judge's reason", "model", (), chosen.function
+    )
     return BugRun(started=0.0, diagnosis=Diagnosis(regions=regions, root_cause=rc))
 
 
@@ -66,9 +69,9 @@ def test_a_fix_in_another_listed_region_moves_the_root_cause_there(tmp_path: Pat
     [
         (RIGHT, (WRONG, RIGHT), True),  # the fix touches the chosen root cause
         (WRONG, (WRONG, ELSEWHERE), True),  # the fix is in no listed region
-        (WRONG, (RIGHT, WRONG), False),  # nothing validated
+        (RIGHT, (RIGHT, WRONG), False),  # nothing validated, the judge at the evidence's best
     ],
-    ids=["fix-in-root-cause", "fix-in-no-region", "not-validated"],
+    ids=["fix-in-root-cause", "fix-in-no-region", "not-validated-at-best"],
 )
 def test_the_diagnosis_stands(
     tmp_path: Path, chosen: Region, regions: tuple[Region, ...], validated: bool
@@ -76,6 +79,41 @@ def test_the_diagnosis_stands(
     prior = _run(chosen, regions)
     validation = Validation(validated, THRESHOLD if validated else None, 1, "")
     assert confirmed_diagnosis(_inputs(tmp_path), prior, validation) == (prior.diagnosis, None)
+
+
+def test_an_unconfirmed_judgment_off_the_evidence_best_gives_way_to_it(tmp_path: Path) -> None:
+    prior = _run(WRONG, (RIGHT, WRONG))
+    diagnosis, note = confirmed_diagnosis(
+        _inputs(tmp_path), prior, Validation(False, None, 12, "no validated fix")
+    )
+    assert diagnosis is not None and diagnosis.root_cause is not None
+    rc = diagnosis.root_cause
+    assert (rc.path, rc.start, rc.end, rc.function) == (PRICING, 19, 20, "line_total")
+    assert rc.origin == "static"
+    assert "The judgment named shop/tax.py (lines 5-9, chosen by model)" in rc.explanation
+    assert note is not None and "no validated fix confirmed the judgment's root cause" in note
+    assert diagnosis.regions == (RIGHT, WRONG)
+
+
+def test_where_nothing_ran_or_the_evidence_chose_the_root_cause_stands(tmp_path: Path) -> None:
+    inputs = _inputs(tmp_path)
+    judged = _run(WRONG, (RIGHT, WRONG))  # not reproduced: no candidate could run
+    assert confirmed_diagnosis(inputs, judged, Validation(False, None, 0, "")) == (
+        judged.diagnosis,
+        None,
+    )
+    assert judged.diagnosis is not None
+    evidence = judged.model_copy(
+        update={
+            "diagnosis": judged.diagnosis.model_copy(
+                update={"root_cause": RootCause(PRICING, 24, 26, "why", "static")}
+            )
+        }
+    )
+    assert confirmed_diagnosis(inputs, evidence, Validation(False, None, 5, "")) == (
+        evidence.diagnosis,
+        None,
+    )
 
 
 def test_a_pure_insertion_beside_the_region_touches_it(tmp_path: Path) -> None:
