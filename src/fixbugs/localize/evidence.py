@@ -27,6 +27,7 @@ KINDS = (
     "import",
     "neighbour",
     "symbol",
+    "title",
     "literal",
     "warning",
     "bm25",

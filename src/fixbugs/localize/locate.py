@@ -29,12 +29,13 @@ from fixbugs.localize.report_signals import (
     literal_evidence,
     quoted_code_evidence,
 )
-from fixbugs.localize.report_text import without_warning_entries
+from fixbugs.localize.report_text import evidence_text
 from fixbugs.localize.signals import (
     bm25_evidence,
     import_evidence,
     naming_evidence,
     symbol_evidence,
+    title_evidence,
     traceback_evidence,
 )
 from fixbugs.localize.snippet_calls import call_evidence
@@ -58,12 +59,12 @@ def static_evidence(
 
     The failing tests are the report's, then ``test_ids`` (those of the test
     command, :attr:`fixbugs.pyenv.testrun.TestCommand.test_ids`). The text
-    signals read the report without its pytest warning entries
-    (:func:`~fixbugs.localize.report_text.without_warning_entries`); ``failure``,
+    signals read the report without its pytest warning entries and its
+    environment listing (:func:`~fixbugs.localize.report_text.evidence_text`); ``failure``,
     parsed from the whole text, keeps those under a summary's header as
     warnings, which weigh little.
     """
-    report = without_warning_entries(report)
+    report = evidence_text(report)
     tests = [t for t in files_of_tests([*failure.failing_tests, *test_ids]) if t in files]
     failure = anchor_frames(failure, files)
     index = as_index(files)
@@ -76,6 +77,7 @@ def static_evidence(
         *import_evidence(tests, files),
         *naming_evidence(tests, files),
         *symbol_evidence(report, files, exclude=_frame_functions(failure), index=index),
+        *title_evidence(report, files),
         *bm25_evidence(report, files),
         *quoted_code_evidence(report, files, failure),
         *literal_evidence(report, files),

@@ -34,6 +34,12 @@ __all__ = ["MAX_CLASSES", "name_evidence", "path_evidence"]
 MAX_CLASSES = 3  # ``Class.member`` where more classes share the name points nowhere
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w])")
 _PATH = re.compile(r"(?<![\w/.~-])((?:~?[/\\]|[A-Za-z]:[/\\])?(?:[\w.-]+[/\\])+[\w-]+\.pyx?)\b")
+# a code host's link to a file at a commit or branch, maybe to its lines:
+# https://github.com/o/r/blob/<ref>/pkg/mod.py#L12-L14 (GitLab: /-/blob/, #L12-14)
+_LINK = re.compile(
+    r"https?://[^\s/]+/[^\s#]*?/blob/[^\s/]+/(?P<path>[^\s#)>\]]+\.pyx?)"
+    r"(?:#L(?P<a>\d+)(?:-L?(?P<b>\d+))?)?"
+)
 _SKIP_HEADS = frozenset({"self", "cls", "np", "numpy", "os", "sys", "re", "e", "i", "www"})
 
 
@@ -90,10 +96,22 @@ def path_evidence(
     names: their own kinds weigh them (a warnings summary names many files that
     are no suspects), so a path there is not counted again.
 
+    A code host's link to the file (``…/blob/<ref>/pkg/mod.py#L35``) names it too,
+    and its line anchor gives the evidence its lines.
+
     Installed-copy paths (``…/site-packages/pkg/mod.py``) map to the repository's
     file as a traceback frame's do (:func:`fixbugs.localize.traceback.relativize`).
     """
     out: dict[str, Evidence] = {}
+    for m in _LINK.finditer(report):
+        path = relativize(m.group("path"), files)
+        if path is None or is_test_path(path) or path in out or path in located:
+            continue
+        a = int(m.group("a")) if m.group("a") else None
+        b = int(m.group("b")) if m.group("b") else a
+        lines = ((a, max(a, b or a)),) if a else ()
+        at = f", line {a}" if a else ""
+        out[path] = Evidence(path, "path", 1.0, f"the report links to the file {path}{at}", lines)
     for m in _PATH.finditer(report):
         raw = m.group(1).replace("\\", "/")
         path = relativize(raw, files)

@@ -6,6 +6,10 @@ right file, strongest first: a traceback frame or a spectrum says where code
 actually ran and failed; naming and imports say what the failing test
 exercises; symbols and BM25 say what the report talks about.
 
+Support files (documentation configuration, examples, the setup script;
+:func:`fixbugs.index.paths.is_support_path`) count at :data:`SUPPORT_FACTOR`
+unless the failure ran through them.
+
 Model relevance is advisory. Its weight is low, and it only counts for files
 that already have static evidence: a file no signal points at can never
 rise on a model's say-so (the embedded 135M model is a weak judge).
@@ -17,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from fixbugs.index.paths import is_support_path
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.traceback import is_test_path
 
@@ -35,12 +40,16 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     "import": 1.0,
     "neighbour": 0.75,  # a function the report's code uses calls this one
     "symbol": 1.0,
+    "title": 1.0,  # a function or class the report's title names
     "literal": 1.25,  # a message or pattern of the code that the report shows
     "warning": 0.5,
     "bm25": 0.75,
     "model": 0.25,
 }
 _ADVISORY = frozenset({"model"})  # kinds that never create a candidate on their own
+# kinds that say the code ran and failed: they rank a support file as any other
+_RAN = frozenset({"traceback", "sbfl"})
+SUPPORT_FACTOR = 0.3  # a support file's text matches reports without holding their bugs
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +89,8 @@ def rank_files(
         )
         if static <= 0:
             continue  # invariant: advisory evidence alone never ranks a file
+        if is_support_path(path) and not kinds.keys() & _RAN:
+            static *= SUPPORT_FACTOR
         advisory = sum(weights.get(k, 0.0) * e.strength for k, e in kinds.items() if k in _ADVISORY)
         contrib = sorted(kinds.values(), key=lambda e: -weights.get(e.kind, 0.0) * e.strength)
         reasons = tuple(e.reason for e in contrib if weights.get(e.kind, 0.0) * e.strength > 0)

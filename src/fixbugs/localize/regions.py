@@ -18,7 +18,6 @@ Pure: a ``path → text`` mapping and the ranking in, regions out.
 from __future__ import annotations
 
 import ast
-import math
 import re
 import warnings
 from collections import defaultdict
@@ -27,14 +26,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from fixbugs.localize.assertions import assertion_values, called_names
+from fixbugs.localize.function_match import (
+    ReportIdentifiers,
+    best_lines,
+    docstring_lines,
+    function_matches,
+)
 from fixbugs.localize.rank import DEFAULT_WEIGHTS, RankedFile
-from fixbugs.localize.report_text import without_warning_entries
+from fixbugs.localize.report_text import evidence_text
 from fixbugs.localize.sbfl import suspicious_ranges
-from fixbugs.localize.signals import tokenize_code
 
 __all__ = ["Region", "function_spans", "region_at", "sbfl_ranges", "suspicious_regions"]
 
-LINE_KINDS = ("traceback", "quoted", "literal", "warning", "sbfl")
+LINE_KINDS = ("traceback", "quoted", "literal", "warning", "sbfl", "path")  # path: a link's lines
 # evidence whose lines are a whole function's span (a function the report's code calls,
 # or names): a hit on the function, not on one of its lines
 SPAN_KINDS = ("call", "name", "neighbour")
@@ -143,6 +147,8 @@ def _file_hits(
     called: Collection[str],
     tested: Collection[str],
     assertion_text: str,
+    ids: ReportIdentifiers,
+    docs: frozenset[int],
 ) -> list[_Hit]:
     n_lines = len(text.splitlines())
     hits: list[_Hit] = []
@@ -176,28 +182,37 @@ def _file_hits(
                 # short literals ('git', 'open') are in many values by chance
                 w = 0.25 + 0.5 * min(1.0, len(v) / 15)
                 hits.append(_Hit(line, w, f"literal {v!r} appears in the failing assertion"))
-    if spans:  # the weakest hint, and a tie-breaker between functions of one file
-        hits += _word_hits(text, spans, report, weight=0.5 if not hits else 0.3)
+    if spans:  # the weakest hint: with other evidence, a tie-breaker of one function
+        lines = text.splitlines()
+        if hits:
+            hits += _word_hits(lines, spans, ids, docs, weight=0.3, top=1)
+        else:
+            hits += _word_hits(lines, spans, ids, docs, weight=0.5)
     return hits
 
 
 def _word_hits(
-    text: str, spans: Sequence[tuple[str, int, int]], report: str, *, weight: float
+    lines: Sequence[str],
+    spans: Sequence[tuple[str, int, int]],
+    ids: ReportIdentifiers,
+    docs: frozenset[int],
+    *,
+    weight: float,
+    top: int = 3,
 ) -> list[_Hit]:
-    """The function whose words best match the report (rare words count more)."""
-    lines = text.splitlines()
-    said = set(tokenize_code(report))
-    bags = [set(tokenize_code("\n".join(lines[a - 1 : b]))) for _, a, b in spans]
-    df: dict[str, int] = defaultdict(int)
-    for bag in bags:
-        for w in bag:
-            df[w] += 1
-    scores = [sum(math.log(1 + len(bags) / df[w]) for w in bag & said) for bag in bags]
-    if not scores or max(scores) <= 0:
+    """The functions whose code uses the report's rarest identifiers
+    (:func:`~fixbugs.localize.function_match.function_matches`): the best one at
+    ``weight``, the next ones in proportion to their match."""
+    matches = function_matches(lines, spans, ids, docs)[:top]
+    if not matches:
         return []
-    best = max(range(len(spans)), key=lambda i: scores[i])
-    name, first, _ = spans[best]
-    return [_Hit(first, weight, f"{name} shares the most words with the report", False)]
+    best = matches[0][1]
+    hits = []
+    for i, score in matches:
+        name, first, _ = spans[i]
+        why = f"{name} uses the report's identifiers"
+        hits.append(_Hit(first, weight * score / best, why, False))
+    return hits
 
 
 def _tested_name(test_id: str) -> str:
@@ -206,36 +221,23 @@ def _tested_name(test_id: str) -> str:
     return name.removeprefix("test_") if name.startswith("test_") else ""
 
 
-def _best_window(lines: Sequence[str], lo: int, hi: int, said: Collection[str]) -> tuple[int, int]:
-    """The :data:`MAX_REGION_LINES` lines of ``lo..hi`` whose words the report says most
-    (a word counts once per line; ties: the earliest window, the function's head)."""
-    width = MAX_REGION_LINES
-    if hi - lo + 1 <= width:
-        return lo, hi
-    score = [len(set(tokenize_code(lines[n - 1])) & set(said)) for n in range(lo, hi + 1)]
-    best, best_at, run = -1, lo, sum(score[:width])
-    for i in range(0, len(score) - width + 1):
-        if i:
-            run += score[i + width - 1] - score[i - 1]
-        if run > best:
-            best, best_at = run, lo + i
-    return best_at, best_at + width - 1
-
-
 def _lines_for(
     group: Sequence[_Hit],
     span: tuple[str, int, int] | None,
     n_lines: int,
     text_lines: Sequence[str] = (),
-    said: Collection[str] = (),
+    ids: ReportIdentifiers | None = None,
+    docs: frozenset[int] = frozenset(),
 ) -> tuple[int, int]:
     lo_bound, hi_bound = (span[1], span[2]) if span else (1, n_lines)
     if span and span[2] - span[1] + 1 <= MAX_REGION_LINES:
         return span[1], span[2]
     exact = [h for h in group if h.exact]
     if not exact:  # only whole-function evidence: its lines that say most of the report
-        if said and text_lines:
-            return _best_window(text_lines, lo_bound, hi_bound, said)
+        if ids is not None and text_lines:
+            return best_lines(
+                text_lines, lo_bound, hi_bound, ids, width=MAX_REGION_LINES, docs=docs
+            )
         return lo_bound, min(hi_bound, lo_bound + MAX_REGION_LINES - 1)
     lines = [h.line for h in exact]
     lo, hi = max(lo_bound, min(lines) - 2), min(hi_bound, max(lines) + 2)
@@ -285,14 +287,15 @@ def suspicious_regions(
 ) -> list[Region]:
     """The ``limit`` most suspicious regions of the ``top_files`` best-ranked files.
 
-    ``report`` is read without its pytest warning entries, as the file ranking
-    reads it (:func:`fixbugs.localize.report_text.without_warning_entries`).
+    ``report`` is read without its pytest warning entries and its environment
+    listing, as the file ranking reads it
+    (:func:`fixbugs.localize.report_text.evidence_text`).
     """
-    report = without_warning_entries(report)
+    report = evidence_text(report)
     called = set(called_names(report))
     tested = {_tested_name(t) for t in test_ids} - {""}
     assertion_text = _assertion_text(report)
-    said = frozenset(tokenize_code(report))
+    ids = ReportIdentifiers.of(report)
     regions: list[Region] = []
     for rf in ranked[:top_files]:
         text = files.get(rf.path)
@@ -301,6 +304,7 @@ def suspicious_regions(
         text_lines = text.splitlines()
         n_lines = max(1, len(text_lines))
         spans = function_spans(text) if rf.path.endswith(".py") else []
+        docs = docstring_lines(text) if spans else frozenset()
         hits = _file_hits(
             rf.path,
             text,
@@ -311,9 +315,11 @@ def suspicious_regions(
             called=called,
             tested=tested,
             assertion_text=assertion_text,
+            ids=ids,
+            docs=docs,
         )
         if not hits:
-            a, b = _best_window(text_lines, 1, n_lines, said) if said else (1, min(n_lines, 40))
+            a, b = best_lines(text_lines, 1, n_lines, ids, width=MAX_REGION_LINES, docs=docs)
             why = "no line-level evidence in this file; the lines richest in the report's words"
             regions.append(Region(rf.path, None, a, b, rf.score * 0.4, (*rf.reasons[:2], why)))
             continue
@@ -325,7 +331,7 @@ def suspicious_regions(
         best = sorted(groups, key=lambda k: -weight[k])[:per_file]
         for key in best:
             group = groups[key]
-            a, b = _lines_for(group, key, n_lines, text_lines, said)
+            a, b = _lines_for(group, key, n_lines, text_lines, ids, docs)
             reasons = tuple(dict.fromkeys(h.reason for h in sorted(group, key=lambda h: -h.weight)))
             score = rf.score * (0.4 + 0.6 * weight[key] / top)
             regions.append(Region(rf.path, key[0] if key else None, a, b, score, reasons[:5]))

@@ -113,6 +113,8 @@ def literal_fragments(value: str, *, min_chars: int = 8) -> list[str]:
     out = []
     for piece in _SPLIT.split(value):
         frag = _norm(piece).strip(" '\"`:,;").lower()
+        if frag.startswith(("http://", "https://")):
+            continue  # a link: the project's own site is in its setup and docs, not its bugs
         if len(frag) >= min_chars and (" " in frag or "_" in frag or len(frag) >= 12):
             out.append(frag)
     return out

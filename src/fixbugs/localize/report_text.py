@@ -18,8 +18,10 @@ __all__ = [
     "code_blocks",
     "code_lines",
     "command_words",
+    "evidence_text",
     "inline_code",
     "typed_commands",
+    "without_environment",
     "without_warning_entries",
 ]
 
@@ -36,6 +38,16 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 _WARNING_WHERE = re.compile(r"^[^\s:]+\.py(?::\d+|::\S+)$")
 _WARNING_SAID = re.compile(r"^\s+\S+:\d+: (?:\w+\.)*\w*Warning: ")
 _WARNING_FRAME = re.compile(r"^=+ warnings summary =+$|^-- Docs: https://docs\.pytest\.org/\S*$")
+# a section of the report that lists the user's machine: its heading, alone on its line
+# (markdown heading, bold line or an HTML summary), names the environment or the
+# versions printout that issue templates ask for
+_ENV_HEAD = re.compile(
+    r"^\s*(?:#+\s*|\*\*|<details>\s*)?(?:<summary>\s*)?"
+    r"(?:environment(?:\s+info(?:rmation)?)?|versions?|output of .*versions.*"
+    r"|installed versions)\s*:?\s*(?:\*\*|</summary>)?\s*:?\s*$",
+    re.I,
+)
+_SECTION_HEAD = re.compile(r"^\s*(?:#+\s+\S|\*\*[^*]+\*\*\s*:?\s*$|</details>)")
 
 
 def code_blocks(text: str) -> list[str]:
@@ -175,3 +187,35 @@ def without_warning_entries(text: str) -> str:
     if not drop:
         return text
     return "\n".join(line for i, line in enumerate(lines) if i not in drop)
+
+
+def without_environment(text: str) -> str:
+    """``text`` without the sections that list the user's machine.
+
+    Issue templates ask for the OS, the Python and package versions and the
+    extensions in use ("Environment info", "Output of xr.show_versions()");
+    users paste them whole. They name modules (``sphinx.ext.autodoc``,
+    ``sphinx.ext.napoleon``) and print strings the project's version report
+    holds, so as evidence they rank the version-printing module and every
+    listed extension above the code the bug is in. A section runs from its
+    heading to the next heading, bold line or ``</details>``.
+    """
+    lines = text.splitlines()
+    out: list[str] = []
+    skipping = False
+    for line in lines:
+        if _ENV_HEAD.match(line):
+            skipping = True
+            continue
+        if skipping and _SECTION_HEAD.match(line):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    return "\n".join(out) if len(out) != len(lines) else text
+
+
+def evidence_text(text: str) -> str:
+    """What of a report the localization signals weigh: all of it but the pytest warning
+    entries (:func:`without_warning_entries`) and the environment listing
+    (:func:`without_environment`)."""
+    return without_environment(without_warning_entries(text))

@@ -1,0 +1,145 @@
+"""Which functions of a file the report's own identifiers point at, and which lines of a long one.
+
+Issues name code as they describe it: ``__all__``, ``set_index``,
+``linkcheck_anchors``, ``Permutation``. An identifier the report writes that
+few of a file's functions use says where to look better than a count of
+shared words: ``tokenize_code`` splits ``__all__`` to the word "all", which
+every file says. So identifiers are matched whole and case kept, weighted by
+their rarity among the file's functions (inverse document frequency), and
+code-like ones (snake_case, camelCase, dunders, digits, or written inside
+the report's code) count more than plain words. Docstrings are left out:
+they describe the function in prose, and a fix changes code.
+
+Pure: texts and spans in, scores and line ranges out.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import warnings
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["ReportIdentifiers", "best_lines", "docstring_lines", "function_matches"]
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# fenced blocks, inline code and interpreter sessions: where the report writes code
+_CODE = re.compile(r"```.*?```|`[^`\n]+`|^\s*(?:>>>|\.\.\.) .*$", re.S | re.M)
+_CODE_WEIGHT = 2.0
+_WORD_WEIGHT = 0.5
+_NAME_BONUS = 6.0  # the report writes the function's own name
+_MIN_LEN = 3  # shorter identifiers (x, df, i) match by chance
+
+
+@dataclass(frozen=True, slots=True)
+class ReportIdentifiers:
+    """The identifiers a report writes, and which of them read as code."""
+
+    words: frozenset[str]
+    code: frozenset[str]
+
+    @classmethod
+    def of(cls, report: str) -> ReportIdentifiers:
+        words = frozenset(w for w in _IDENT.findall(report) if len(w) >= _MIN_LEN)
+        in_code = {w for block in _CODE.findall(report) for w in _IDENT.findall(block)}
+        return cls(words, frozenset(w for w in words if w in in_code or _looks_like_code(w)))
+
+    def weight(self, word: str) -> float:
+        return _CODE_WEIGHT if word in self.code else _WORD_WEIGHT
+
+
+def _looks_like_code(word: str) -> bool:
+    inner = word.strip("_")
+    return (
+        "_" in inner
+        or word.startswith("__")
+        or re.search(r"[a-z][A-Z]", word) is not None
+        or any(c.isdigit() for c in word)
+    )
+
+
+def docstring_lines(text: str) -> frozenset[int]:
+    """Lines of the module's, classes' and functions' docstrings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return frozenset()
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        first = node.body[0] if node.body else None
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
+            out.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return frozenset(out)
+
+
+def function_matches(
+    lines: Sequence[str],
+    spans: Sequence[tuple[str, int, int]],
+    ids: ReportIdentifiers,
+    docs: frozenset[int] = frozenset(),
+) -> list[tuple[int, float]]:
+    """(index into ``spans``, score) of every function the report's identifiers match,
+    best first. A long function matches more by chance, so its score is damped by its
+    length in code lines."""
+    bags: list[set[str]] = []
+    sizes: list[int] = []
+    for _, a, b in spans:
+        code = [lines[n - 1] for n in range(a, min(b, len(lines)) + 1) if n not in docs]
+        bags.append(set(_IDENT.findall("\n".join(code))))
+        sizes.append(len(code))
+    df = Counter(w for bag in bags for w in bag & ids.words)
+    n = max(1, len(spans))
+    out: list[tuple[int, float]] = []
+    for i, ((name, _, _), bag) in enumerate(zip(spans, bags, strict=True)):
+        score = sum(math.log(1 + n / df[w]) * ids.weight(w) for w in bag & ids.words)
+        simple = name.rsplit(".", 1)[-1]
+        if simple in ids.words and len(simple) > _MIN_LEN:
+            score += _NAME_BONUS
+        score /= 1 + 0.5 * math.log(1 + sizes[i] / 30)
+        if score > 0:
+            out.append((i, score))
+    out.sort(key=lambda p: (-p[1], p[0]))
+    return out
+
+
+def _line_score(line: str, ids: ReportIdentifiers) -> float:
+    return sum(ids.weight(w) for w in set(_IDENT.findall(line)) & ids.words)
+
+
+def best_lines(
+    lines: Sequence[str],
+    lo: int,
+    hi: int,
+    ids: ReportIdentifiers,
+    *,
+    width: int,
+    docs: frozenset[int] = frozenset(),
+) -> tuple[int, int]:
+    """The ``width`` lines of ``lo..hi`` richest in the report's identifiers (code-like
+    ones count more; docstring lines count nothing). With no identifier on any line:
+    the first ``width`` lines of code, past the docstring."""
+    if hi - lo + 1 <= width:
+        return lo, hi
+    score = [0.0 if n in docs else _line_score(lines[n - 1], ids) for n in range(lo, hi + 1)]
+    if not any(score):
+        first = next((n for n in range(lo + 1, hi + 1) if n not in docs), lo)
+        start = min(first, hi - width + 1)
+        return start, start + width - 1
+    best, best_at, run = -1.0, lo, sum(score[:width])
+    for i in range(0, len(score) - width + 1):
+        if i:
+            run += score[i + width - 1] - score[i - 1]
+        if run > best:
+            best, best_at = run, lo + i
+    return best_at, best_at + width - 1
