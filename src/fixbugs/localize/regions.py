@@ -240,11 +240,14 @@ def _lines_for(
             )
         return lo_bound, min(hi_bound, lo_bound + MAX_REGION_LINES - 1)
     lines = [h.line for h in exact]
-    lo, hi = max(lo_bound, min(lines) - 2), min(hi_bound, max(lines) + 2)
+    lo, hi = min(lines), max(lines)
     if hi - lo + 1 > MAX_REGION_LINES:
-        heavy = max(exact, key=lambda h: (h.weight, -h.line)).line
-        lo, hi = max(lo_bound, heavy - 5), min(hi_bound, heavy + 5)
-    return lo, hi
+        lo = hi = max(exact, key=lambda h: (h.weight, -h.line)).line
+    # the lines around the hits, MAX_REGION_LINES in all, inside the function: a fix is
+    # often a few lines off the line that shows the failure
+    lo = max(lo_bound, lo - (MAX_REGION_LINES - (hi - lo + 1)) // 2)
+    hi = min(hi_bound, lo + MAX_REGION_LINES - 1)
+    return max(lo_bound, hi - MAX_REGION_LINES + 1), hi
 
 
 def region_at(

@@ -279,14 +279,19 @@ def title_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
     A title is the issue in one line ("evalf does not call _imp_ recursively",
     "Add evaluation for polylog", "Matrix.col_insert() no longer works"): the
     name in it is what the issue is about, more than the names its snippet
-    uses on the way there. A title word counts whether written as code or
-    not, but only when at most :data:`MAX_TITLE_DEFINERS` files define it
-    (each gets ``1/k``): the common words a title is made of name many
-    functions or none.
+    uses on the way there. A title word counts when the report writes it as
+    code somewhere (:func:`_code_words`: "polylog" is in its snippet, "data"
+    and "handle" are prose), and only when at most :data:`MAX_TITLE_DEFINERS`
+    files define it (each gets ``1/k``).
     """
     title = next((ln.strip().lstrip("#").strip() for ln in report.splitlines() if ln.strip()), "")
     own = _package_names(files)
-    named = {w for w in _WORD.findall(title) if len(w) > 2 and w.lower() not in _STOP | own}
+    coded = _code_words(report)
+    named = {
+        w
+        for w in _WORD.findall(title)
+        if len(w) > 2 and w in coded and w.lower() not in _STOP | own
+    }
     if not named:
         return []
     defined_in: dict[str, list[str]] = defaultdict(list)
@@ -304,7 +309,7 @@ def title_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
             path,
             "title",
             min(1.0, sum(w for w, _ in hits)),
-            f"defines {', '.join(sorted(n for _, n in hits))}, named in the report's title",
+            f"defines {', '.join(sorted(n for _, n in hits))} (named in the report's title)",
         )
         for path, hits in per_file.items()
     ]

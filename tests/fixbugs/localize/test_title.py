@@ -16,7 +16,7 @@ FILES = {
 
 
 def test_the_titles_name_is_evidence_for_its_defining_file_only() -> None:
-    report = "# Add evaluation for polylog\n\nIt should expand, as `expand` does.\n"
+    report = "# Add evaluation for polylog\n\n>>> polylog(2, 1).expand()\n"
     (ev,) = title_evidence(report, FILES)
     assert (ev.path, ev.kind, ev.strength) == (
         "sympy/functions/special/zeta_functions.py",
@@ -27,5 +27,9 @@ def test_the_titles_name_is_evidence_for_its_defining_file_only() -> None:
 
 
 def test_a_title_word_many_files_define_and_the_projects_name_count_for_nothing() -> None:
-    assert title_evidence("Add is broken in SymPy\n", FILES) == []
-    assert title_evidence("sympy fails\n", FILES) == []
+    assert title_evidence("Add is broken in SymPy\n\n`Add(x)`, `SymPy`\n", FILES) == []
+    assert title_evidence("sympy fails\n\n`import sympy`\n", FILES) == []
+
+
+def test_a_title_word_the_report_never_writes_as_code_is_prose() -> None:
+    assert title_evidence("Add evaluation for polylog\n\nPlease.\n", FILES) == []

@@ -253,7 +253,8 @@ def test_long_functions_are_narrowed_around_their_evidence() -> None:
     failure = parse_failure(report, files.keys())
     ranked = rank_files(static_evidence(files, report, failure, []))
     (region,) = suspicious_regions(files, ranked, report=report)
-    assert region.function == "big" and (region.start, region.end) == (40, 42)
+    # MAX_REGION_LINES around the frame's line 42, kept inside the function (1-42)
+    assert region.function == "big" and (region.start, region.end) == (28, 42)
 
 
 async def test_an_answer_choosing_a_weaker_region_leaves_the_strongest_evidence(
