@@ -7,8 +7,11 @@ shared words: ``tokenize_code`` splits ``__all__`` to the word "all", which
 every file says. So identifiers are matched whole and case kept, weighted by
 their rarity among the file's functions (inverse document frequency), and
 code-like ones (snake_case, camelCase, dunders, digits, or written inside
-the report's code) count more than plain words. Docstrings are left out:
-they describe the function in prose, and a fix changes code.
+the report's code) count more than plain words. The words identifiers are
+made of (``tokenize_code``: ``expand_path`` says "expand" and "path") count
+a little too, so a report that says "$PATH" still finds ``expand_path``
+when no identifier matches whole. Docstrings are left out: they describe
+the function in prose, and a fix changes code.
 
 Pure: texts and spans in, scores and line ranges out.
 """
@@ -23,6 +26,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fixbugs.index.words import tokenize_code
+
 __all__ = ["ReportIdentifiers", "best_lines", "docstring_lines", "function_matches"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -31,6 +36,8 @@ _CODE = re.compile(r"```.*?```|`[^`\n]+`|^\s*(?:>>>|\.\.\.) .*$", re.S | re.M)
 _CODE_WEIGHT = 2.0
 _WORD_WEIGHT = 0.5
 _NAME_BONUS = 6.0  # the report writes the function's own name
+_COMMENT = re.compile(r"#.*$")  # near enough: a '#' inside a string cuts the line short
+_PIECE_WEIGHT = 0.25  # a word an identifier is made of, matched against the report's
 _MIN_LEN = 3  # shorter identifiers (x, df, i) match by chance
 
 
@@ -40,12 +47,14 @@ class ReportIdentifiers:
 
     words: frozenset[str]
     code: frozenset[str]
+    pieces: frozenset[str]  # the words of every identifier (tokenize_code)
 
     @classmethod
     def of(cls, report: str) -> ReportIdentifiers:
         words = frozenset(w for w in _IDENT.findall(report) if len(w) >= _MIN_LEN)
         in_code = {w for block in _CODE.findall(report) for w in _IDENT.findall(block)}
-        return cls(words, frozenset(w for w in words if w in in_code or _looks_like_code(w)))
+        code = frozenset(w for w in words if w in in_code or _looks_like_code(w))
+        return cls(words, code, frozenset(tokenize_code(report)))
 
     def weight(self, word: str) -> float:
         return _CODE_WEIGHT if word in self.code else _WORD_WEIGHT
@@ -93,16 +102,20 @@ def function_matches(
     best first. A long function matches more by chance, so its score is damped by its
     length in code lines."""
     bags: list[set[str]] = []
+    piece_bags: list[set[str]] = []
     sizes: list[int] = []
     for _, a, b in spans:
-        code = [lines[n - 1] for n in range(a, min(b, len(lines)) + 1) if n not in docs]
-        bags.append(set(_IDENT.findall("\n".join(code))))
-        sizes.append(len(code))
-    df = Counter(w for bag in bags for w in bag & ids.words)
+        code = "\n".join(lines[n - 1] for n in range(a, min(b, len(lines)) + 1) if n not in docs)
+        bags.append(set(_IDENT.findall(code)) & ids.words)
+        piece_bags.append(set(tokenize_code(code)) & ids.pieces)
+        sizes.append(code.count("\n") + 1)
+    df = Counter(w for bag in bags for w in bag)
+    piece_df = Counter(w for bag in piece_bags for w in bag)
     n = max(1, len(spans))
     out: list[tuple[int, float]] = []
-    for i, ((name, _, _), bag) in enumerate(zip(spans, bags, strict=True)):
-        score = sum(math.log(1 + n / df[w]) * ids.weight(w) for w in bag & ids.words)
+    for i, (name, _, _) in enumerate(spans):
+        score = sum(math.log(1 + n / df[w]) * ids.weight(w) for w in bags[i])
+        score += _PIECE_WEIGHT * sum(math.log(1 + n / piece_df[w]) for w in piece_bags[i])
         simple = name.rsplit(".", 1)[-1]
         if simple in ids.words and len(simple) > _MIN_LEN:
             score += _NAME_BONUS
@@ -114,7 +127,9 @@ def function_matches(
 
 
 def _line_score(line: str, ids: ReportIdentifiers) -> float:
-    return sum(ids.weight(w) for w in set(_IDENT.findall(line)) & ids.words)
+    line = _COMMENT.sub("", line)  # a comment is prose, as a docstring is
+    whole = sum(ids.weight(w) for w in set(_IDENT.findall(line)) & ids.words)
+    return whole + _PIECE_WEIGHT * len(set(tokenize_code(line)) & ids.pieces)
 
 
 def best_lines(
@@ -131,7 +146,11 @@ def best_lines(
     the first ``width`` lines of code, past the docstring."""
     if hi - lo + 1 <= width:
         return lo, hi
-    score = [0.0 if n in docs else _line_score(lines[n - 1], ids) for n in range(lo, hi + 1)]
+    # the first line (the def, or a decorator) names the function, which chose it: it
+    # says nothing about which of its lines
+    score = [
+        0.0 if n in docs or n == lo else _line_score(lines[n - 1], ids) for n in range(lo, hi + 1)
+    ]
     if not any(score):
         first = next((n for n in range(lo + 1, hi + 1) if n not in docs), lo)
         start = min(first, hi - width + 1)

@@ -3,11 +3,15 @@
 A file ranking says *where to look*; a root cause must say *which code*.
 Every signal that knows a line contributes a hit: traceback frames, quoted
 code lines, string literals the report shows, SBFL's suspicious ranges, the
-functions the failing assertion calls or a failing test is named for, literals that appear in the
-assertion's expected or actual values, and, as the weakest hint, the
-function whose words best match the report. Hits are grouped by their
+lines a code-host link points at, the functions the failing assertion calls
+or a failing test is named for, literals that appear in the assertion's
+expected or actual values, and, as the weakest hint, the functions whose
+code uses the report's rarest identifiers
+(:mod:`fixbugs.localize.function_match`). Hits are grouped by their
 enclosing function (AST spans), and each group becomes one region: the
-whole function when it is short, else the lines around its hits. A region
+whole function when it is short, else :data:`MAX_REGION_LINES` lines around
+its hits (or, with no line evidence, its lines richest in the report's
+identifiers). A region
 is scored by its file's rank score, scaled by how much of the file's line
 evidence it holds, so the best region of the best file comes first and
 every region carries the reasons behind it.
@@ -142,7 +146,6 @@ def _file_hits(
     ranked: RankedFile,
     spans: Sequence[tuple[str, int, int]],
     *,
-    report: str,
     suspicious: Sequence[tuple[int, int, float]],
     called: Collection[str],
     tested: Collection[str],
@@ -313,7 +316,6 @@ def suspicious_regions(
             text,
             rf,
             spans,
-            report=report,
             suspicious=(suspicious or {}).get(rf.path, ()),
             called=called,
             tested=tested,

@@ -62,8 +62,8 @@ def test_a_rare_identifier_the_report_writes_picks_its_function_over_shared_word
 
 
 def test_identifiers_in_docstrings_do_not_count() -> None:
-    # "module", "source" and "docstring" are in docstrings only
-    assert _names(MODULE, "the module's source and docstring are wrong") == []
+    # "source" and "docstring" are in docstrings only
+    assert _names(MODULE, "the docstring of the source is wrong") == []
 
 
 def test_code_like_identifiers_weigh_more_than_prose_words() -> None:
@@ -91,3 +91,12 @@ def test_the_region_of_a_file_without_line_evidence_is_the_identifiers_function(
     regions = suspicious_regions({"pkg/autodoc.py": MODULE}, ranked, report=REPORT)
     assert regions[0].function == "ModuleDocumenter.get_object_members"
     assert any("uses the report's identifiers" in r for r in regions[0].reasons)
+
+
+def test_comments_and_the_def_line_do_not_choose_the_lines() -> None:
+    lines = ["def parse_state(x):"] + [f"    y{i} = step({i})" for i in range(30)]
+    lines[5] = "    # parse_state parse_state parse_state"
+    lines[25] = "    value = read(parse_state_table)"
+    ids = ReportIdentifiers.of("`parse_state_table` is read wrong by parse_state")
+    a, b = best_lines(lines, 1, len(lines), ids, width=15)
+    assert a <= 26 <= b
