@@ -27,7 +27,6 @@ KINDS = (
     "import",
     "neighbour",
     "symbol",
-    "title",
     "literal",
     "warning",
     "bm25",

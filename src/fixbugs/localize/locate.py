@@ -35,7 +35,6 @@ from fixbugs.localize.signals import (
     import_evidence,
     naming_evidence,
     symbol_evidence,
-    title_evidence,
     traceback_evidence,
 )
 from fixbugs.localize.snippet_calls import call_evidence
@@ -77,7 +76,6 @@ def static_evidence(
         *import_evidence(tests, files),
         *naming_evidence(tests, files),
         *symbol_evidence(report, files, exclude=_frame_functions(failure), index=index),
-        *title_evidence(report, files),
         *bm25_evidence(report, files),
         *quoted_code_evidence(report, files, failure),
         *literal_evidence(report, files),

@@ -40,7 +40,6 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     "import": 1.0,
     "neighbour": 0.75,  # a function the report's code uses calls this one
     "symbol": 1.0,
-    "title": 1.0,  # a function or class the report's title names
     "literal": 1.25,  # a message or pattern of the code that the report shows
     "warning": 0.5,
     "bm25": 0.75,

@@ -40,7 +40,6 @@ __all__ = [
     "module_tests",
     "naming_evidence",
     "symbol_evidence",
-    "title_evidence",
     "tokenize_code",
     "traceback_evidence",
 ]
@@ -268,51 +267,6 @@ def symbol_evidence(
         names = ", ".join(n for _, n in hits[:4])
         out.append(Evidence(path, "symbol", strength, f"defines {names} named in the report"))
     return out
-
-
-MAX_TITLE_DEFINERS = 2  # a title's word that more files define names none of them
-
-
-def title_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
-    """Files that define a function or class the report's title names.
-
-    A title is the issue in one line ("evalf does not call _imp_ recursively",
-    "Add evaluation for polylog", "Matrix.col_insert() no longer works"): the
-    name in it is what the issue is about, more than the names its snippet
-    uses on the way there. A title word counts when the report writes it as
-    code somewhere (:func:`_code_words`: "polylog" is in its snippet, "data"
-    and "handle" are prose), and only when at most :data:`MAX_TITLE_DEFINERS`
-    files define it (each gets ``1/k``).
-    """
-    title = next((ln.strip().lstrip("#").strip() for ln in report.splitlines() if ln.strip()), "")
-    own = _package_names(files)
-    coded = _code_words(report)
-    named = {
-        w
-        for w in _WORD.findall(title)
-        if len(w) > 2 and w in coded and w.lower() not in _STOP | own
-    }
-    if not named:
-        return []
-    defined_in: dict[str, list[str]] = defaultdict(list)
-    for entry in as_index(files).entries():
-        if not is_test_path(entry.path):
-            for name in _definitions(entry) & named:
-                defined_in[name].append(entry.path)
-    per_file: dict[str, list[tuple[float, str]]] = defaultdict(list)
-    for name, paths in defined_in.items():
-        if len(paths) <= MAX_TITLE_DEFINERS:
-            for path in paths:
-                per_file[path].append((1.0 / len(paths), name))
-    return [
-        Evidence(
-            path,
-            "title",
-            min(1.0, sum(w for w, _ in hits)),
-            f"defines {', '.join(sorted(n for _, n in hits))} (named in the report's title)",
-        )
-        for path, hits in per_file.items()
-    ]
 
 
 def _package_names(files: Mapping[str, str]) -> set[str]:
