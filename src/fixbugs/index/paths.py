@@ -55,9 +55,7 @@ _SUPPORT_DIRS = frozenset(
     {"doc", "docs", "example", "examples", "benchmarks", "asv_bench", "ci", "release"}
 )
 # files at the repository's top that build, package or automate the project
-_SUPPORT_FILES = frozenset(
-    {"setup.py", "noxfile.py", "tasks.py", "fabfile.py", "versioneer.py", "conftest.py"}
-)
+_SUPPORT_FILES = frozenset({"setup.py", "noxfile.py", "tasks.py", "fabfile.py", "versioneer.py"})
 
 
 def is_support_path(path: str) -> bool:

@@ -6,8 +6,8 @@ few of a file's functions use says where to look better than a count of
 shared words: ``tokenize_code`` splits ``__all__`` to the word "all", which
 every file says. So identifiers are matched whole and case kept, weighted by
 their rarity among the file's functions (inverse document frequency), and
-code-like ones (snake_case, camelCase, dunders, digits, or written inside
-the report's code) count more than plain words. The words identifiers are
+code-like ones (:func:`fixbugs.localize.report_text.code_words`: written in
+the report's code, or shaped like code) count more than plain words. The words identifiers are
 made of (``tokenize_code``: ``expand_path`` says "expand" and "path") count
 a little too, so a report that says "$PATH" still finds ``expand_path``
 when no identifier matches whole. Docstrings are left out: they describe
@@ -27,12 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fixbugs.index.words import tokenize_code
+from fixbugs.localize.report_text import code_words
 
 __all__ = ["ReportIdentifiers", "best_lines", "docstring_lines", "function_matches"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# fenced blocks, inline code and interpreter sessions: where the report writes code
-_CODE = re.compile(r"```.*?```|`[^`\n]+`|^\s*(?:>>>|\.\.\.) .*$", re.S | re.M)
 _CODE_WEIGHT = 2.0
 _WORD_WEIGHT = 0.5
 _NAME_BONUS = 6.0  # the report writes the function's own name
@@ -52,22 +51,12 @@ class ReportIdentifiers:
     @classmethod
     def of(cls, report: str) -> ReportIdentifiers:
         words = frozenset(w for w in _IDENT.findall(report) if len(w) >= _MIN_LEN)
-        in_code = {w for block in _CODE.findall(report) for w in _IDENT.findall(block)}
-        code = frozenset(w for w in words if w in in_code or _looks_like_code(w))
+        # and dunders: ``__all__`` is code in any sentence
+        code = words & code_words(report) | {w for w in words if w.startswith("__")}
         return cls(words, code, frozenset(tokenize_code(report)))
 
     def weight(self, word: str) -> float:
         return _CODE_WEIGHT if word in self.code else _WORD_WEIGHT
-
-
-def _looks_like_code(word: str) -> bool:
-    inner = word.strip("_")
-    return (
-        "_" in inner
-        or word.startswith("__")
-        or re.search(r"[a-z][A-Z]", word) is not None
-        or any(c.isdigit() for c in word)
-    )
 
 
 def docstring_lines(text: str) -> frozenset[int]:

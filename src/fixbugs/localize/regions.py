@@ -153,7 +153,8 @@ def _file_hits(
     ids: ReportIdentifiers,
     docs: frozenset[int],
 ) -> list[_Hit]:
-    n_lines = len(text.splitlines())
+    lines = text.splitlines()
+    n_lines = len(lines)
     hits: list[_Hit] = []
     for ev in ranked.evidence:
         if ev.kind not in LINE_KINDS:
@@ -186,7 +187,6 @@ def _file_hits(
                 w = 0.25 + 0.5 * min(1.0, len(v) / 15)
                 hits.append(_Hit(line, w, f"literal {v!r} appears in the failing assertion"))
     if spans:  # the weakest hint: with other evidence, a tie-breaker of one function
-        lines = text.splitlines()
         if hits:
             hits += _word_hits(lines, spans, ids, docs, weight=0.3, top=1)
         else:

@@ -17,6 +17,7 @@ from fixbugs.pyenv.testrun import parse_test_command
 __all__ = [
     "code_blocks",
     "code_lines",
+    "code_words",
     "command_words",
     "evidence_text",
     "inline_code",
@@ -33,6 +34,9 @@ _CODE_HINT = re.compile(r"[()=\[\].]")
 _FRAME = re.compile(r'^\s*File "|^\s*Traceback \(|^[\w./-]+\.py:\d+')
 _CHAIN = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _TOKEN = re.compile(r"[a-z0-9]+")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SHAPED = re.compile(r"^[A-Za-z][a-z0-9]+[A-Z]")  # camelCase / CamelCase
+_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\(")
 # pytest's warnings summary: an entry is one or more "where" lines (a relative path and
 # line, or a test id), then the warning itself, indented, then its source line(s)
 _WARNING_WHERE = re.compile(r"^[^\s:]+\.py(?::\d+|::\S+)$")
@@ -90,6 +94,17 @@ def _program(command: str) -> str | None:
     first = command.split(maxsplit=1)[0] if command.split() else ""
     name = first.rsplit("/", 1)[-1].lower()
     return name if _PROGRAM.match(name) else None
+
+
+def code_words(text: str) -> set[str]:
+    """Identifiers the report writes as code: in code blocks or backticks, or shaped
+    like code anywhere (``snake_case``, ``CamelCase``, ``call(``).
+    Plain prose words ("my value") are not among them."""
+    coded = "\n".join([*code_blocks(text), *inline_code(text)])
+    out = set(_IDENT.findall(coded))
+    out |= {w for w in _IDENT.findall(text) if "_" in w.strip("_") or _SHAPED.match(w)}
+    out |= {m.group(1) for m in _CALL.finditer(text)}
+    return out
 
 
 def typed_commands(text: str) -> list[str]:

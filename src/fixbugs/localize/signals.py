@@ -30,6 +30,7 @@ from fixbugs.index.paths import SOURCE_SUFFIXES, is_source
 from fixbugs.index.words import STOP_WORDS as _STOP
 from fixbugs.index.words import tokenize_code
 from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.report_text import code_words
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
 
 __all__ = [
@@ -46,8 +47,6 @@ __all__ = [
 
 _CALLER_DECAY = 0.6  # each frame further from the failure is this much less suspect
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SHAPED = re.compile(r"^[A-Za-z][a-z0-9]+[A-Z]")  # camelCase / CamelCase
-_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\(")
 
 
 def traceback_evidence(parsed: ParsedFailure) -> list[Evidence]:
@@ -187,19 +186,6 @@ def _definitions(entry: ModuleEntry) -> set[str]:
     return {s.name for s in entry.symbols} | {s.name for s in entry.assigned}
 
 
-def _code_words(report: str) -> set[str]:
-    """Identifiers the report writes as code: in code blocks or backticks, or shaped
-    like code anywhere (``snake_case``, ``CamelCase``, ``call(``). Plain prose words
-    ("my value") are left to :func:`_phrases`."""
-    from fixbugs.localize.report_text import code_blocks, inline_code
-
-    coded = "\n".join([*code_blocks(report), *inline_code(report)])
-    out = set(_WORD.findall(coded))
-    out |= {w for w in _WORD.findall(report) if "_" in w.strip("_") or _SHAPED.match(w)}
-    out |= {m.group(1) for m in _CALL.finditer(report)}
-    return out
-
-
 def _phrases(report: str) -> dict[str, float]:
     """Names a report may mean in prose, keyed by their folded form (lower case, no
     underscores): "corrected command" → ``CorrectedCommand``/``corrected_command``.
@@ -240,7 +226,7 @@ def symbol_evidence(
     own = _package_names(files)
     named = {
         w
-        for w in _code_words(report)
+        for w in code_words(report)
         if len(w) > 2 and w.lower() not in _STOP and w not in skip and w.lower() not in own
     }
     phrases = _phrases(report)
