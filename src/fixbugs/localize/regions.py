@@ -35,6 +35,7 @@ from fixbugs.localize.function_match import (
     best_lines,
     docstring_lines,
     function_matches,
+    richest_window,
 )
 from fixbugs.localize.rank import DEFAULT_WEIGHTS, RankedFile
 from fixbugs.localize.report_text import evidence_text
@@ -51,7 +52,11 @@ _LINE_LABELS = {
     "literal": "a string literal the report shows",
     "quoted": "a code line the report quotes",
 }
-MAX_REGION_LINES = 15  # a region wider than this is narrowed around its hits
+# a region wider than this is narrowed around its hits; as wide as a root cause may be
+# and still say which lines (fixbugs.eval.score.MAX_REGION_WIDTH)
+MAX_REGION_LINES = 20
+NAME_LITERAL_FACTOR = 0.3  # a literal that is a bare name (see _name_literal_lines)
+WORD_TIEBREAK = 0.6  # the identifier match's weight beside other evidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +132,20 @@ def _string_literals(text: str) -> list[tuple[str, int]]:
     ]
 
 
+_NAME_LITERAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _name_literal_lines(text: str) -> frozenset[int]:
+    """Lines whose string literals are all bare identifiers (``"_coord_names"`` in
+    ``__slots__``, ``'linkcheck_anchors'`` in a setting's registration): such a
+    literal names code, it is not a message the code prints, so a report that writes
+    the name says no more about this line than about any line that uses it."""
+    by_line: dict[int, list[str]] = defaultdict(list)
+    for value, line in _string_literals(text):
+        by_line[line].append(value)
+    return frozenset(n for n, vs in by_line.items() if all(_NAME_LITERAL.match(v) for v in vs))
+
+
 def _whole(value: str, text: str) -> bool:
     """``value`` occurs in ``text`` as a whole: not inside a longer word or number
     ('0.00' is not in '50.00')."""
@@ -156,14 +175,21 @@ def _file_hits(
     lines = text.splitlines()
     n_lines = len(lines)
     hits: list[_Hit] = []
+    def_lines = {first for _, first, _ in spans}
+    names = _name_literal_lines(text)
     for ev in ranked.evidence:
         if ev.kind not in LINE_KINDS:
             continue
         w = DEFAULT_WEIGHTS.get(ev.kind, 0.5) * ev.strength
         label = _LINE_LABELS.get(ev.kind)
         for a, b in ev.lines:
+            if ev.kind == "path" and a == b and a in def_lines:
+                # a link to a function's def line points at the function, not that line
+                hits.append(_Hit(a, w, ev.reason, False))
+                continue
             for line in range(max(1, a), min(n_lines, b, a + 9) + 1):
-                hits.append(_Hit(line, w, f"{label} at line {line}" if label else ev.reason))
+                lw = w * NAME_LITERAL_FACTOR if ev.kind == "literal" and line in names else w
+                hits.append(_Hit(line, lw, f"{label} at line {line}" if label else ev.reason))
     for ev in ranked.evidence:
         if ev.kind in SPAN_KINDS:
             w = DEFAULT_WEIGHTS.get(ev.kind, 0.5) * ev.strength
@@ -188,7 +214,7 @@ def _file_hits(
                 hits.append(_Hit(line, w, f"literal {v!r} appears in the failing assertion"))
     if spans:  # the weakest hint: with other evidence, a tie-breaker of one function
         if hits:
-            hits += _word_hits(lines, spans, ids, docs, weight=0.3, top=1)
+            hits += _word_hits(lines, spans, ids, docs, weight=WORD_TIEBREAK, top=1)
         else:
             hits += _word_hits(lines, spans, ids, docs, weight=0.5)
     return hits
@@ -246,8 +272,16 @@ def _lines_for(
     lo, hi = min(lines), max(lines)
     if hi - lo + 1 > MAX_REGION_LINES:
         lo = hi = max(exact, key=lambda h: (h.weight, -h.line)).line
-    # the lines around the hits, MAX_REGION_LINES in all, inside the function: a fix is
-    # often a few lines off the line that shows the failure
+    # the window holds every hit; within that, the lines that say most of the report (a
+    # fix is often a few lines off the line that shows the failure)
+    first, last = max(lo_bound, hi - MAX_REGION_LINES + 1), min(lo, hi_bound - MAX_REGION_LINES + 1)
+    if ids is not None and text_lines and first <= last:
+        window = richest_window(
+            text_lines, first, last + MAX_REGION_LINES - 1, ids,
+            width=MAX_REGION_LINES, docs=docs, head=lo_bound,
+        )  # fmt: skip
+        if window is not None:
+            return window
     lo = max(lo_bound, lo - (MAX_REGION_LINES - (hi - lo + 1)) // 2)
     hi = min(hi_bound, lo + MAX_REGION_LINES - 1)
     return max(lo_bound, hi - MAX_REGION_LINES + 1), hi
@@ -338,7 +372,10 @@ def suspicious_regions(
             group = groups[key]
             a, b = _lines_for(group, key, n_lines, text_lines, ids, docs)
             reasons = tuple(dict.fromkeys(h.reason for h in sorted(group, key=lambda h: -h.weight)))
-            score = rf.score * (0.4 + 0.6 * weight[key] / top)
+            # the file's rank, shared by its regions in proportion to their evidence, plus
+            # the region's own evidence: a line a link or a frame names in the second
+            # file can beat a function the first file holds only by name
+            score = rf.score * (0.4 + 0.6 * weight[key] / top) + weight[key]
             regions.append(Region(rf.path, key[0] if key else None, a, b, score, reasons[:5]))
     regions.sort(key=lambda r: (-r.score, r.path, r.start))
     return regions[:limit]

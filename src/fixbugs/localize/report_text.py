@@ -153,7 +153,8 @@ def code_lines(text: str, *, min_chars: int = 12) -> list[str]:
     """Lines of pasted code: from code blocks, the ones that look like source.
 
     A traceback quotes the source line under each frame and pytest marks the
-    failing line with ``>``; a person cutting a trace keeps such lines. Prompt
+    failing line with ``>``; a person cutting a trace keeps such lines, or quotes
+    one behind a comment marker (``//  hit = kern in s``). Prompt
     lines, frame headers and short or prose-like lines are left out.
     """
     out: list[str] = []
@@ -162,8 +163,8 @@ def code_lines(text: str, *, min_chars: int = 12) -> list[str]:
             if _PROMPT.match(raw) or _FRAME.match(raw):
                 continue
             line = raw.strip()
-            if line.startswith(">"):
-                line = line[1:].strip()
+            if line.startswith((">", "//")):  # pytest's failing line; a line quoted as a comment
+                line = line.lstrip(">/").strip()
             elif not raw.startswith((" ", "\t")):
                 continue  # code in pasted output is indented under its frame
             if len(line) < min_chars or not _CODE_HINT.search(line) or line.startswith("E "):
