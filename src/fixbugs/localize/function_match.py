@@ -11,7 +11,10 @@ the report's code, or shaped like code) count more than plain words. The words i
 made of (``tokenize_code``: ``expand_path`` says "expand" and "path") count
 a little too, so a report that says "$PATH" still finds ``expand_path``
 when no identifier matches whole. Docstrings are left out: they describe
-the function in prose, and a fix changes code.
+the function in prose, and a fix changes code. A function whose own name the
+report writes gets a bonus, unless the report's own code defines that name
+(its ``def setup(app):``), and a public wrapper hands the bonus to its
+private namesake (``_hermite_normal_form``), where the work is done.
 
 Pure: texts and spans in, scores and line ranges out.
 """

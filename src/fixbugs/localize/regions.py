@@ -9,12 +9,14 @@ expected or actual values, and, as the weakest hint, the functions whose
 code uses the report's rarest identifiers
 (:mod:`fixbugs.localize.function_match`). Hits are grouped by their
 enclosing function (AST spans), and each group becomes one region: the
-whole function when it is short, else :data:`MAX_REGION_LINES` lines around
-its hits (or, with no line evidence, its lines richest in the report's
-identifiers). A region
-is scored by its file's rank score, scaled by how much of the file's line
-evidence it holds, so the best region of the best file comes first and
-every region carries the reasons behind it.
+whole function when it is short, else :data:`MAX_REGION_LINES` lines that
+hold its hits and, among such windows, say most of the report's identifiers
+(or, with no line evidence, its lines richest in them). A region is scored
+by its file's rank score, scaled by how much of the file's evidence it
+holds, plus that evidence itself: within a file the best-evidenced region
+comes first, and across files a region with strong evidence of its own (a
+line a link names) can pass the best region of a file ranked above it only
+by name. Every region carries the reasons behind it.
 
 Pure: a ``path → text`` mapping and the ranking in, regions out.
 """

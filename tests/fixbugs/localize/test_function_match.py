@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.function_match import (
     ReportIdentifiers,
     best_lines,
@@ -100,3 +101,63 @@ def test_comments_and_the_def_line_do_not_choose_the_lines() -> None:
     ids = ReportIdentifiers.of("`parse_state_table` is read wrong by parse_state")
     a, b = best_lines(lines, 1, len(lines), ids, width=15)
     assert a <= 26 <= b
+
+
+def test_a_private_namesake_is_where_a_public_wrapper_works() -> None:
+    text = textwrap.dedent(
+        """
+        def _hermite_normal_form(A):
+            rows = A.shape[0]
+            return reduce_rows(A, rows)
+
+        def hermite_normal_form(A, D=None):
+            return _hermite_normal_form(A)
+        """
+    )
+    names = _names(text, "`hermite_normal_form(A)` removes rows it should keep")
+    assert names[0] == "_hermite_normal_form"
+
+
+def test_a_name_the_reports_own_code_defines_earns_no_name_bonus() -> None:
+    text = textwrap.dedent(
+        """
+        def setup(app):
+            app.add_config_value("value", None, "env")
+
+        def check_anchor(response, anchor):
+            return anchor in response
+        """
+    )
+    spans = function_spans(text)
+
+    def setup_score(report: str) -> float:
+        ids = ReportIdentifiers.of(report)
+        return dict(function_matches(text.splitlines(), spans, ids))[0]
+
+    defines = "conf.py:\n```\ndef setup(app):\n    app.connect('build', on_build)\n```"
+    calls = "conf.py:\n```\nsetup(app)\napp.connect('build', on_build)\n```"
+    assert ReportIdentifiers.of(defines).defined == {"setup"}
+    assert setup_score(calls) > setup_score(defines) + 4  # the bonus, damped a little
+
+
+def test_a_literal_that_is_a_bare_name_points_less_than_a_message() -> None:
+    # a setting's registration names it in a string; the check that reads it prints
+    # the message the report shows
+    text = textwrap.dedent(
+        """
+        def setup(app):
+            app.add_config_value("linkcheck_anchors", True, None)
+            app.add_config_value("linkcheck_anchors_ignore", [], None)
+
+        def check(self, anchor):
+            config = self.app.config
+            if config.linkcheck_anchors and anchor not in config.linkcheck_anchors_ignore:
+                raise Broken("Anchor '%s' not found" % anchor)
+        """
+    )
+    lines = ((3, 3), (4, 4), (9, 9))
+    ev = Evidence("pkg/linkcheck.py", "literal", 1.0, "literals the report shows", lines)
+    ranked = [RankedFile("pkg/linkcheck.py", 1.25, ("literals",), evidence=(ev,))]
+    report = "With linkcheck_anchors on, linkcheck_anchors_ignore unset: Anchor 'x' not found"
+    region = suspicious_regions({"pkg/linkcheck.py": text}, ranked, report=report)[0]
+    assert region.function == "check"

@@ -128,6 +128,12 @@ def test_quoted_code_line_alone_finds_its_file_and_line() -> None:
     )
 
 
+def test_a_code_line_quoted_behind_a_comment_marker_finds_its_line() -> None:
+    report = "expr = fix(text)\n//  index = parts.index('-u')\n// ValueError: '-u' is not in list\n"
+    (ev,) = quoted_code_evidence(report, REPO, parse_failure(report, REPO.keys()))
+    assert (ev.path, ev.lines) == ("shellfix/rules/git_push.py", ((7, 7),))
+
+
 def test_error_messages_and_names_in_the_report_match_string_literals() -> None:
     report = (
         "# man suggests man 3 for missing pages\n\nman printed `No manual entry for foo` "

@@ -19,7 +19,7 @@ from agentrt.tokens import LatencyModel
 from fixbugs.inputs import load_inputs
 from fixbugs.localize.locate import static_evidence
 from fixbugs.localize.rank import rank_files
-from fixbugs.localize.regions import Region, suspicious_regions
+from fixbugs.localize.regions import MAX_REGION_LINES, Region, suspicious_regions
 from fixbugs.localize.traceback import parse_failure
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.model_steps import ALL_STEPS
@@ -253,8 +253,26 @@ def test_long_functions_are_narrowed_around_their_evidence() -> None:
     failure = parse_failure(report, files.keys())
     ranked = rank_files(static_evidence(files, report, failure, []))
     (region,) = suspicious_regions(files, ranked, report=report)
-    # MAX_REGION_LINES around the frame's line 42, kept inside the function (1-42)
-    assert region.function == "big" and (region.start, region.end) == (28, 42)
+    # MAX_REGION_LINES up to the frame's line 42, kept inside the function (1-42)
+    assert region.function == "big" and (region.start, region.end) == (43 - MAX_REGION_LINES, 42)
+
+
+def test_the_window_holds_the_frame_and_slides_to_the_reports_identifiers() -> None:
+    body = [f"    x{i} = {i}\n" for i in range(60)]
+    body[20] = "    return boom()\n"
+    body[36] = "    rate_limit = parse_rate_limit(x3)\n"
+    files = {"pkg/big.py": "def big():\n" + "".join(body)}
+    report = (
+        'Traceback (most recent call last):\n  File "pkg/big.py", line 22, in big\n'
+        "    return boom()\nNameError: name 'boom' is not defined\n"
+        "It happens whenever `rate_limit` is set.\n"
+    )
+    failure = parse_failure(report, files.keys())
+    ranked = rank_files(static_evidence(files, report, failure, []))
+    (region,) = suspicious_regions(files, ranked, report=report)
+    # the frame's line and the line using rate_limit (38) in one window
+    assert region.start <= 22 and region.end >= 38
+    assert region.end - region.start + 1 == MAX_REGION_LINES
 
 
 async def test_an_answer_choosing_a_weaker_region_leaves_the_strongest_evidence(
