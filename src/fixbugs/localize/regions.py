@@ -13,10 +13,10 @@ whole function when it is short, else :data:`MAX_REGION_LINES` lines that
 hold its hits and, among such windows, say most of the report's identifiers
 (or, with no line evidence, its lines richest in them). A region is scored
 by its file's rank score, scaled by how much of the file's evidence it
-holds, plus that evidence itself: within a file the best-evidenced region
-comes first, and across files a region with strong evidence of its own (a
-line a link names) can pass the best region of a file ranked above it only
-by name. Every region carries the reasons behind it.
+holds, plus its strongest piece of evidence: within a file the
+best-evidenced region comes first, and across files a region with strong
+evidence of its own (a line a link names) can pass the best region of a
+file ranked above it only by name. Every region carries the reasons behind it.
 
 Pure: a ``path → text`` mapping and the ranking in, regions out.
 """
@@ -375,9 +375,11 @@ def suspicious_regions(
             a, b = _lines_for(group, key, n_lines, text_lines, ids, docs)
             reasons = tuple(dict.fromkeys(h.reason for h in sorted(group, key=lambda h: -h.weight)))
             # the file's rank, shared by its regions in proportion to their evidence, plus
-            # the region's own evidence: a line a link or a frame names in the second
-            # file can beat a function the first file holds only by name
-            score = rf.score * (0.4 + 0.6 * weight[key] / top) + weight[key]
+            # the region's strongest single piece of evidence: a line a link or a frame
+            # names in the second file can beat a function the first file holds only by
+            # name, and many weak hits (SBFL over a helper every test runs) add nothing
+            strongest = max(h.weight for h in group)
+            score = rf.score * (0.4 + 0.6 * weight[key] / top) + strongest
             regions.append(Region(rf.path, key[0] if key else None, a, b, score, reasons[:5]))
     regions.sort(key=lambda r: (-r.score, r.path, r.start))
     return regions[:limit]

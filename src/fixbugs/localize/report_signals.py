@@ -29,7 +29,7 @@ from pathlib import PurePosixPath
 
 from fixbugs.index import as_index
 from fixbugs.localize.evidence import Evidence
-from fixbugs.localize.report_text import code_lines, command_words, typed_commands
+from fixbugs.localize.report_text import code_lines, command_words, inline_code, typed_commands
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
 
 __all__ = ["command_evidence", "literal_evidence", "literal_fragments", "quoted_code_evidence"]
@@ -39,6 +39,7 @@ _MAX_SHARED = 5  # a quoted line or fragment held by more files than this points
 # placeholders and regex syntax split a literal into the fixed text a message shows
 _SPLIT = re.compile(r"\{[^{}]*\}|%[-+ #0-9.]*[sdrifx]|\\.|[\[\]()|^$*+?{}\\]|\.\*|\.\+")
 _IDENT = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+_CODE_HINT_PIECE = re.compile(r"[:=\[\](),]")
 
 
 def _norm(line: str) -> str:
@@ -62,21 +63,27 @@ def quoted_code_evidence(
     wanted = {_norm(ln) for ln in code_lines(report)} - known
     extra = {_norm(f.text) for f in (failure.frames if failure else ()) if not f.path and f.text}
     wanted |= {w for w in extra if len(w) >= 12}
-    if not wanted:
+    # a piece of a line in backticks (`"----": "1"`): found inside a source line
+    pieces = {_norm(c) for c in inline_code(report) if _is_code_piece(c)} - wanted
+    if not wanted and not pieces:
         return []
     where: dict[str, list[tuple[str, int]]] = defaultdict(list)
     # a file can hold a wanted line only if it holds that line's longest word: a
     # substring test skips the line-by-line pass over every other file
-    probes = {max(w.split(" "), key=len) for w in wanted}
+    probes = {max(w.split(" "), key=len) for w in wanted} | pieces
     for path, text in files.items():
         if is_test_path(path) or PurePosixPath(path).suffix not in (".py", ".pyx"):
             continue
         if not any(p in text for p in probes):
             continue
+        held = [p for p in pieces if p in text]
         for n, line in enumerate(text.splitlines(), 1):
             key = _norm(line)
             if key in wanted:
                 where[key].append((path, n))
+            for piece in held:
+                if piece in key:
+                    where[piece].append((path, n))
     per_file: dict[str, list[tuple[float, int, str]]] = defaultdict(list)
     for key, hits in where.items():
         paths = {p for p, _ in hits}
@@ -90,6 +97,12 @@ def quoted_code_evidence(
         return f"line {n} is quoted in the report: {key if len(key) <= 60 else key[:57] + '...'}"
 
     return _file_evidence(per_file, "quoted", say)
+
+
+def _is_code_piece(span: str) -> bool:
+    """A backticked span that is a piece of code, not a name: long enough, with the
+    punctuation of an expression (``"----": "1"``, ``x[0] = y``), and not a command."""
+    return len(span) >= 8 and _CODE_HINT_PIECE.search(span) is not None and " " in span
 
 
 def _file_evidence(

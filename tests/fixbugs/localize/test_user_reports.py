@@ -134,6 +134,14 @@ def test_a_code_line_quoted_behind_a_comment_marker_finds_its_line() -> None:
     assert (ev.path, ev.lines) == ("shellfix/rules/git_push.py", ((7, 7),))
 
 
+def test_a_piece_of_a_line_in_backticks_finds_the_line_that_holds_it() -> None:
+    report = "The rule removes the wrong flag: `index = parts.index(` is looked up once.\n"
+    (ev,) = quoted_code_evidence(report, REPO, parse_failure(report, REPO.keys()))
+    assert (ev.path, ev.kind, ev.lines) == ("shellfix/rules/git_push.py", "quoted", ((7, 7),))
+    # a name in backticks is no piece of code
+    assert quoted_code_evidence("`get_new_command` fails", REPO) == []
+
+
 def test_error_messages_and_names_in_the_report_match_string_literals() -> None:
     report = (
         "# man suggests man 3 for missing pages\n\nman printed `No manual entry for foo` "
