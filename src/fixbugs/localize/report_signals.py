@@ -57,7 +57,8 @@ def quoted_code_evidence(
 
     Lines under frames already mapped to a file add nothing new and are
     skipped; the rest (frames of unknown paths, lines left after a cut) are
-    looked up exactly, whitespace aside.
+    looked up exactly, whitespace aside. A piece of code the report writes in
+    backticks (``"----": "1"``) is looked up inside the source lines.
     """
     known = {_norm(f.text) for f in (failure.frames if failure else ()) if f.path and f.text}
     wanted = {_norm(ln) for ln in code_lines(report)} - known
@@ -100,8 +101,8 @@ def quoted_code_evidence(
 
 
 def _is_code_piece(span: str) -> bool:
-    """A backticked span that is a piece of code, not a name: long enough, with the
-    punctuation of an expression (``"----": "1"``, ``x[0] = y``), and not a command."""
+    """A backticked span that is a piece of code, not a name: long enough, with a
+    space and the punctuation of an expression (``"----": "1"``, ``x[0] = y``)."""
     return len(span) >= 8 and _CODE_HINT_PIECE.search(span) is not None and " " in span
 
 
