@@ -137,13 +137,13 @@ def _string_literals(text: str) -> list[tuple[str, int]]:
 _NAME_LITERAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def _name_literal_lines(text: str) -> frozenset[int]:
+def _name_literal_lines(literals: Sequence[tuple[str, int]]) -> frozenset[int]:
     """Lines whose string literals are all bare identifiers (``"_coord_names"`` in
     ``__slots__``, ``'linkcheck_anchors'`` in a setting's registration): such a
     literal names code, it is not a message the code prints, so a report that writes
     the name says no more about this line than about any line that uses it."""
     by_line: dict[int, list[str]] = defaultdict(list)
-    for value, line in _string_literals(text):
+    for value, line in literals:
         by_line[line].append(value)
     return frozenset(n for n, vs in by_line.items() if all(_NAME_LITERAL.match(v) for v in vs))
 
@@ -178,7 +178,8 @@ def _file_hits(
     n_lines = len(lines)
     hits: list[_Hit] = []
     def_lines = {first for _, first, _ in spans}
-    names = _name_literal_lines(text)
+    literals = _string_literals(text)  # one parse for both uses below
+    names = _name_literal_lines(literals)
     for ev in ranked.evidence:
         if ev.kind not in LINE_KINDS:
             continue
@@ -208,7 +209,7 @@ def _file_hits(
         if simple in tested:
             hits.append(_Hit(first, 1.0, f"a failing test is named for {simple}", False))
     if assertion_text:
-        for value, line in dict(_string_literals(text)).items():
+        for value, line in dict(literals).items():
             v = value.strip()
             if len(v) >= 3 and _whole(v, assertion_text):
                 # short literals ('git', 'open') are in many values by chance
