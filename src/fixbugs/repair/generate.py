@@ -18,6 +18,13 @@ from fixbugs.repair.ingredients import IngredientIndex, ingredient_edits
 from fixbugs.repair.literals import literal_edits, regex_edits
 from fixbugs.repair.patch import changed_window
 from fixbugs.repair.ranking import RepairCandidate, rank, to_candidate
+from fixbugs.repair.simplify import (
+    fallback_edits,
+    index_slice_edits,
+    local_constant_edits,
+    prefix_slice_edits,
+    unwrap_edits,
+)
 from fixbugs.repair.source import Edit, SourceFile, parses
 from fixbugs.repair.statements import delete_edits, guard_edits, try_edits
 from fixbugs.repair.templates import (
@@ -40,6 +47,8 @@ _CAPS = {
     "delete": 8,
     "return": 12,
     "ingredient_const": 8,
+    "unwrap": 12,
+    "fallback": 4,
 }
 
 
@@ -86,6 +95,8 @@ def region_edits(
     wanted = hints.wanted_tokens(src.text)
     yield from literal_edits(src, nodes, wanted)
     yield from regex_edits(src, nodes)
+    yield from index_slice_edits(src, nodes, hints.exceptions)
+    yield from prefix_slice_edits(src, nodes)
     yield from try_edits(src, failing or simple, hints.exceptions)
     yield from guard_edits(src, failing or simple)
     yield from condition_edits(src, nodes, _extra_conditions(src, lo, hi))
@@ -97,6 +108,9 @@ def region_edits(
     yield from name_edits(src, nodes, attrs)
     yield from swap_edits(src, nodes)
     yield from constant_edits(src, nodes)
+    yield from local_constant_edits(src, nodes)
+    yield from unwrap_edits(src, nodes)
+    yield from fallback_edits(src, simple)
     yield from return_edits(src, nodes)
     yield from delete_edits(src, simple)
 

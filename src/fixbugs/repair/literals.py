@@ -4,8 +4,9 @@ When a test says ``assert f(x) == expected`` and fails, the expected value
 often holds a word the code never produces (``--force-with-lease`` where the
 code writes ``--force``). These templates put such words into the region's
 string literals, drop a word a literal has too many, trim stray whitespace,
-and loosen or tighten a regex's anchors. A literal taken from the tests is
-recorded on the edit so ranking can mark the patch as possibly overfitting.
+loosen or tighten a regex's anchors, and let a ``+`` group match nothing. A
+literal taken from the tests is recorded on the edit so ranking can mark the
+patch as possibly overfitting.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ __all__ = ["literal_edits", "regex_edits"]
 _RE_FUNCS = frozenset(
     {"sub", "subn", "match", "search", "findall", "finditer", "split", "compile", "fullmatch"}
 )
+
+
+# a character class or group quantified `+` (not an escaped `\\]+` or `\\)+`)
+_ONE_OR_MORE = re.compile(r"(?<!\\)[\])]\+")
 
 
 def _strings(src: SourceFile, nodes: list[ast.AST]) -> Iterator[ast.Constant]:
@@ -87,8 +92,13 @@ def literal_edits(src: SourceFile, nodes: list[ast.AST], wanted: tuple[str, ...]
 
 
 def _is_regex_arg(src: SourceFile, node: ast.Constant) -> bool:
-    call = src.parents.get(node)
-    if not isinstance(call, ast.Call) or not call.args or call.args[0] is not node:
+    """A pattern passed to ``re.*`` first, as it is or formatted (``r'^(%s)$' % NAME``)."""
+    arg: ast.AST = node
+    parent = src.parents.get(node)
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Mod) and parent.left is node:
+        arg = parent
+    call = src.parents.get(arg)
+    if not isinstance(call, ast.Call) or not call.args or call.args[0] is not arg:
         return False
     f = call.func
     return isinstance(f, ast.Attribute) and f.attr in _RE_FUNCS and isinstance(f.value, ast.Name)
@@ -113,6 +123,10 @@ def regex_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
             variants.append((p.replace(".*", ".*?", 1), "make `.*` lazy"))
         if " " in p:
             variants.append((p.replace(" ", "\\s+"), "spaces -> `\\s+`"))
+        # a group or class that must match once may have to match nothing
+        for m in _ONE_OR_MORE.finditer(p):
+            i = m.end() - 1
+            variants.append((p[:i] + "*" + p[i + 1 :], f"`{m.group()}` -> `{m.group()[:-1]}*`"))
         for new_p, why in variants:
             rep = _requote(src, node, new_p)
             if rep is None:

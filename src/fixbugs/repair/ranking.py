@@ -43,6 +43,8 @@ PRIORS: dict[str, float] = {
     "name": 0.4,
     "swap": 0.45,
     "constant": 0.4,
+    "unwrap": 0.35,
+    "fallback": 0.3,
     "return": 0.3,
     "delete": 0.1,
     "pair": 0.25,

@@ -1,0 +1,218 @@
+"""Simplifying templates: an expression replaced by a part of itself, or by a sibling's value.
+
+Many one-token fixes take something *away* rather than add it: an attribute
+read one level too deep (``f"{src.name}"`` where the whole path was meant),
+a method call that the value never needed, a hard-coded constant where the
+function already uses the right one a line above (``column += 4`` beside
+``column += 1``), a string index that fails on an empty string where a
+slice would not (``s[-1]`` vs ``s[-1:]``), a hard-coded prefix length
+(``"open http://" + s[5:]`` only works when ``s`` starts with ``"open "``),
+or a ``try`` whose fallback path is the behaviour the caller wanted. The
+families here propose each of these where the region's ``ast`` has the
+shape; like every template, nothing here runs code and every edit is
+re-parsed before it becomes a candidate.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from fixbugs.repair.source import Edit, SourceFile
+
+__all__ = [
+    "fallback_edits",
+    "index_slice_edits",
+    "local_constant_edits",
+    "prefix_slice_edits",
+    "unwrap_edits",
+]
+
+# receivers whose attributes are the object's state: `self.x` -> `self` is never a fix
+_SELF = frozenset({"self", "cls"})
+# calls whose single argument may be what was meant (a conversion or a copy)
+_MAX_TRY_LINES = 15
+_WRAPPERS = frozenset({"int", "str", "float", "list", "tuple", "set", "len", "bool", "repr"})
+
+
+def _is_call_func(src: SourceFile, node: ast.AST) -> bool:
+    parent = src.parents.get(node)
+    return isinstance(parent, ast.Call) and parent.func is node
+
+
+def unwrap_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
+    """An attribute read, an argument-less method call or a conversion, replaced by its base."""
+    for node in nodes:
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+            and node.value.id not in _SELF
+            and not _is_call_func(src, node)
+        ):
+            base = src.segment(node.value)
+            e = src.replace(node, base, "unwrap", f"`{src.segment(node)}` -> `{base}`")
+            if e:
+                yield e
+        elif isinstance(node, ast.Call) and not node.keywords:
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and not node.args
+                and not (isinstance(func.value, ast.Name) and func.value.id in _SELF)
+            ):
+                inner = func.value
+            elif (
+                isinstance(func, ast.Name)
+                and func.id in _WRAPPERS
+                and len(node.args) == 1
+                and not isinstance(node.args[0], ast.Starred)
+            ):
+                inner = node.args[0]
+            else:
+                continue
+            base = src.segment(inner)
+            if "\n" in base:
+                continue
+            e = src.replace(node, base, "unwrap", f"`{src.segment(node)}` -> `{base}`")
+            if e:
+                yield e
+
+
+def _target_of(src: SourceFile, node: ast.AST) -> str | None:
+    """The name a constant is assigned or added to (`x += 4`, `x = 4`), if that is its role."""
+    parent = src.parents.get(node)
+    if isinstance(parent, ast.AugAssign) and parent.value is node:
+        return src.segment(parent.target)
+    if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1:
+        return src.segment(parent.targets[0])
+    return None
+
+
+def local_constant_edits(src: SourceFile, nodes: list[ast.AST], *, limit: int = 4) -> Iterator[Edit]:
+    """An integer constant that updates a variable, replaced by another value the same
+    function gives that variable (``col += 4`` beside ``col += 1``).
+
+    Only constants in that role: any other constant of the function would be
+    a guess; ±1 is :func:`fixbugs.repair.templates.constant_edits`' job.
+    """
+    for node in nodes:
+        if not (isinstance(node, ast.Constant) and type(node.value) is int):
+            continue
+        target = _target_of(src, node)
+        fn = src.enclosing(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if target is None or fn is None:
+            continue
+        n = node.value
+        values: dict[int, None] = {}
+        for other in ast.walk(fn):
+            if (
+                isinstance(other, ast.Constant)
+                and type(other.value) is int
+                and other.value not in (n, n + 1, n - 1)
+                and _target_of(src, other) == target
+            ):
+                values.setdefault(other.value, None)
+        for v in list(values)[:limit]:
+            why = f"`{n}` -> `{v}` (as the function does for `{target}`)"
+            e = src.replace(node, str(v), "constant", why)
+            if e:
+                yield e
+
+
+def index_slice_edits(
+    src: SourceFile, nodes: list[ast.AST], exceptions: tuple[str, ...]
+) -> Iterator[Edit]:
+    """``s[k]`` as the one-item slice ``s[k:k+1]``, which an empty string cannot make fail.
+
+    Only where the failing run raised ``IndexError``: elsewhere it would
+    change a value's type for nothing.
+    """
+    if "IndexError" not in exceptions:
+        return
+    for node in nodes:
+        if not (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)):
+            continue
+        idx = node.slice
+        k: int | None = None
+        if isinstance(idx, ast.Constant) and type(idx.value) is int:
+            k = idx.value
+        elif (
+            isinstance(idx, ast.UnaryOp)
+            and isinstance(idx.op, ast.USub)
+            and isinstance(idx.operand, ast.Constant)
+            and type(idx.operand.value) is int
+        ):
+            k = -idx.operand.value
+        if k is None:
+            continue
+        sliced = f"{k}:" if k == -1 else f"{k}:{k + 1}"
+        rep = f"{src.segment(node.value)}[{sliced}]"
+        e = src.replace(node, rep, "constant", f"index `[{k}]` -> one-item slice `[{sliced}]`")
+        if e:
+            yield e
+
+
+def prefix_slice_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
+    """``"lit" + s[n:]`` that assumes ``s`` starts with ``"lit"[:n]``: replace that prefix instead."""
+    for node in nodes:
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+            continue
+        lit, sub = node.left, node.right
+        if not (
+            isinstance(lit, ast.Constant)
+            and isinstance(lit.value, str)
+            and isinstance(sub, ast.Subscript)
+            and isinstance(sub.slice, ast.Slice)
+            and sub.slice.upper is None
+            and sub.slice.step is None
+            and isinstance(sub.slice.lower, ast.Constant)
+            and type(sub.slice.lower.value) is int
+        ):
+            continue
+        n = sub.slice.lower.value
+        if not 0 < n <= len(lit.value):
+            continue
+        head = lit.value[:n]
+        rep = f"{src.segment(sub.value)}.replace({head!r}, {src.segment(lit)}, 1)"
+        e = src.replace(
+            node, rep, "ingredient", f"replace the assumed prefix `{head}` wherever it is"
+        )
+        if e:
+            yield e
+
+
+def _handler_body(src: SourceFile, handler: ast.ExceptHandler, indent: str) -> str | None:
+    """The handler's statements re-indented to the ``try``'s level (None if it only exits)."""
+    if all(isinstance(s, ast.Pass | ast.Raise | ast.Continue | ast.Break) for s in handler.body):
+        return None
+    first, last = handler.body[0].lineno, handler.body[-1].end_lineno or handler.body[-1].lineno
+    inner = src.indent_of(first)
+    out = []
+    for line in src.lines[first - 1 : last]:
+        if line.strip() and not line.startswith(inner):
+            return None
+        out.append(indent + line[len(inner) :] if line.strip() else line)
+    return "".join(out)
+
+
+def fallback_edits(src: SourceFile, stmts: list[ast.stmt]) -> Iterator[Edit]:
+    """A ``try`` replaced by its one handler's code: always take the fallback path."""
+    seen: set[int] = set()
+    for stmt in stmts:
+        tr = stmt if isinstance(stmt, ast.Try) else src.enclosing(stmt, (ast.Try,))
+        if not isinstance(tr, ast.Try) or id(tr) in seen or len(tr.handlers) != 1 or tr.finalbody:
+            continue
+        seen.add(id(tr))
+        end = tr.end_lineno or tr.lineno
+        if end - tr.lineno > _MAX_TRY_LINES:
+            continue  # a try around a whole function body: dropping it is no small fix
+        indent = src.indent_of(tr.lineno)
+        body = _handler_body(src, tr.handlers[0], indent)
+        if body is None:
+            continue
+        e = src.replace_lines(
+            tr.lineno, end, body, "fallback", f"the `try` at line {tr.lineno} -> its handler's code"
+        )
+        if e:
+            yield e

@@ -1,0 +1,139 @@
+"""The simplifying templates: each proposes its repair on a snippet, and only where its shape is."""
+
+from __future__ import annotations
+
+import textwrap
+
+from fixbugs.repair.generate import Region, generate_candidates
+from fixbugs.repair.hints import FailureHints
+from fixbugs.repair.literals import regex_edits
+from fixbugs.repair.source import SourceFile, parses
+from fixbugs.repair.simplify import (
+    fallback_edits,
+    index_slice_edits,
+    local_constant_edits,
+    prefix_slice_edits,
+    unwrap_edits,
+)
+
+
+def src_of(code: str) -> SourceFile:
+    return SourceFile("m.py", textwrap.dedent(code))
+
+
+def everything(src: SourceFile) -> list:
+    return src.nodes_in(1, len(src.lines))
+
+
+def new_texts(edits) -> list[str]:
+    out = [e.new_text for e in edits]
+    assert all(parses(t) for t in out)
+    return out
+
+
+def test_unwrap_an_attribute_a_method_call_and_a_conversion():
+    src = src_of(
+        """\
+        def f(src, stamp, n):
+            name = f"{src.name} (original)"
+            t = stamp.timetuple()
+            return int(n) + self.size
+        """
+    )
+    texts = new_texts(unwrap_edits(src, everything(src)))
+    assert any('name = f"{src} (original)"' in t for t in texts)
+    assert any("t = stamp\n" in t for t in texts)
+    assert any("return n + self.size" in t for t in texts)
+    # an object's own state is never unwrapped, nor a method's receiver alone
+    assert not any("return int(n) + self\n" in t for t in texts)
+    assert not any("t = stamp()" in t for t in texts)
+
+
+def test_a_constant_takes_the_value_the_function_gives_the_same_variable():
+    src = src_of(
+        """\
+        def width(s):
+            col = 0
+            for ch in s:
+                if ch == " ":
+                    col += 1
+                elif ch == "\\t":
+                    col += 4
+            return s[8]
+        """
+    )
+    edits = list(local_constant_edits(src, everything(src)))
+    assert any("col += 1\n        elif ch == \"\\t\":\n            col += 1\n" in e.new_text
+               for e in edits)  # fmt: skip
+    assert all("for `col`" in e.why for e in edits)
+    # a constant in no such role (an index) is left to the ±1 template
+    assert not any("s[0]" in e.new_text or "s[4]" in e.new_text for e in edits)
+
+
+def test_index_becomes_a_one_item_slice_only_after_an_index_error():
+    src = src_of("def f(s):\n    if s[-1] != '\\n':\n        s += '\\n'\n    return s[0]\n")
+    assert list(index_slice_edits(src, everything(src), ("KeyError",))) == []
+    texts = new_texts(index_slice_edits(src, everything(src), ("IndexError",)))
+    assert "def f(s):\n    if s[-1:] != '\\n':\n        s += '\\n'\n    return s[0]\n" in texts
+    assert "def f(s):\n    if s[-1] != '\\n':\n        s += '\\n'\n    return s[0:1]\n" in texts
+
+
+def test_a_hard_coded_prefix_length_becomes_a_replace():
+    src = src_of("def fix(command):\n    return 'open http://' + command.script[5:]\n")
+    texts = new_texts(prefix_slice_edits(src, everything(src)))
+    assert texts == ["def fix(command):\n    return command.script.replace('open ', 'open http://', 1)\n"]
+    # a slice longer than the literal says nothing about a prefix
+    other = src_of("def fix(s):\n    return 'ab' + s[5:]\n")
+    assert list(prefix_slice_edits(other, everything(other))) == []
+
+
+def test_fallback_takes_the_handlers_code_and_never_a_handler_that_only_exits():
+    src = src_of(
+        """\
+        def add(formats, f, key):
+            try:
+                found = next(fo for fo in formats if fo['id'] == key)
+            except StopIteration:
+                info = dict(f)
+                formats.append(info)
+            else:
+                found.update(f)
+            try:
+                g = int(key)
+            except ValueError:
+                pass
+            return formats
+        """
+    )
+    edits = list(fallback_edits(src, src.statements_touching(1, len(src.lines))))
+    assert [e.new_text for e in edits] == [
+        textwrap.dedent(
+            """\
+            def add(formats, f, key):
+                info = dict(f)
+                formats.append(info)
+                try:
+                    g = int(key)
+                except ValueError:
+                    pass
+                return formats
+            """
+        )
+    ]
+
+
+def test_a_formatted_pattern_group_may_match_nothing():
+    src = src_of("def f(s):\n    return re.match(r'^(?P<f>%s)\\((?P<a>[a-z,]+)\\)$' % NAME, s)\n")
+    texts = new_texts(regex_edits(src, everything(src)))
+    assert "def f(s):\n    return re.match(r'^(?P<f>%s)\\((?P<a>[a-z,]*)\\)$' % NAME, s)\n" in texts
+    # an escaped bracket is text, not a class
+    lit = src_of("def f(s):\n    return re.match(r'x\\]+', s)\n")
+    assert not any("*" in t for t in new_texts(regex_edits(lit, everything(lit))))
+
+
+def test_generation_offers_the_new_families_in_a_region():
+    code = "def f(src):\n    return f'{src.name} (original)'\n"
+    cands = generate_candidates(
+        [Region("m.py", 1, 2, 1.0)], {"m.py": code}, FailureHints(), repo_sources=None
+    )
+    assert any(c.template == "unwrap" and "{src} (original)" in c.new_text for c in cands)
