@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import difflib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fixbugs.repair.hints import FailureHints
 from fixbugs.repair.ingredients import IngredientIndex, ingredient_edits
@@ -171,20 +171,33 @@ def generate_candidates(
     repo_sources: list[SourceFile] | None = None,
     test_literals: frozenset[str] = frozenset(),
     extra: Iterable[tuple[Edit, float]] = (),
+    hot_lines: Iterable[tuple[str, int]] = (),
     per_region: int = 150,
     pairs: int = 40,
 ) -> list[RepairCandidate]:
-    """Ranked single-edit candidates, then pairs of the best singles per file."""
+    """Ranked single-edit candidates, then pairs of the best singles per file.
+
+    ``hot_lines`` are (path, line) pairs the spectrum ranks highest of all:
+    an edit on one weighs like an edit on the line a traceback crashed on.
+    """
     index = IngredientIndex(repo_sources) if repo_sources else None
     attrs = attribute_index(repo_sources or [])
-    seen: set[str] = set()
+    hot = set(hot_lines)
+    seen: dict[str, int] = {}  # new text -> its index in singles
     singles: list[RepairCandidate] = []
 
     def add(edit: Edit, susp: float) -> bool:
         old = texts[edit.path]
-        if edit.new_text in seen or edit.new_text == old:
+        if edit.new_text == old:
             return False
-        seen.add(edit.new_text)
+        at = seen.get(edit.new_text)
+        if at is not None:
+            # the same template edit from a more suspicious region weighs as that
+            # region's (a model's edit keeps the weight its caller gave it)
+            if singles[at].template != "model" and susp > singles[at].suspiciousness:
+                singles[at] = replace(singles[at], suspiciousness=susp)
+            return False
+        seen[edit.new_text] = len(singles)
         singles.append(to_candidate(len(singles), edit, old, susp, test_literals))
         return True
 
@@ -199,13 +212,14 @@ def generate_candidates(
             continue
         n = 0
         crash = {ln for p, ln in hints.locations if p.endswith(region.path)}
+        crash |= {ln for p, ln in hot if p == region.path}
         per_template: dict[str, int] = {}
         for edit in region_edits(src, region, hints, index, attrs):
             # no family may flood a region (a long function has many names)
             per_template[edit.template] = per_template.get(edit.template, 0) + 1
             if per_template[edit.template] > _CAPS.get(edit.template, per_region):
                 continue
-            # the line a traceback crashed on is the likeliest place of all
+            # the line a traceback crashed on (or the spectrum's top line) is the likeliest
             at_crash = any(edit.start <= ln <= edit.end for ln in crash)
             susp = region.suspiciousness * (1.5 if at_crash else 1.0)
             if edit.template == "literal" and edit.literals:
@@ -223,11 +237,12 @@ def generate_candidates(
         if c.overfit_risk != "high" and c.template != "model":
             by_file.setdefault(c.path, []).append(c)
     next_id = len(singles)
+    made = set(seen)
     for path, cands in by_file.items():
         for c1, c2, new in pair_edits(texts[path], _pair_pool(cands), limit=pairs):
-            if new in seen:
+            if new in made:
                 continue
-            seen.add(new)
+            made.add(new)
             e = Edit(path, min(c1.start, c2.start), max(c1.end, c2.end), new, "pair",
                      f"{c1.why}; and {c2.why}")  # fmt: skip
             c = to_candidate(

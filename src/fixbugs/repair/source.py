@@ -165,7 +165,7 @@ class SourceFile:
         inner = None
         i = bisect.bisect_right(self._defs, (a, len(self.text) + 1))
         for ds, de in reversed(self._defs[:i]):
-            if b <= de:
+            if b < de:  # an edit reaching the end of the last line may join what follows
                 inner = (ds, de)  # the last fitting one starts latest: the innermost
                 break
         if inner is None:

@@ -93,8 +93,26 @@ def _called(src: SourceFile, node: ast.AST) -> bool:
     return isinstance(parent, ast.Call) and parent.func is node
 
 
-def swap_edits(src: SourceFile, nodes: list[ast.AST], *, limit: int = 24) -> Iterator[Edit]:
-    """Swap two different variables read in the region (``dict(a); x.update(b)``)."""
+def _in_annotation(src: SourceFile, node: ast.AST) -> bool:
+    child, cur = node, src.parents.get(node)
+    while cur is not None and not isinstance(cur, ast.stmt):
+        if isinstance(cur, ast.arg) and cur.annotation is child:
+            return True
+        child, cur = cur, src.parents.get(cur)
+    if isinstance(cur, ast.FunctionDef | ast.AsyncFunctionDef) and cur.returns is child:
+        return True
+    return isinstance(cur, ast.AnnAssign) and cur.annotation is child
+
+
+def swap_edits(
+    src: SourceFile, nodes: list[ast.AST], *, limit: int = 24, reach: int = 3
+) -> Iterator[Edit]:
+    """Swap two different variables read in the region (``dict(a); x.update(b)``).
+
+    Only variables: never a builtin (``str``, ``IndexError``) nor a name in
+    an annotation; and only two reads at most ``reach`` lines apart (a swap
+    across a whole function is no longer a mix-up of two names).
+    """
     names = [
         n
         for n in nodes
@@ -102,11 +120,13 @@ def swap_edits(src: SourceFile, nodes: list[ast.AST], *, limit: int = 24) -> Ite
         and isinstance(n.ctx, ast.Load)
         and src.span(n) is not None
         and not _called(src, n)
+        and not hasattr(builtins, n.id)
+        and not _in_annotation(src, n)
     ]
     made = 0
     for i, n1 in enumerate(names):
         for n2 in names[i + 1 :]:
-            if n1.id == n2.id or made >= limit:
+            if n1.id == n2.id or made >= limit or n2.lineno - n1.lineno > reach:
                 continue
             s1, s2 = src.span(n1), src.span(n2)
             assert s1 is not None and s2 is not None

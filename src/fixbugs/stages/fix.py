@@ -51,6 +51,7 @@ __all__ = [
     "repair_regions",
     "rewrite_prompt",
     "run_fix",
+    "spectrum_top",
 ]
 
 NOT_REPRODUCED = (
@@ -113,6 +114,27 @@ def repair_regions(prior: BugRun, listed: Mapping[str, str]) -> list[tuple[str, 
             if f.path is not None:
                 add(f.path, max(1, f.line - 2), f.line + 2, 0.6 / (1 + f.depth))
     return regions
+
+
+def spectrum_top(
+    prior: BugRun, listed: Mapping[str, str], *, limit: int = 2
+) -> list[tuple[str, int, int, float]]:
+    """The ranges holding the spectrum's best lines of all files (a tie may name several).
+
+    SBFL's very best line is run by the failing tests far more than by
+    passing ones; when the root cause is in another file, it is still where
+    a fix is likeliest after the root cause, whatever the static rank.
+    """
+    ranges = [
+        (path, a, b, score)
+        for path, rs in prior.sbfl.suspicious.items()
+        if path in listed and not is_test_path(path)
+        for a, b, score in rs
+    ]
+    top = max((r[3] for r in ranges), default=0.0)
+    if top <= 0.0:
+        return []
+    return [r for r in ranges if r[3] >= top * 0.999][:limit]
 
 
 def fix_regions(prior: BugRun, listed: Mapping[str, str]) -> list[tuple[str, int, int]]:
@@ -265,6 +287,8 @@ async def propose_fixes(
     # the root cause's file is the likeliest home of the fix: its other suspicious
     # regions come along even when other files' regions rank above them
     regions = ranked[:n] + [r for r in ranked[n:] if ranked and r[0] == ranked[0][0]][:4]
+    best = spectrum_top(prior, files)
+    regions += [r for r in best if not any(r[:3] == x[:3] for x in regions)]
     ctx.journal.note(
         "fix",
         "repair regions: " + ", ".join(f"{p}:{a}-{b} ({s:.2f})" for p, a, b, s in regions[:8]),
@@ -291,6 +315,7 @@ async def propose_fixes(
         repo_sources=repo_sources,
         test_literals=test_literals(_test_sources(prior, sources)),
         extra=extra,
+        hot_lines=[(p, ln) for p, a, b, _ in best for ln in range(a, b + 1)],
     )
     if joint:  # a rewrite of several files: ids after the engine's, ranked with them
         top = max((c.id for c in cands), default=-1)

@@ -137,3 +137,19 @@ def test_generation_offers_the_new_families_in_a_region():
         [Region("m.py", 1, 2, 1.0)], {"m.py": code}, FailureHints(), repo_sources=None
     )
     assert any(c.template == "unwrap" and "{src} (original)" in c.new_text for c in cands)
+
+
+def test_an_edit_weighs_as_the_most_suspicious_region_that_proposes_it():
+    code = (
+        "def width(s):\n    col = 0\n    for ch in s:\n        if ch == ' ':\n"
+        "            col += 1\n        else:\n            col += 4\n    return col\n"
+    )
+    regions = [Region("m.py", 1, 8, 0.5), Region("m.py", 7, 7, 1.0)]
+    cands = generate_candidates(regions, {"m.py": code}, FailureHints())
+    fix = next(c for c in cands if "col += 1\n    return" in c.new_text and "`4` -> `1`" in c.why)
+    assert fix.suspiciousness == 1.0  # first made in the 0.5 region, then seen in the 1.0 one
+    # the spectrum's best line weighs like a crash line
+    hot = generate_candidates(regions[:1], {"m.py": code}, FailureHints(), hot_lines=[("m.py", 7)])
+    fix = next(c for c in hot if "`4` -> `1`" in c.why)
+    assert fix.suspiciousness == 0.75
+    assert all(c.suspiciousness == 0.5 for c in hot if not c.start <= 7 <= c.end)

@@ -178,3 +178,14 @@ def test_swap_two_variables_read_in_the_region():
     texts = new_texts(swap_edits(src, everything(src)))
     assert "def update(self, **kw):\n    conf = dict(kw)\n    conf.update(self)\n" in texts
     assert not any("self(" in t or "conf = kw(self)" in t for t in texts)
+
+
+def test_swaps_skip_builtins_annotations_and_far_apart_reads():
+    src = src_of(
+        "def f(a: str, b) -> str:\n    x = g(a, b)\n    y = 1\n    z = 2\n    w = 3\n"
+        "    return h(a, IndexError)\n"
+    )
+    whys = [e.why for e in swap_edits(src, everything(src))]
+    assert "swap `a` (line 2) and `b` (line 2)" in whys
+    assert not any("`str`" in w or "`IndexError`" in w for w in whys)
+    assert not any("(line 6)" in w for w in whys)  # four lines from the other reads

@@ -107,3 +107,20 @@ def test_can_validate_needs_a_confirmed_failure_and_its_command() -> None:
     assert not fix.can_validate(None)
     assert not fix.can_validate(Reproduction(None, "given", "confirmed", "1 failed"))
     assert not fix.can_validate(Reproduction(TEST, "given", "passes", "passed"))
+
+
+def test_the_spectrum_top_ranges_of_all_files_join_the_repair_regions() -> None:
+    from fixbugs.run.record import BugRun, Sbfl
+
+    sbfl = Sbfl(
+        suspicious={
+            "pkg/driver.py": ((130, 130, 0.5), (137, 137, 1.0)),
+            "pkg/main.py": ((40, 44, 0.9),),
+            "tests/test_x.py": ((3, 3, 1.0),),  # a test file is never a repair region
+            "pkg/gone.py": ((1, 1, 1.0),),  # nor a file the listing lacks
+        }
+    )
+    prior = BugRun(started=0.0, sbfl=sbfl)
+    listed = {"pkg/driver.py": "", "pkg/main.py": "", "tests/test_x.py": ""}
+    assert fix.spectrum_top(prior, listed) == [("pkg/driver.py", 137, 137, 1.0)]
+    assert fix.spectrum_top(BugRun(started=0.0), listed) == []
