@@ -44,6 +44,8 @@ PRIORS: dict[str, float] = {
     "swap": 0.45,
     "constant": 0.4,
     "unwrap": 0.35,
+    # only offered where the failing run raised IndexError: the exception names it
+    "index_slice": 0.65,
     "fallback": 0.3,
     "return": 0.3,
     "delete": 0.1,

@@ -89,7 +89,9 @@ def _target_of(src: SourceFile, node: ast.AST) -> str | None:
     return None
 
 
-def local_constant_edits(src: SourceFile, nodes: list[ast.AST], *, limit: int = 4) -> Iterator[Edit]:
+def local_constant_edits(
+    src: SourceFile, nodes: list[ast.AST], *, limit: int = 4
+) -> Iterator[Edit]:
     """An integer constant that updates a variable, replaced by another value the same
     function gives that variable (``col += 4`` beside ``col += 1``).
 
@@ -148,13 +150,13 @@ def index_slice_edits(
             continue
         sliced = f"{k}:" if k == -1 else f"{k}:{k + 1}"
         rep = f"{src.segment(node.value)}[{sliced}]"
-        e = src.replace(node, rep, "constant", f"index `[{k}]` -> one-item slice `[{sliced}]`")
+        e = src.replace(node, rep, "index_slice", f"index `[{k}]` -> one-item slice `[{sliced}]`")
         if e:
             yield e
 
 
 def prefix_slice_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
-    """``"lit" + s[n:]`` that assumes ``s`` starts with ``"lit"[:n]``: replace that prefix instead."""
+    """``"lit" + s[n:]`` assumes ``s`` starts with ``"lit"[:n]``: replace that prefix instead."""
     for node in nodes:
         if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
             continue

@@ -7,7 +7,6 @@ import textwrap
 from fixbugs.repair.generate import Region, generate_candidates
 from fixbugs.repair.hints import FailureHints
 from fixbugs.repair.literals import regex_edits
-from fixbugs.repair.source import SourceFile, parses
 from fixbugs.repair.simplify import (
     fallback_edits,
     index_slice_edits,
@@ -15,6 +14,7 @@ from fixbugs.repair.simplify import (
     prefix_slice_edits,
     unwrap_edits,
 )
+from fixbugs.repair.source import SourceFile, parses
 
 
 def src_of(code: str) -> SourceFile:
@@ -81,7 +81,9 @@ def test_index_becomes_a_one_item_slice_only_after_an_index_error():
 def test_a_hard_coded_prefix_length_becomes_a_replace():
     src = src_of("def fix(command):\n    return 'open http://' + command.script[5:]\n")
     texts = new_texts(prefix_slice_edits(src, everything(src)))
-    assert texts == ["def fix(command):\n    return command.script.replace('open ', 'open http://', 1)\n"]
+    assert texts == [
+        "def fix(command):\n    return command.script.replace('open ', 'open http://', 1)\n"
+    ]
     # a slice longer than the literal says nothing about a prefix
     other = src_of("def fix(s):\n    return 'ab' + s[5:]\n")
     assert list(prefix_slice_edits(other, everything(other))) == []
