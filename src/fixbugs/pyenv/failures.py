@@ -13,8 +13,9 @@ signature is.
 :func:`failures` splits a run's output into its failing tests' sections
 (pytest's ``____ test ____`` blocks, unittest's ``FAIL:``/``ERROR:`` blocks);
 :func:`final_exception` reads the exception a section ends with and
-:func:`failure_message` what it says. All are
-pure functions of text.
+:func:`failure_message` what it says; :func:`failure_excerpt` keeps those
+sections, and not the warnings or summary around them, for the repair's
+hints. All are pure functions of text.
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Failure", "environment_signature", "failure_message", "failures", "final_exception"]
+__all__ = [
+    "Failure",
+    "environment_signature",
+    "failure_excerpt",
+    "failure_message",
+    "failures",
+    "final_exception",
+]
 
 Runner = Literal["pytest", "unittest", "other"]
 
@@ -88,6 +96,21 @@ def failures(runner: Runner, output: str) -> tuple[Failure, ...]:
     else:
         found = ()
     return found or (Failure("", output),)
+
+
+def failure_excerpt(runner: Runner, output: str, *, limit: int = 8000) -> str:
+    """The failing tests' sections, first ones first, at most ``limit`` characters.
+
+    A run's last lines are often pytest's warnings summary (hundreds of
+    lines on an old project), which pushes the traceback and the failed
+    assertion out of any tail; these sections hold them. Without marked
+    sections, the output's last ``limit`` characters.
+    """
+    found = failures(runner, output)
+    if len(found) == 1 and not found[0].name:
+        return output[-limit:]
+    text = "\n".join(f"{f.name}\n{f.text.strip()}" for f in found)
+    return text[:limit]
 
 
 def _pytest_sections(output: str) -> tuple[Failure, ...]:

@@ -40,14 +40,24 @@ def _is_call_func(src: SourceFile, node: ast.AST) -> bool:
     return isinstance(parent, ast.Call) and parent.func is node
 
 
+def _imported(src: SourceFile) -> set[str]:
+    """Names the module binds by ``import``: ``datetime.datetime`` -> ``datetime`` is no fix."""
+    out: set[str] = set()
+    for node in ast.walk(src.tree) if src.tree is not None else ():
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return out
+
+
 def unwrap_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
     """An attribute read, an argument-less method call or a conversion, replaced by its base."""
+    skip = _SELF | _imported(src)
     for node in nodes:
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.ctx, ast.Load)
             and isinstance(node.value, ast.Name)
-            and node.value.id not in _SELF
+            and node.value.id not in skip
             and not _is_call_func(src, node)
         ):
             base = src.segment(node.value)
@@ -59,7 +69,7 @@ def unwrap_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
             if (
                 isinstance(func, ast.Attribute)
                 and not node.args
-                and not (isinstance(func.value, ast.Name) and func.value.id in _SELF)
+                and not (isinstance(func.value, ast.Name) and func.value.id in skip)
             ):
                 inner = func.value
             elif (

@@ -89,6 +89,9 @@ class Reproduction:
     # is then its self-contained gate (fixbugs.stages.snippet.gate_command), which exits 0
     # once the script stops failing
     script: str | None = None
+    # the failing tests' sections of the run (fixbugs.pyenv.failures.failure_excerpt):
+    # the traceback and the failed assertion, which the repair's hints read
+    failure_text: str = ""
 
     @property
     def confirmed(self) -> bool:

@@ -299,7 +299,9 @@ async def propose_fixes(
         if text is not None:
             texts[path] = text
     repro = prior.reproduction
-    output = "\n".join(x for x in (inputs.report.body, repro.output_tail if repro else "") if x)
+    # the failing tests' sections first: a tail may hold only a warnings summary
+    run_text = (repro.failure_text + "\n" + repro.output_tail) if repro else ""
+    output = "\n".join(x for x in (inputs.report.body, run_text) if x.strip())
     hints = parse_hints(output)
     repo_sources = [
         SourceFile(p, t) for p, t in files.items() if p.endswith(".py") and not is_test_path(p)

@@ -30,6 +30,7 @@ from fixbugs.inputs import BugInputs
 from fixbugs.inputs.snippets import Snippet
 from fixbugs.localize.sbfl import SbflResult, sbfl_evidence, suspicious_ranges
 from fixbugs.localize.signals import module_tests
+from fixbugs.pyenv.failures import failure_excerpt
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, unittest_module
 from fixbugs.pyenv.testverdict import classify_run, tail
 from fixbugs.run.context import RunContext
@@ -176,6 +177,7 @@ async def _reproduce(
         verbose,
         tail(output),
         parsed.suite(),
+        failure_text=failure_excerpt(parsed.runner, output) if confirmed else "",
     )
     passing = sum(1 for v in baseline.values() if v == "passed")
     ctx.journal.emit(

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from fixbugs.pyenv.failures import environment_signature, failures, final_exception
+from fixbugs.pyenv.failures import (
+    environment_signature,
+    failure_excerpt,
+    failures,
+    final_exception,
+)
 from fixbugs.pyenv.testverdict import classify_run
 
 
@@ -137,3 +142,33 @@ def test_pytest_summary_lines_are_read_when_no_section_is_printed() -> None:
         "===== 1 failed in 0.01s =====\n"
     )
     assert classify_run("pytest", 1, output).status == "could_not_run"
+
+
+def test_the_failure_excerpt_keeps_the_traceback_a_warnings_summary_pushes_out_of_the_tail():
+    warnings = "".join(
+        f"pkg/extractor/site{i}.py:23\n  DeprecationWarning: invalid escape sequence \\.\n\n"
+        for i in range(300)
+    )
+    output = (
+        "============================= test session starts ==============================\n"
+        "collected 1 item\n\ntest/test_utils.py F\n\n"
+        "=================================== FAILURES ===================================\n"
+        "___________________________ TestUtil.test_timestamps ___________________________\n"
+        "    def test_timestamps(self):\n"
+        ">       self.assertEqual(unified_timestamp('May 16, 2016 11:15 PM'), 1463440500)\n\n"
+        "pkg/utils.py:1118: in unified_timestamp\n"
+        "    return calendar.timegm(timetuple.timetuple())\n"
+        "E   AttributeError: 'tuple' object has no attribute 'timetuple'\n"
+        "=============================== warnings summary ===============================\n"
+        + warnings
+        + "=========================== short test summary info ============================\n"
+        "FAILED test/test_utils.py::TestUtil::test_timestamps - AttributeError...\n"
+        "======================= 1 failed, 513 warnings in 1.49s ========================\n"
+    )
+    excerpt = failure_excerpt("pytest", output)
+    assert "pkg/utils.py:1118: in unified_timestamp" in excerpt
+    assert "E   AttributeError: 'tuple' object has no attribute 'timetuple'" in excerpt
+    assert "DeprecationWarning" not in excerpt
+    assert excerpt.startswith("TestUtil.test_timestamps\n")
+    # nothing marked: the output's end, within the limit
+    assert failure_excerpt("other", "x" * 50 + "boom", limit=10) == "xxxxxxboom"

@@ -34,8 +34,12 @@ def new_texts(edits) -> list[str]:
 def test_unwrap_an_attribute_a_method_call_and_a_conversion():
     src = src_of(
         """\
+        import datetime
+
+
         def f(src, stamp, n):
             name = f"{src.name} (original)"
+            day = datetime.date.today()
             t = stamp.timetuple()
             return int(n) + self.size
         """
@@ -47,6 +51,7 @@ def test_unwrap_an_attribute_a_method_call_and_a_conversion():
     # an object's own state is never unwrapped, nor a method's receiver alone
     assert not any("return int(n) + self\n" in t for t in texts)
     assert not any("t = stamp()" in t for t in texts)
+    assert not any("day = datetime.today()" in t or "day = datetime\n" in t for t in texts)
 
 
 def test_a_constant_takes_the_value_the_function_gives_the_same_variable():
