@@ -23,6 +23,7 @@ from fixbugs.repair.simplify import (
     index_slice_edits,
     local_constant_edits,
     prefix_slice_edits,
+    split_empty_edits,
     unwrap_edits,
 )
 from fixbugs.repair.source import Edit, SourceFile, parses
@@ -99,6 +100,7 @@ def region_edits(
     yield from prefix_slice_edits(src, nodes)
     yield from try_edits(src, failing or simple, hints.exceptions)
     yield from guard_edits(src, failing or simple)
+    yield from split_empty_edits(src, nodes)
     yield from condition_edits(src, nodes, _extra_conditions(src, lo, hi))
     yield from membership_edits(src, nodes)
     yield from operator_edits(src, nodes)

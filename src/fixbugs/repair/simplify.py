@@ -7,10 +7,11 @@ function already uses the right one a line above (``column += 4`` beside
 ``column += 1``), a string index that fails on an empty string where a
 slice would not (``s[-1]`` vs ``s[-1:]``), a hard-coded prefix length
 (``"open http://" + s[5:]`` only works when ``s`` starts with ``"open "``),
-or a ``try`` whose fallback path is the behaviour the caller wanted. The
-families here propose each of these where the region's ``ast`` has the
-shape; like every template, nothing here runs code and every edit is
-re-parsed before it becomes a candidate.
+a loop over ``s.split(",")`` that meets ``['']`` when ``s`` is empty, or a
+``try`` whose fallback path is the behaviour the caller wanted. The families
+here propose each of these where the region's ``ast`` has the shape; like
+every template, nothing here runs code and every edit is re-parsed before
+it becomes a candidate.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "index_slice_edits",
     "local_constant_edits",
     "prefix_slice_edits",
+    "split_empty_edits",
     "unwrap_edits",
 ]
 
@@ -190,6 +192,29 @@ def prefix_slice_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
         e = src.replace(
             node, rep, "ingredient", f"replace the assumed prefix `{head}` wherever it is"
         )
+        if e:
+            yield e
+
+
+def split_empty_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
+    """A loop over ``s.split(sep)`` that skips an empty ``s`` (which splits into ``['']``)."""
+    for node in nodes:
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("split", "rsplit")
+            and node.args
+            and not isinstance(node.func.value, ast.Constant)
+        ):
+            continue
+        parent = src.parents.get(node)
+        if not (isinstance(parent, ast.comprehension | ast.For) and parent.iter is node):
+            continue
+        whole, base = src.segment(node), src.segment(node.func.value)
+        if "\n" in whole:
+            continue
+        rep = f"({whole} if {base} else [])"
+        e = src.replace(node, rep, "guard", f"an empty `{base}` splits into nothing")
         if e:
             yield e
 

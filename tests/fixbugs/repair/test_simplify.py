@@ -12,6 +12,7 @@ from fixbugs.repair.simplify import (
     index_slice_edits,
     local_constant_edits,
     prefix_slice_edits,
+    split_empty_edits,
     unwrap_edits,
 )
 from fixbugs.repair.source import SourceFile, parses
@@ -160,3 +161,20 @@ def test_an_edit_weighs_as_the_most_suspicious_region_that_proposes_it():
     fix = next(c for c in hot if "`4` -> `1`" in c.why)
     assert fix.suspiciousness == 0.75
     assert all(c.suspiciousness == 0.5 for c in hot if not c.start <= 7 <= c.end)
+
+
+def test_a_loop_over_a_split_skips_the_empty_string():
+    src = src_of(
+        "def call(m, local):\n"
+        "    args = tuple(local[v] for v in m.group('args').split(','))\n"
+        "    parts = m.group('args').split(',')\n"
+        "    return args, parts\n"
+    )
+    texts = new_texts(split_empty_edits(src, everything(src)))
+    assert texts == [
+        "def call(m, local):\n"
+        "    args = tuple(local[v] for v in (m.group('args').split(',') if m.group('args') "
+        "else []))\n"
+        "    parts = m.group('args').split(',')\n"
+        "    return args, parts\n"
+    ]  # a split whose list is kept (not looped over) keeps its `['']`
