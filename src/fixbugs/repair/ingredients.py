@@ -130,7 +130,7 @@ class IngredientIndex:
 
 
 def names_in_scope(src: SourceFile, node: ast.AST) -> set[str]:
-    """Names readable at ``node``: builtins, the module's own, the function's arguments and locals."""
+    """Names readable at ``node``: builtins, the module's own, the function's arguments, locals."""
     names = set(dir(builtins)) | module_names(src)
     fn = src.enclosing(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
