@@ -6,7 +6,7 @@ anything, through agentrt's scatter-gather in sandbox forks.
 """
 
 from fixbugs.repair.generate import Region, generate_candidates, pair_edits, region_edits
-from fixbugs.repair.hints import FailureHints, parse_hints, test_literals
+from fixbugs.repair.hints import FailureHints, parse_hints, printed_literal_lines, test_literals
 from fixbugs.repair.ingredients import IngredientIndex, ingredient_edits
 from fixbugs.repair.ranking import PRIORS, RepairCandidate, overfit_risk, rank, to_candidate
 from fixbugs.repair.source import Edit, SourceFile, parses
@@ -25,6 +25,7 @@ __all__ = [
     "pair_edits",
     "parse_hints",
     "parses",
+    "printed_literal_lines",
     "rank",
     "region_edits",
     "test_literals",

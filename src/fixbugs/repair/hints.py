@@ -4,16 +4,18 @@ Only generic signals are read from the test output: the exception types a
 traceback ends with, the project lines it went through, and the two sides of
 a failed ``assert a == b`` (pytest prints both, and a ``- … / + …`` line
 diff). String templates use tokens the expected side holds and the code
-lacks; nothing here knows about any one project.
+lacks; :func:`printed_literal_lines` finds the code's own string literals
+that the run printed. Nothing here knows about any one project.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["FailureHints", "parse_hints", "test_literals"]
+__all__ = ["FailureHints", "parse_hints", "printed_literal_lines", "test_literals"]
 
 _EXC = re.compile(r"^E\s+([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))\b", re.M)
 _LOCATION = re.compile(r"^([^\s:][^:\n]*\.py):(\d+): (\w+)$", re.M)
@@ -85,3 +87,34 @@ def test_literals(test_sources: list[str]) -> frozenset[str]:
                 out.add(node.value)
                 out.update(w for w in node.value.split() if len(w) > 1)
     return frozenset(out)
+
+
+def printed_literal_lines(
+    sources: Iterable[tuple[str, ast.AST]],
+    text: str,
+    *,
+    min_len: int = 6,
+    max_uses: int = 3,
+    limit: int = 4,
+) -> list[tuple[str, int]]:
+    """(path, line) of the string literals that a failing run's ``text`` holds verbatim.
+
+    A failed assertion prints what the code produced: a distinctive literal
+    of the code in that output (``"  (original)"`` in a diff header) points
+    at the lines that wrote it, whatever their static rank. A literal written
+    in more than ``max_uses`` places says nothing; rarer and longer first.
+    """
+    if not text:
+        return []
+    uses: dict[str, list[tuple[str, int]]] = {}
+    for path, tree in sources:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                v = node.value
+                if len(v.strip()) >= min_len and "\n" not in v and v in text:
+                    uses.setdefault(v, []).append((path, node.lineno))
+    order = sorted((len(at), -len(v), v) for v, at in uses.items() if len(at) <= max_uses)
+    out: list[tuple[str, int]] = []
+    for _, _, v in order:
+        out.extend(at for at in uses[v] if at not in out)
+    return out[:limit]

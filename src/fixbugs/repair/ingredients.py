@@ -23,7 +23,7 @@ from pathlib import PurePosixPath
 
 from fixbugs.repair.source import Edit, SourceFile
 
-__all__ = ["IngredientIndex", "ingredient_edits"]
+__all__ = ["IngredientIndex", "ingredient_edits", "names_in_scope"]
 
 _MAX_SEGMENT = 160
 
@@ -129,7 +129,8 @@ class IngredientIndex:
                             self.returns.setdefault(node.name, []).append(snip(rets[0].value, text))
 
 
-def _scope(src: SourceFile, node: ast.AST) -> set[str]:
+def names_in_scope(src: SourceFile, node: ast.AST) -> set[str]:
+    """Names readable at ``node``: builtins, the module's own, the function's arguments, locals."""
     names = set(dir(builtins)) | module_names(src)
     fn = src.enclosing(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -178,7 +179,7 @@ def ingredient_edits(
     for node in nodes:
         if made >= limit:
             return
-        scope = _scope(src, node)
+        scope = names_in_scope(src, node)
         own = src.segment(node)
         if isinstance(node, ast.Call):
             key = src.segment(node.func)

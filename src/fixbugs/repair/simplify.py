@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from fixbugs.repair.source import Edit, SourceFile
+from fixbugs.repair.source import Edit, SourceFile, parses
 
 __all__ = [
     "fallback_edits",
@@ -66,6 +66,9 @@ def unwrap_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
             e = src.replace(node, base, "unwrap", f"`{src.segment(node)}` -> `{base}`")
             if e:
                 yield e
+            e = _unwrap_all(src, node, base)
+            if e:
+                yield e
         elif isinstance(node, ast.Call) and not node.keywords:
             func = node.func
             if (
@@ -89,6 +92,43 @@ def unwrap_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
             e = src.replace(node, base, "unwrap", f"`{src.segment(node)}` -> `{base}`")
             if e:
                 yield e
+
+
+def _unwrap_all(src: SourceFile, node: ast.Attribute, base: str) -> Edit | None:
+    """Every read of the same ``x.attr`` in the function unwrapped at once (from its first).
+
+    One wrong attribute is often written twice (``f"{src.name} (original)"``
+    and ``f"{src.name} (formatted)"``); one edit that fixes only one of them
+    fails the same test.
+    """
+    fn = src.enclosing(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    if fn is None:
+        return None
+    text = src.segment(node)
+    same = sorted(
+        (
+            n
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Load)
+            and not _is_call_func(src, n)
+            and src.segment(n) == text
+        ),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    if len(same) < 2 or same[0] is not node:
+        return None
+    new = src.text
+    for n in reversed(same):
+        sp = src.span(n)
+        if sp is None:
+            return None
+        new = new[: sp[0]] + base + new[sp[1] :]
+    if not parses(new):
+        return None
+    last = same[-1].end_lineno or same[-1].lineno
+    why = f"`{text}` -> `{base}` ({len(same)} times)"
+    return Edit(src.path, node.lineno, last, new, "unwrap", why)
 
 
 def _target_of(src: SourceFile, node: ast.AST) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from fixbugs.repair.ingredients import names_in_scope
 from fixbugs.repair.source import Edit, SourceFile
 
 __all__ = [
@@ -141,16 +142,29 @@ def _conditions(nodes: list[ast.AST]) -> Iterator[ast.expr]:
             yield node.value
 
 
+def _reads(expr: str) -> set[str]:
+    """The bare names an expression reads (its attributes' bases included)."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return {"<unparsable>"}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
 def condition_edits(
     src: SourceFile, nodes: list[ast.AST], extra: list[str] | None = None
 ) -> Iterator[Edit]:
     """Negate a condition, drop one of its conjuncts/disjuncts, or add one.
 
     Negating a whole condition is marked high-risk: on a weak test suite it
-    often "passes" by inverting the feature rather than fixing it.
+    often "passes" by inverting the feature rather than fixing it. An added
+    conjunct reads only names in scope there (one from another function's
+    locals would only raise ``NameError``).
     """
     conds = list(_conditions(nodes))
+    reads = {tail: _reads(tail) for tail in extra or ()}
     for cond in conds:
+        scope = names_in_scope(src, cond) if reads else set()
         text = src.segment(cond)
         if isinstance(cond, ast.UnaryOp) and isinstance(cond.op, ast.Not):
             inner = src.segment(cond.operand)
@@ -160,7 +174,7 @@ def condition_edits(
         if e:
             yield e
         for tail in extra or ():
-            if tail in text:
+            if tail in text or not reads[tail] <= scope:
                 continue
             for glue, why in ((" and ", "add conjunct"), (" or ", "add disjunct")):
                 e = src.replace(cond, f"{text}{glue}{tail}", "condition", f"{why} `{tail}`")

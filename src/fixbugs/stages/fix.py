@@ -32,6 +32,7 @@ from fixbugs.repair import (
     SourceFile,
     generate_candidates,
     parse_hints,
+    printed_literal_lines,
     rank,
     test_literals,
 )
@@ -135,6 +136,28 @@ def spectrum_top(
     if top <= 0.0:
         return []
     return [r for r in ranges if r[3] >= top * 0.999][:limit]
+
+
+def _printed_regions(
+    prior: BugRun,
+    regions: list[tuple[str, int, int, float]],
+    repo_sources: list[SourceFile],
+    run_text: str,
+) -> list[tuple[str, int, int, float]]:
+    """Lines of the likeliest files whose string literals the failing run printed.
+
+    Only the files already suspected (the ranked files' top ten, the
+    regions' files): a literal elsewhere that the output happens to hold is
+    no evidence. A line already inside a region adds nothing.
+    """
+    wanted = {f.path for f in prior.ranked[:10]} | {r[0] for r in regions}
+    trees = [(s.path, s.tree) for s in repo_sources if s.path in wanted and s.tree is not None]
+    out: list[tuple[str, int, int, float]] = []
+    for path, line in printed_literal_lines(trees, run_text):
+        if any(p == path and a <= line <= b for p, a, b, _ in regions + out):
+            continue
+        out.append((path, max(1, line - 2), line + 2, 0.8))
+    return out
 
 
 def fix_regions(prior: BugRun, listed: Mapping[str, str]) -> list[tuple[str, int, int]]:
@@ -289,15 +312,6 @@ async def propose_fixes(
     regions = ranked[:n] + [r for r in ranked[n:] if ranked and r[0] == ranked[0][0]][:4]
     best = spectrum_top(prior, files)
     regions += [r for r in best if not any(r[:3] == x[:3] for x in regions)]
-    ctx.journal.note(
-        "fix",
-        "repair regions: " + ", ".join(f"{p}:{a}-{b} ({s:.2f})" for p, a, b, s in regions[:8]),
-    )
-    texts: dict[str, str] = {}
-    for path, *_ in regions:
-        text = sources.text(path)
-        if text is not None:
-            texts[path] = text
     repro = prior.reproduction
     # the failing tests' sections first: a tail may hold only a warnings summary
     run_text = (repro.failure_text + "\n" + repro.output_tail) if repro else ""
@@ -306,6 +320,16 @@ async def propose_fixes(
     repo_sources = [
         SourceFile(p, t) for p, t in files.items() if p.endswith(".py") and not is_test_path(p)
     ]
+    regions += _printed_regions(prior, regions, repo_sources, run_text)
+    ctx.journal.note(
+        "fix",
+        "repair regions: " + ", ".join(f"{p}:{a}-{b} ({s:.2f})" for p, a, b, s in regions[:10]),
+    )
+    texts: dict[str, str] = {}
+    for path, *_ in regions:
+        text = sources.text(path)
+        if text is not None:
+            texts[path] = text
     rewrite = await _model_rewrite(inputs, prior, ctx, sources)
     extra, joint = _model_candidates(rewrite, prior, ctx)
     for edit, _ in extra:

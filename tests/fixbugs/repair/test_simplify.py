@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from fixbugs.repair.generate import Region, generate_candidates
-from fixbugs.repair.hints import FailureHints
+from fixbugs.repair.hints import FailureHints, printed_literal_lines
 from fixbugs.repair.literals import regex_edits
 from fixbugs.repair.simplify import (
     fallback_edits,
@@ -53,6 +53,23 @@ def test_unwrap_an_attribute_a_method_call_and_a_conversion():
     assert not any("return int(n) + self\n" in t for t in texts)
     assert not any("t = stamp()" in t for t in texts)
     assert not any("day = datetime.today()" in t or "day = datetime\n" in t for t in texts)
+
+
+def test_unwrap_every_read_of_the_same_attribute_in_the_function_at_once():
+    src = src_of(
+        """\
+        def names(src):
+            a = f"{src.name}  (original)"
+            b = f"{src.name}  (formatted)"
+            return a, b
+        """
+    )
+    both = [e for e in unwrap_edits(src, everything(src)) if "2 times" in e.why]
+    assert [e.new_text for e in both] == [
+        'def names(src):\n    a = f"{src}  (original)"\n    b = f"{src}  (formatted)"\n'
+        "    return a, b\n"
+    ]
+    assert (both[0].start, both[0].end) == (2, 3)
 
 
 def test_a_constant_takes_the_value_the_function_gives_the_same_variable():
@@ -178,3 +195,28 @@ def test_a_loop_over_a_split_skips_the_empty_string():
         "    parts = m.group('args').split(',')\n"
         "    return args, parts\n"
     ]  # a split whose list is kept (not looped over) keeps its `['']`
+
+
+def test_the_literals_a_failing_run_printed_point_at_the_lines_that_wrote_them():
+    import ast
+
+    code = textwrap.dedent(
+        """\
+        def diff_names(src):
+            a = f"{src.name}  (original)"
+            b = f"{src.name}  (formatted)"
+            return a, b, "utf-8", "utf-8", "utf-8", "utf-8"
+
+
+        def stdin_names():
+            return "<stdin>  (original)", "<stdin>  (formatted)"
+        """
+    )
+    output = (
+        "E   AssertionError: '--- <stdin>  (original)\\n+++ <stdin>  (formatted)\\n' != "
+        "'--- blk_1.log  (original)\\n+++ blk_1.log  (formatted)\\n' (utf-8)"
+    )
+    lines = printed_literal_lines([("black.py", ast.parse(code))], output)
+    # rarest first: each diff-header literal once in this file; "utf-8" is too short anyway
+    assert lines == [("black.py", 8), ("black.py", 3), ("black.py", 2)]
+    assert printed_literal_lines([("black.py", ast.parse(code))], "") == []

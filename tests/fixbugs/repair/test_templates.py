@@ -61,8 +61,12 @@ def test_condition_negate_is_high_risk_and_drop_conjunct_is_not():
 
 def test_condition_add_conjunct_from_the_file():
     src = src_of("def f(s):\n    if s:\n        return 1\n")
-    edits = list(condition_edits(src, src.statements_touching(2, 2), ["len(s) > 1"]))
+    edits = list(
+        condition_edits(src, src.statements_touching(2, 2), ["len(s) > 1", "func_m is None"])
+    )
     assert any(e.new_text.startswith("def f(s):\n    if s and len(s) > 1:") for e in edits)
+    # a name another function binds is not in scope here: it could only raise NameError
+    assert not any("func_m" in e.new_text for e in edits)
 
 
 def test_guard_before_failing_index_returns_false_in_a_predicate():
