@@ -32,8 +32,9 @@ __all__ = [
 
 # receivers whose attributes are the object's state: `self.x` -> `self` is never a fix
 _SELF = frozenset({"self", "cls"})
-# calls whose single argument may be what was meant (a conversion or a copy)
+# a try longer than this wraps a whole job: replacing it by its handler is no small fix
 _MAX_TRY_LINES = 15
+# calls whose single argument may be what was meant (a conversion or a copy)
 _WRAPPERS = frozenset({"int", "str", "float", "list", "tuple", "set", "len", "bool", "repr"})
 
 
@@ -283,7 +284,7 @@ def fallback_edits(src: SourceFile, stmts: list[ast.stmt]) -> Iterator[Edit]:
         seen.add(id(tr))
         end = tr.end_lineno or tr.lineno
         if end - tr.lineno > _MAX_TRY_LINES:
-            continue  # a try around a whole function body: dropping it is no small fix
+            continue
         indent = src.indent_of(tr.lineno)
         body = _handler_body(src, tr.handlers[0], indent)
         if body is None:
