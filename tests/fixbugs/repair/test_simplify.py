@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
+from snippetkit import everything, new_texts, src_of
+
 from fixbugs.repair.generate import Region, generate_candidates
 from fixbugs.repair.hints import FailureHints, printed_literal_lines
 from fixbugs.repair.literals import regex_edits
@@ -15,21 +17,6 @@ from fixbugs.repair.simplify import (
     split_empty_edits,
     unwrap_edits,
 )
-from fixbugs.repair.source import SourceFile, parses
-
-
-def src_of(code: str) -> SourceFile:
-    return SourceFile("m.py", textwrap.dedent(code))
-
-
-def everything(src: SourceFile) -> list:
-    return src.nodes_in(1, len(src.lines))
-
-
-def new_texts(edits) -> list[str]:
-    out = [e.new_text for e in edits]
-    assert all(parses(t) for t in out)
-    return out
 
 
 def test_unwrap_an_attribute_a_method_call_and_a_conversion():

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import textwrap
+from snippetkit import everything, new_texts, src_of
 
 from fixbugs.repair.hints import parse_hints
 from fixbugs.repair.literals import literal_edits, regex_edits
 from fixbugs.repair.ranking import to_candidate
-from fixbugs.repair.source import SourceFile, parses
 from fixbugs.repair.statements import delete_edits, guard_edits, try_edits
 from fixbugs.repair.templates import (
     argument_edits,
@@ -18,20 +17,6 @@ from fixbugs.repair.templates import (
     return_edits,
 )
 from fixbugs.repair.variables import name_edits, swap_edits
-
-
-def src_of(code: str) -> SourceFile:
-    return SourceFile("m.py", textwrap.dedent(code))
-
-
-def everything(src: SourceFile) -> list:
-    return src.nodes_in(1, len(src.lines))
-
-
-def new_texts(edits) -> list[str]:
-    out = [e.new_text for e in edits]
-    assert all(parses(t) for t in out)
-    return out
 
 
 def test_operator_replacement_keeps_the_rest_of_the_line():
