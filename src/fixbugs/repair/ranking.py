@@ -46,6 +46,8 @@ PRIORS: dict[str, float] = {
     "unwrap": 0.35,
     # only offered where the failing run raised IndexError: the exception names it
     "index_slice": 0.65,
+    # the literal's own head, found where it is instead of assumed at the start
+    "prefix_replace": 0.6,
     "fallback": 0.3,
     "return": 0.3,
     "delete": 0.1,

@@ -231,7 +231,7 @@ def prefix_slice_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
         head = lit.value[:n]
         rep = f"{src.segment(sub.value)}.replace({head!r}, {src.segment(lit)}, 1)"
         e = src.replace(
-            node, rep, "ingredient", f"replace the assumed prefix `{head}` wherever it is"
+            node, rep, "prefix_replace", f"replace the assumed prefix `{head}` wherever it is"
         )
         if e:
             yield e

@@ -163,8 +163,14 @@ def condition_edits(
     """
     conds = list(_conditions(nodes))
     reads = {tail: _reads(tail) for tail in extra or ()}
+    scopes: dict[int, set[str]] = {}  # one scope per enclosing function, not per condition
     for cond in conds:
-        scope = names_in_scope(src, cond) if reads else set()
+        scope: set[str] = set()
+        if reads:
+            fn = src.enclosing(cond, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if id(fn) not in scopes:
+                scopes[id(fn)] = names_in_scope(src, cond)
+            scope = scopes[id(fn)]
         text = src.segment(cond)
         if isinstance(cond, ast.UnaryOp) and isinstance(cond.op, ast.Not):
             inner = src.segment(cond.operand)

@@ -90,7 +90,9 @@ def test_index_becomes_a_one_item_slice_only_after_an_index_error():
 
 def test_a_hard_coded_prefix_length_becomes_a_replace():
     src = src_of("def fix(command):\n    return 'open http://' + command.script[5:]\n")
-    texts = new_texts(prefix_slice_edits(src, everything(src)))
+    edits = list(prefix_slice_edits(src, everything(src)))
+    assert [e.template for e in edits] == ["prefix_replace"]  # not an ingredient: no other file
+    texts = new_texts(edits)
     assert texts == [
         "def fix(command):\n    return command.script.replace('open ', 'open http://', 1)\n"
     ]
