@@ -151,6 +151,8 @@ def local_constant_edits(
     Only constants in that role: any other constant of the function would be
     a guess; ±1 is :func:`fixbugs.repair.templates.constant_edits`' job.
     """
+    # per function, the values each variable is given: one walk of a function, not one per constant
+    given: dict[int, dict[str, dict[int, None]]] = {}
     for node in nodes:
         if not (isinstance(node, ast.Constant) and type(node.value) is int):
             continue
@@ -158,17 +160,17 @@ def local_constant_edits(
         fn = src.enclosing(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         if target is None or fn is None:
             continue
+        if id(fn) not in given:
+            table: dict[str, dict[int, None]] = {}
+            for other in ast.walk(fn):
+                if isinstance(other, ast.Constant) and type(other.value) is int:
+                    t = _target_of(src, other)
+                    if t is not None:
+                        table.setdefault(t, {}).setdefault(other.value, None)
+            given[id(fn)] = table
         n = node.value
-        values: dict[int, None] = {}
-        for other in ast.walk(fn):
-            if (
-                isinstance(other, ast.Constant)
-                and type(other.value) is int
-                and other.value not in (n, n + 1, n - 1)
-                and _target_of(src, other) == target
-            ):
-                values.setdefault(other.value, None)
-        for v in list(values)[:limit]:
+        values = [v for v in given[id(fn)].get(target, {}) if v not in (n, n + 1, n - 1)]
+        for v in values[:limit]:
             why = f"`{n}` -> `{v}` (as the function does for `{target}`)"
             e = src.replace(node, str(v), "constant", why)
             if e:
