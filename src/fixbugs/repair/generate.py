@@ -27,7 +27,7 @@ from fixbugs.repair.simplify import (
     unwrap_edits,
 )
 from fixbugs.repair.source import Edit, SourceFile, parses
-from fixbugs.repair.statements import delete_edits, guard_edits, try_edits
+from fixbugs.repair.statements import delete_edits, guard_edits, none_item_edits, try_edits
 from fixbugs.repair.templates import (
     argument_edits,
     condition_edits,
@@ -101,6 +101,8 @@ def region_edits(
     yield from try_edits(src, failing or simple, hints.exceptions)
     yield from guard_edits(src, failing or simple)
     yield from split_empty_edits(src, nodes)
+    if hints.saw_none:
+        yield from none_item_edits(src, nodes)
     yield from condition_edits(src, nodes, _extra_conditions(src, lo, hi))
     yield from membership_edits(src, nodes)
     yield from operator_edits(src, nodes)
@@ -224,6 +226,8 @@ def generate_candidates(
             # the line a traceback crashed on (or the spectrum's top line) is the likeliest
             at_crash = any(edit.start <= ln <= edit.end for ln in crash)
             susp = region.suspiciousness * (1.5 if at_crash else 1.0)
+            if hints.saw_empty and edit.template == "empty_split":
+                susp *= 1.5  # the exception names the empty string this edit skips
             if edit.template == "literal" and edit.literals:
                 # a literal that is a prefix of a word the expected value holds (and the
                 # code lacks) points at the faulty line itself, whatever the region's rank

@@ -15,10 +15,23 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["FailureHints", "parse_hints", "printed_literal_lines", "test_literals"]
+__all__ = [
+    "FailureHints",
+    "failure_frames",
+    "parse_hints",
+    "printed_literal_lines",
+    "test_literals",
+]
 
 _EXC = re.compile(r"^E\s+([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))\b", re.M)
 _LOCATION = re.compile(r"^([^\s:][^:\n]*\.py):(\d+): (\w+)$", re.M)
+# pytest's long traceback: each frame's ``path:line: in function``, or ``path:line: `` for
+# the test's own frame (the crash line has the exception's name instead: _LOCATION)
+_FRAME = re.compile(r"^([^\s:][^:\n]*\.py):(\d+):(?: in [\w<>.]+)? ?$", re.M)
+# a None used as a value (``'NoneType' object has no attribute 'x'``, ``... is not iterable``)
+_NONE_VALUE = re.compile(r"'NoneType' object")
+# an empty string reached as a value: ``KeyError: ''``, ``invalid literal for int() ...: ''``
+_EMPTY_VALUE = re.compile(r"^E?\s*\w*(?:Error|Exception)\b.*: ''$", re.M)
 _ASSERT_EQ = re.compile(r"^E\s+(?:AssertionError: )?assert (.+?) == (.+)$", re.M)
 _DIFF = re.compile(r"^E\s{3,}([-+]) (.*)$", re.M)
 _WORD = re.compile(r"[-\w.:/@']+")
@@ -31,6 +44,8 @@ class FailureHints:
     sides: tuple[tuple[str, str], ...] = ()  # (left, right) of failed ``==`` asserts
     diff_minus: tuple[str, ...] = ()
     diff_plus: tuple[str, ...] = ()
+    saw_none: bool = False  # the failure used a None as a value
+    saw_empty: bool = False  # the failure's exception names an empty string
 
     def wanted_tokens(self, source: str) -> tuple[str, ...]:
         """Words of an expected value (either diff side) that the source text lacks."""
@@ -66,12 +81,41 @@ def parse_hints(output: str, is_test: object = None) -> FailureHints:
     locs: dict[tuple[str, int], None] = {}
     for m in _LOCATION.finditer(output):
         locs.setdefault((m.group(1), int(m.group(2))), None)
+    for m in _FRAME.finditer(output):
+        locs.setdefault((m.group(1), int(m.group(2))), None)
     for m in re.finditer(r'^\s*File "([^"]+\.py)", line (\d+)', output, re.M):
         locs.setdefault((m.group(1), int(m.group(2))), None)
     sides = tuple((m.group(1).strip(), m.group(2).strip()) for m in _ASSERT_EQ.finditer(output))
     minus = tuple(m.group(2) for m in _DIFF.finditer(output) if m.group(1) == "-")
     plus = tuple(m.group(2) for m in _DIFF.finditer(output) if m.group(1) == "+")
-    return FailureHints(excs, tuple(locs), sides, minus, plus)
+    return FailureHints(
+        excs,
+        tuple(locs),
+        sides,
+        minus,
+        plus,
+        saw_none=bool(_NONE_VALUE.search(output)),
+        saw_empty=bool(_EMPTY_VALUE.search(output)),
+    )
+
+
+def failure_frames(output: str) -> list[tuple[str, int]]:
+    """(path, line) of a failing run's traceback frames, innermost first, each once.
+
+    pytest's long form (``path:line: in f``, and the crash line
+    ``path:line: ExcName``) or a plain traceback (``File "path", line N``).
+    """
+    found: list[tuple[int, tuple[str, int]]] = []
+    for rx in (_FRAME, _LOCATION):
+        found += [(m.start(), (m.group(1), int(m.group(2)))) for m in rx.finditer(output)]
+    found += [
+        (m.start(), (m.group(1), int(m.group(2))))
+        for m in re.finditer(r'^\s*File "([^"]+\.py)", line (\d+)', output, re.M)
+    ]
+    out: dict[tuple[str, int], None] = {}
+    for _, at in sorted(found, reverse=True):
+        out.setdefault(at, None)
+    return list(out)
 
 
 def test_literals(test_sources: list[str]) -> frozenset[str]:

@@ -4,7 +4,7 @@ When a test says ``assert f(x) == expected`` and fails, the expected value
 often holds a word the code never produces (``--force-with-lease`` where the
 code writes ``--force``). These templates put such words into the region's
 string literals, drop a word a literal has too many, trim stray whitespace,
-loosen or tighten a regex's anchors, and let a ``+`` group match nothing. A
+loosen or tighten a regex's anchors, and let a ``+`` part or a group match nothing. A
 literal taken from the tests is recorded on the edit so ranking can mark the
 patch as possibly overfitting.
 """
@@ -40,13 +40,22 @@ def _strings(src: SourceFile, nodes: list[ast.AST]) -> Iterator[ast.Constant]:
             yield node
 
 
-def _requote(src: SourceFile, node: ast.Constant, value: str) -> str | None:
-    """``value`` written with the literal's own prefix and quotes (or repr)."""
+def _requote(
+    src: SourceFile, node: ast.Constant, value: str, *, multiline: bool = False
+) -> str | None:
+    """``value`` written with the literal's own prefix and quotes (or repr).
+
+    With ``multiline``, a raw triple-quoted literal may span lines (a verbose
+    regex): a raw literal's source is its value, so writing it back keeps
+    every line as it was.
+    """
     raw = src.segment(node)
     m = re.match(r"^([rRuUbB]*)('''|\"\"\"|'|\")", raw)
-    if not m or "\n" in raw:
+    if not m:
         return None
     prefix, q = m.group(1), m.group(2)
+    if "\n" in raw and not (multiline and len(q) == 3 and "r" in prefix.lower()):
+        return None
     if "r" in prefix.lower():
         if q in value or value.endswith("\\"):
             return None
@@ -104,16 +113,66 @@ def _is_regex_arg(src: SourceFile, node: ast.Constant) -> bool:
     return isinstance(f, ast.Attribute) and f.attr in _RE_FUNCS and isinstance(f.value, ast.Name)
 
 
+def _groups(p: str) -> Iterator[tuple[int, int]]:
+    """(open, close) index of each group of pattern ``p``, lookarounds and references excepted."""
+    stack: list[int] = []
+    i, in_class = 0, False
+    while i < len(p):
+        ch = p[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if p[i + 1 : i + 2] == "]":
+                i += 1  # `[]...]`: a leading `]` is part of the class
+        elif ch == "(":
+            stack.append(i)
+        elif ch == ")" and stack:
+            start = stack.pop()
+            head = p[start + 1 : start + 4]
+            if not head.startswith(("?=", "?!", "?<=", "?<!", "?P=", "?#")) and head[:2] != "?(":
+                yield start, i
+        i += 1
+
+
+def _optional_groups(p: str, first_line: int) -> Iterator[tuple[str, str]]:
+    """Each group that must match once made optional: ``(...)`` -> ``(...)?``.
+
+    ``first_line`` is the literal's line: a group of a pattern over several
+    lines is named by its own line.
+    """
+    for start, end in _groups(p):
+        nxt = p[end + 1 : end + 2]
+        body = p[start : end + 1]
+        if (nxt and nxt in "*+?{") or re.fullmatch(r"\(\?[aiLmsux-]+\)", body):
+            continue  # already quantified, or inline flags (no group)
+        short = body if len(body) <= 30 else body[:27] + "..."
+        line = first_line + p.count("\n", 0, start)
+        yield (
+            p[: end + 1] + "?" + p[end + 1 :],
+            f"the group `{short}` (line {line}) may match nothing",
+        )
+
+
 def regex_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
-    """Loosen or tighten the anchors of a pattern passed to ``re.*``."""
+    """Loosen or tighten a pattern passed to ``re.*``: its anchors, a lazy `.*`, a part
+    that must match once may match nothing (a `+` class or group, a group made optional).
+
+    A verbose pattern (``(?x)``, often a raw triple-quoted literal over several
+    lines) ignores its whitespace: its spaces are never made ``\\s+``.
+    """
     for node in _strings(src, nodes):
         if not _is_regex_arg(src, node):
             continue
         p = str(node.value)
+        verbose = bool(re.match(r"\s*\(\?[aiLmsux]*x", p))
         variants: list[tuple[str, str]] = []
         if p.startswith("^"):
             variants += [(p[1:], "drop the regex's `^` anchor"), ("\\b" + p[1:], "`^` -> `\\b`")]
-        else:
+        elif not re.match(r"\(\?[aiLmsux]+\)", p):  # global flags must stay first
             variants.append(("^" + p, "anchor the regex at the start"))
         if p.endswith("$") and not p.endswith("\\$"):
             variants.append((p[:-1], "drop the regex's `$` anchor"))
@@ -121,14 +180,15 @@ def regex_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
             variants.append((p + "$", "anchor the regex at the end"))
         if ".*" in p:
             variants.append((p.replace(".*", ".*?", 1), "make `.*` lazy"))
-        if " " in p:
+        if " " in p and not verbose:
             variants.append((p.replace(" ", "\\s+"), "spaces -> `\\s+`"))
         # a group or class that must match once may have to match nothing
         for m in _ONE_OR_MORE.finditer(p):
             i = m.end() - 1
             variants.append((p[:i] + "*" + p[i + 1 :], f"`{m.group()}` -> `{m.group()[:-1]}*`"))
+        variants += list(_optional_groups(p, node.lineno))
         for new_p, why in variants:
-            rep = _requote(src, node, new_p)
+            rep = _requote(src, node, new_p, multiline=True)
             if rep is None:
                 continue
             e = src.replace(node, rep, "regex", why)

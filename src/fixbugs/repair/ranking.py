@@ -38,6 +38,10 @@ PRIORS: dict[str, float] = {
     "membership": 0.5,
     "operator": 0.5,
     "guard": 0.5,
+    # a loop over `s.split(sep)` that skips an empty `s`: a guard of one shape
+    "empty_split": 0.5,
+    # a comprehension that skips None items: only offered where the failure used a None
+    "none_item": 0.65,
     "try_except": 0.45,
     "arguments": 0.45,
     "name": 0.4,

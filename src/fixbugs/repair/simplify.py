@@ -257,7 +257,7 @@ def split_empty_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
         if "\n" in whole:
             continue
         rep = f"({whole} if {base} else [])"
-        e = src.replace(node, rep, "guard", f"an empty `{base}` splits into nothing")
+        e = src.replace(node, rep, "empty_split", f"an empty `{base}` splits into nothing")
         if e:
             yield e
 

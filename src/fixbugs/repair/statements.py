@@ -8,7 +8,9 @@ traceback shows, never a bare ``except``; its handler only discards the
 error (``pass`` or an exit), so it swallows the exception
 (:mod:`fixbugs.repair.shapes`): high risk, it may show that the failure goes
 away there but it is never the lead fix. Deleting a statement deletes the
-failing path and is marked high-risk.
+failing path and is marked high-risk. A comprehension whose items reach a
+call as ``None`` (the failure says ``'NoneType' object``) may skip them,
+the guard of one item rather than of the whole statement.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Iterator
 
 from fixbugs.repair.source import Edit, SourceFile
 
-__all__ = ["delete_edits", "guard_edits", "try_edits"]
+__all__ = ["delete_edits", "guard_edits", "none_item_edits", "try_edits"]
 
 _STEP = "    "
 
@@ -108,6 +110,30 @@ def guard_edits(src: SourceFile, stmts: list[ast.stmt]) -> Iterator[Edit]:
                 )
                 if e:
                     yield e
+
+
+def none_item_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
+    """``for x in xs`` of a comprehension -> ``for x in xs if x is not None``.
+
+    Offered only where the failure shows a ``None`` used as a value: an item
+    that is None is then skipped, where a guard before the statement would
+    skip every item.
+    """
+    kinds = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+    for comp in nodes:
+        if not isinstance(comp, kinds):
+            continue
+        for gen in comp.generators:  # (an ast.comprehension has no position of its own)
+            if not isinstance(gen.target, ast.Name):
+                continue
+            name = gen.target.id
+            if any(f"{name} is not None" in src.segment(c) for c in gen.ifs):
+                continue
+            last = gen.ifs[-1] if gen.ifs else gen.iter
+            rep = f"{src.segment(last)} if {name} is not None"
+            e = src.replace(last, rep, "none_item", f"skip a `{name}` that is None")
+            if e:
+                yield e
 
 
 def _is_builtin_exception(name: str) -> bool:

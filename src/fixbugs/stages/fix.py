@@ -32,7 +32,6 @@ from fixbugs.repair import (
     SourceFile,
     generate_candidates,
     parse_hints,
-    printed_literal_lines,
     rank,
     test_literals,
 )
@@ -42,7 +41,8 @@ from fixbugs.repair.patch import diff_hunks
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, FixProposal, Reproduction, RootCause
 from fixbugs.sandbox.reported import read_baseline_text
-from fixbugs.stages.model_scope import evidence_best, model_first, rewrite_refusal, rewrite_roots
+from fixbugs.stages.model_scope import model_first, rewrite_refusal, rewrite_roots
+from fixbugs.stages.repair_scope import fix_regions, more_regions, repair_regions, spectrum_top
 
 __all__ = [
     "NOT_REPRODUCED",
@@ -74,95 +74,6 @@ FIX_SYSTEM = (
     "You fix bugs with the smallest possible change. You answer with the change only, "
     "written in exactly one of the edit forms the request describes."
 )
-
-
-def repair_regions(prior: BugRun, listed: Mapping[str, str]) -> list[tuple[str, int, int, float]]:
-    """Regions in priority order with a suspiciousness: the root cause, the other regions
-    the root-cause stage weighed, SBFL's top ranges, then the traceback's project frames."""
-    regions: list[tuple[str, int, int, float]] = []
-
-    def add(path: str, a: int, b: int, score: float) -> None:
-        # only the repository's listed files: a path a test run named may be any
-        if path not in listed or is_test_path(path):
-            return
-        if any(p == path and a == x and b == y for p, x, y, _ in regions):
-            return
-        regions.append((path, a, b, score))
-
-    rc = prior.root_cause
-    if rc is not None:
-        add(rc.path, rc.start, rc.end, 1.0)
-    # a judge that overruled the evidence does not demote the evidence's own best
-    # region: both lead (a wrong judgment must not bury the right candidates)
-    other = evidence_best(prior)
-    if other is not None:
-        add(*other, 1.0)
-    # the other regions the root-cause stage weighed (function-level, with evidence)
-    weighed = prior.regions
-    top = max((r.score for r in weighed), default=0.0)
-    for r in weighed[:5]:
-        add(r.path, r.start, r.end, 0.9 * max(0.1, r.score / top) if top > 0 else 0.5)
-    ranked = sorted(
-        ((score, path, a, b) for path, rs in prior.sbfl.suspicious.items() for a, b, score in rs),
-        key=lambda t: -t[0],
-    )
-    for score, path, a, b in ranked[:12]:
-        add(path, a, b, max(0.05, min(1.0, score)))
-    failure = prior.analysis.failure
-    if failure is not None:
-        frames = sorted(failure.project_frames(), key=lambda f: f.depth)
-        for f in frames[:4]:
-            if f.path is not None:
-                add(f.path, max(1, f.line - 2), f.line + 2, 0.6 / (1 + f.depth))
-    return regions
-
-
-def spectrum_top(
-    prior: BugRun, listed: Mapping[str, str], *, limit: int = 2
-) -> list[tuple[str, int, int, float]]:
-    """The ranges holding the spectrum's best lines of all files (a tie may name several).
-
-    SBFL's very best line is run by the failing tests far more than by
-    passing ones; when the root cause is in another file, it is still where
-    a fix is likeliest after the root cause, whatever the static rank.
-    """
-    ranges = [
-        (path, a, b, score)
-        for path, rs in prior.sbfl.suspicious.items()
-        if path in listed and not is_test_path(path)
-        for a, b, score in rs
-    ]
-    top = max((r[3] for r in ranges), default=0.0)
-    if top <= 0.0:
-        return []
-    return [r for r in ranges if r[3] >= top * 0.999][:limit]
-
-
-def _printed_regions(
-    prior: BugRun,
-    regions: list[tuple[str, int, int, float]],
-    repo_sources: list[SourceFile],
-    run_text: str,
-) -> list[tuple[str, int, int, float]]:
-    """Lines of the likeliest files whose string literals the failing run printed.
-
-    Only the files already suspected (the ranked files' top ten, the
-    regions' files): a literal elsewhere that the output happens to hold is
-    no evidence. A line already inside a region adds nothing.
-    """
-    wanted = {f.path for f in prior.ranked[:10]} | {r[0] for r in regions}
-    trees = [(s.path, s.tree) for s in repo_sources if s.path in wanted and s.tree is not None]
-    out: list[tuple[str, int, int, float]] = []
-    for path, line in printed_literal_lines(trees, run_text):
-        if any(p == path and a <= line <= b for p, a, b, _ in regions + out):
-            continue
-        out.append((path, max(1, line - 2), line + 2, 0.8))
-    return out
-
-
-def fix_regions(prior: BugRun, listed: Mapping[str, str]) -> list[tuple[str, int, int]]:
-    """Localized regions in priority order (what a fix may touch, with slack)."""
-    return [(p, a, b) for p, a, b, _ in repair_regions(prior, listed)]
 
 
 def _numbered(text: str, start: int, end: int, context: int = 4) -> str:
@@ -320,7 +231,9 @@ async def propose_fixes(
     repo_sources = [
         SourceFile(p, t) for p, t in files.items() if p.endswith(".py") and not is_test_path(p)
     ]
-    regions += _printed_regions(prior, regions, repo_sources, run_text)
+    rc = prior.root_cause
+    root_text = sources.text(rc.path) if rc is not None else None
+    regions += more_regions(prior, regions, files, repo_sources, run_text, root_text)
     ctx.journal.note(
         "fix",
         "repair regions: " + ", ".join(f"{p}:{a}-{b} ({s:.2f})" for p, a, b, s in regions[:10]),

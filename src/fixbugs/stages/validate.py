@@ -42,8 +42,9 @@ from fixbugs.run.record import BugRun, Diagnosis, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.confirm import confirmed_diagnosis
-from fixbugs.stages.fix import can_validate, fix_regions
+from fixbugs.stages.fix import can_validate
 from fixbugs.stages.model_scope import rewrite_refusal, rewrite_roots
+from fixbugs.stages.repair_scope import fix_regions
 
 __all__ = [
     "out_of_scope",

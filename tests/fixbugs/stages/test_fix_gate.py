@@ -124,3 +124,28 @@ def test_the_spectrum_top_ranges_of_all_files_join_the_repair_regions() -> None:
     listed = {"pkg/driver.py": "", "pkg/main.py": "", "tests/test_x.py": ""}
     assert fix.spectrum_top(prior, listed) == [("pkg/driver.py", 137, 137, 1.0)]
     assert fix.spectrum_top(BugRun(started=0.0), listed) == []
+
+
+def test_the_failing_run_s_frames_and_a_wrapper_s_callee_join_the_repair_regions() -> None:
+    from fixbugs.run.record import RootCause
+    from fixbugs.stages.repair_scope import callee_regions, crash_regions
+
+    run = "pkg/a.py:9: in outer\n    x()\n/tmp/copy/pkg/b.py:4: KeyError\ntests/t.py:3: in t\n"
+    listed = {"pkg/a.py": "", "pkg/b.py": "", "tests/t.py": ""}
+    # innermost first, a printed absolute path mapped to the repository's, no test file
+    assert crash_regions([], listed, run) == [
+        ("pkg/b.py", 2, 6, 0.9),
+        ("pkg/a.py", 7, 11, 0.9 / 1.3),
+    ]
+    assert crash_regions([("pkg/b.py", 1, 9, 1.0)], listed, run)[0][0] == "pkg/a.py"
+    text = (
+        "def one(x):\n"
+        "    r = many(x)\n"
+        "    return r[0] if r else None\n"
+        "\n"
+        "def many(x):\n"
+        "    return [y for y in x]\n"
+    )
+    wrapper = RootCause("pkg/a.py", 1, 3, "", "sbfl")
+    assert callee_regions(wrapper, text, []) == [("pkg/a.py", 5, 6, 1.0)]
+    assert callee_regions(wrapper, text, [("pkg/a.py", 4, 6, 1.0)]) == []
