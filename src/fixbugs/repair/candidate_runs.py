@@ -21,6 +21,11 @@ The budget bounds the search: no candidate starts after it, but one that has
 passed the failing tests finishes its later stages (a suite on a large
 project takes minutes, and the right fix must not be lost to it).
 
+A candidate whose failing tests still fail may have moved the failure
+forward (the test got further, another crash site): ``refine`` then
+returns follow-ups built on it (:mod:`fixbugs.repair.followup`), which join
+the queue of candidates not yet taken (:class:`~fixbugs.repair.schedule.CandidateQueue`).
+
 The first candidate to pass every stage stops the search unless it is a
 high overfitting risk or its change has an overfitting shape (it swallows
 the exception, negates a whole condition, returns a constant:
@@ -36,7 +41,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeVar
 
@@ -45,6 +50,7 @@ from agentrt.graph import first_error, scatter
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, regressions
 from fixbugs.pyenv.testverdict import classify_run
 from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.repair.schedule import CandidateQueue, FollowUps
 from fixbugs.repair.slots import PrioritySlots
 from fixbugs.sandbox.executor import Workspace
 
@@ -74,6 +80,8 @@ class Ran(Protocol):
 
 
 Runner = Callable[[Workspace, str, str, float], Awaitable[Ran]]  # (fork, cmd, what, timeout)
+# (the candidate, its failing tests' output) -> follow-ups built on it, or None
+Refiner = Callable[[RepairCandidate, str], FollowUps | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +124,8 @@ class ValidationRun:
     first_validated_s: float | None = None  # the first that passed with no overfitting shape
     wall_s: float = 0.0
     budget_spent: bool = False
+    # follow-ups the refiner added while the search ran (their outcomes are in ``outcomes``)
+    added: list[RepairCandidate] = field(default_factory=list)
 
     def rejected_by_stage(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -223,6 +233,18 @@ def _joint(results: Sequence[Ran]) -> _Joint:
     )
 
 
+def _still_fails(stage: Stage, res: Ran) -> bool:
+    """Whether a stage that must pass ran its tests and they failed (not: could not run)."""
+    if stage.baseline is not None or stage.lazy_baseline:
+        return False
+    runner = parse_test_command(stage.command).runner
+    out = res.stdout + "\n" + res.stderr
+    return classify_run(runner, res.returncode, out, timed_out=bool(res.timed_out)).status not in (
+        "passed",
+        "could_not_run",
+    )
+
+
 async def _stage_verdict(stage: Stage, res: Ran, baseline: Mapping[str, str] | None) -> str | None:
     out = res.stdout + "\n" + res.stderr
     if baseline is None:
@@ -254,11 +276,14 @@ async def validate_parallel(
     test_timeout_s: float = 120.0,
     alternatives: int = 0,
     on_outcome: Callable[[RepairCandidate, CandidateOutcome], None] | None = None,
+    refine: Refiner | None = None,
 ) -> ValidationRun:
     """Validate ``candidates`` (best first) concurrently; stop at the first low-risk pass.
 
     ``alternatives`` more validated fixes are collected while the budget
     lasts. ``limit=1`` is the sequential baseline the benchmark compares with.
+    ``refine`` sees each candidate whose failing tests ran and still failed;
+    its follow-ups join the queue (their ids must be new).
     """
     started = clock.now()
     deadline = started + budget_s
@@ -310,10 +335,13 @@ async def validate_parallel(
             on_outcome(c, o)
         return o
 
-    best: list[int] = []  # rank position of the best validated candidate that ends the search
+    best: list[int] = []  # order of the best validated candidate that ends the search
+    queue: CandidateQueue[RepairCandidate] = CandidateQueue(candidates)
+    order_of: dict[int, int] = {}  # candidate id -> the order it was taken in
 
     async def check(item: tuple[int, RepairCandidate]) -> CandidateOutcome:
         pos, c = item
+        order_of[c.id] = pos
         t0 = clock.now()
         if best and pos > best[0] and alternatives == 0:
             return record(c, "skipped", None, "a better-ranked candidate validated", t0)
@@ -344,6 +372,12 @@ async def validate_parallel(
                 res = await run_stage(stage, sb, c.diff, pos, what, limit_s)
                 why = await _stage_verdict(stage, res, base)
                 if why is not None:
+                    if i == 0 and refine is not None and _still_fails(stage, res):
+                        out = res.stdout + "\n" + res.stderr
+                        more = await _in_thread(functools.partial(refine, c, out))
+                        if more is not None:
+                            queue.add(more.candidates, urgent=more.urgent)
+                            run_state.added.extend(more.candidates)
                     return record(c, "rejected", stage.name, why, t0)
             return record(c, "validated", None, "every stage passed", t0)
         except asyncio.CancelledError:
@@ -354,35 +388,34 @@ async def validate_parallel(
         finally:
             await _close(sb)
 
-    # Ordered early stop: the result is the best-ranked low-risk candidate that
-    # passes, as a sequential run would find it; candidates ranked after it are
-    # cancelled, those ranked before it still in flight are waited for.
-    items = list(enumerate(candidates))
+    # Ordered early stop: the result is the first low-risk candidate in the queue's
+    # order that passes, as a sequential run would find it; candidates taken after
+    # it are cancelled, those taken before it still in flight are waited for.
     done: set[int] = set()
     # With room for more than one process, the lazily needed baselines (the
     # whole suite on the pristine tree) run beside the first candidates
     # instead of after the first one that reaches that stage.
     prefetch: list[asyncio.Task[Mapping[str, str]]] = []
-    if workers > 1 and items:
-        first = stages(items[0][1]) if callable(stages) else stages
+    if workers > 1 and candidates:
+        first = stages(candidates[0]) if callable(stages) else stages
         prefetch = [
             asyncio.create_task(baselines.get(st, -1.0)) for st in first if st.lazy_baseline
         ]
     try:
-        await _drain(check, items, workers, done, best, run_state, alternatives)
+        await _drain(check, queue, workers, done, best, run_state, alternatives)
     finally:
         for t in prefetch:
             t.cancel()
         await asyncio.gather(*prefetch, return_exceptions=True)
-    # rank order, an overfitting shape after every other validated candidate
-    run_state.validated.sort(key=lambda c: (c.looks_overfit, next(i for i, x in items if x is c)))
+    # the queue's order, an overfitting shape after every other validated candidate
+    run_state.validated.sort(key=lambda c: (c.looks_overfit, order_of[c.id]))
     run_state.wall_s = clock.now() - started
     return run_state
 
 
 async def _drain(
     check: Callable[[tuple[int, RepairCandidate]], Awaitable[CandidateOutcome]],
-    items: list[tuple[int, RepairCandidate]],
+    items: Iterable[tuple[int, RepairCandidate]],
     workers: int,
     done: set[int],
     best: list[int],

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "failure_frames",
     "parse_hints",
     "printed_literal_lines",
+    "repo_path",
     "test_literals",
 ]
 
@@ -116,6 +117,19 @@ def failure_frames(output: str) -> list[tuple[str, int]]:
     for _, at in sorted(found, reverse=True):
         out.setdefault(at, None)
     return list(out)
+
+
+def repo_path(path: str, listed: Collection[str]) -> str | None:
+    """The repository's own path for one a run printed (relative, or absolute in a copy:
+    ``/tmp/copy/pkg/m.py`` -> ``pkg/m.py``); None when it is none of the listed files."""
+    if path in listed:
+        return path
+    parts = path.replace("\\", "/").split("/")
+    for i in range(1, len(parts)):
+        tail = "/".join(parts[i:])
+        if tail in listed:
+            return tail
+    return None
 
 
 def test_literals(test_sources: list[str]) -> frozenset[str]:

@@ -56,6 +56,8 @@ PRIORS: dict[str, float] = {
     "return": 0.3,
     "delete": 0.1,
     "pair": 0.25,
+    # a seed's edit and the one its new failure asked for (fixbugs.repair.followup)
+    "stepwise": 0.25,
 }
 
 

@@ -71,6 +71,8 @@ class AgentOptions:
     max_log_chunks: int = 2
     max_candidates: int = 300  # repair candidates validated at most (--repair-candidates)
     fix_budget_s: float = 300.0  # seconds of repair validation (--repair-budget)
+    # follow-ups built on a candidate that moved the failure forward (fixbugs.repair.followup)
+    stepwise: bool = True
     repair_regions: int = 4  # suspicious regions the repair engine edits
     repair_alternatives: int = 0  # validated fixes collected beyond the first, budget allowing
     repair_bench: bool = False  # validate the same candidates sequentially, then in parallel

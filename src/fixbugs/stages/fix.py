@@ -14,7 +14,7 @@ the model's rewrite may edit, and whether it leads, is the judge's trust
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeGuard
@@ -36,6 +36,7 @@ from fixbugs.repair import (
     test_literals,
 )
 from fixbugs.repair.edits import EDIT_FORMATS, AppliedEdits, EditRejected, apply_edits, parse_edits
+from fixbugs.repair.followup import Stepwise
 from fixbugs.repair.naturalness import naturalness_factors
 from fixbugs.repair.patch import diff_hunks
 from fixbugs.run.context import RunContext
@@ -53,6 +54,7 @@ __all__ = [
     "rewrite_prompt",
     "run_fix",
     "spectrum_top",
+    "stepwise_refiner",
 ]
 
 NOT_REPRODUCED = (
@@ -204,6 +206,25 @@ def _test_sources(prior: BugRun, sources: _Sources) -> list[str]:
         if text is not None:
             out.append(text)
     return out
+
+
+def stepwise_refiner(
+    prior: BugRun, ctx: RunContext, candidates: Sequence[RepairCandidate], baseline: Path | None
+) -> Stepwise | None:
+    """Follow-ups for validation (:mod:`fixbugs.repair.followup`): the next edit built on a
+    candidate whose failing tests fail further on; None without a reproduction to compare."""
+    repro = prior.reproduction
+    if not can_validate(repro) or not ctx.options.stepwise:
+        return None
+    files = ctx.files()
+    sources = _Sources(files, baseline)
+    return Stepwise(
+        sources.text,
+        repro.failure_text + "\n" + repro.output_tail,
+        listed=files.keys(),
+        first_id=max((c.id for c in candidates), default=-1) + 1,
+        test_literals=test_literals(_test_sources(prior, sources)),
+    )
 
 
 async def propose_fixes(

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair import SourceFile, printed_literal_lines
-from fixbugs.repair.hints import failure_frames
+from fixbugs.repair.hints import failure_frames, repo_path
 from fixbugs.run.record import BugRun, RootCause
 from fixbugs.stages.model_scope import evidence_best
 
@@ -126,18 +126,6 @@ def fix_regions(prior: BugRun, listed: Mapping[str, str]) -> list[tuple[str, int
     return [(p, a, b) for p, a, b, _ in repair_regions(prior, listed)]
 
 
-def _listed(path: str, listed: Mapping[str, str]) -> str | None:
-    """The repository's own path for a path a test run printed (relative or absolute)."""
-    if path in listed:
-        return path
-    parts = path.replace("\\", "/").split("/")
-    for i in range(1, len(parts)):
-        tail = "/".join(parts[i:])
-        if tail in listed:
-            return tail
-    return None
-
-
 def crash_regions(
     regions: list[Span], listed: Mapping[str, str], run_text: str, *, limit: int = 3
 ) -> list[Span]:
@@ -145,7 +133,7 @@ def crash_regions(
     first (the report's traceback, when it pasted one, is in :func:`repair_regions`)."""
     out: list[Span] = []
     for path, line in failure_frames(run_text):
-        own = _listed(path, listed)
+        own = repo_path(path, listed)
         if own is None or is_test_path(own):
             continue
         if any(p == own and a <= line <= b for p, a, b, _ in regions + out):

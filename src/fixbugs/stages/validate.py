@@ -42,7 +42,7 @@ from fixbugs.run.record import BugRun, Diagnosis, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.confirm import confirmed_diagnosis
-from fixbugs.stages.fix import can_validate
+from fixbugs.stages.fix import can_validate, stepwise_refiner
 from fixbugs.stages.model_scope import rewrite_refusal, rewrite_roots
 from fixbugs.stages.repair_scope import fix_regions
 
@@ -176,6 +176,8 @@ async def validate_candidates(
     stages = _stages(repro, files, ctx.options.suite_timeout_s)
 
     async def validate(limit: int) -> ValidationRun:
+        # each search its own follow-ups: the bench's two runs must not share seeds
+        refine = stepwise_refiner(prior, ctx, candidates, workspace.baseline)
         return await validate_parallel(
             cands,
             make_fork=workspace.fork,
@@ -187,6 +189,7 @@ async def validate_candidates(
             test_timeout_s=ctx.options.test_timeout_s,
             alternatives=ctx.options.repair_alternatives,
             on_outcome=on_outcome,
+            refine=refine,
         )
 
     bench: RepairBench | None = None
@@ -197,6 +200,10 @@ async def validate_candidates(
         bench = bench_figures(seq, result)
     else:
         result = await validate(ctx.options.validation_slots or default_limit())
+    # the follow-ups the search built count like the candidates it was given
+    for c in result.added:
+        position[c.id] = len(position)
+    cands += result.added
     repair = repair_summary(result, cands, bench=bench)
     tried = sum(
         1

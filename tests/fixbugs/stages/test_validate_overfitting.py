@@ -64,6 +64,7 @@ class FakeWorkspace:
     passing: set[str]
     diff: str | None = None
     ran: list[tuple[str | None, str]] = field(default_factory=list)
+    baseline: None = None  # no pristine tree on disk: sources come from the listing
 
     def fork(self) -> FakeWorkspace:
         return FakeWorkspace(self.passing, None, self.ran)

@@ -1,0 +1,152 @@
+"""Stepwise repair: the next edit built on a candidate that moved the failure forward.
+
+Pairs of the best single edits (:func:`fixbugs.repair.generate.pair_edits`)
+rank after every single candidate, and the budget is spent before they
+run. A bug that needs two or three edits tells more than that: the first
+edit, run, fails *differently* (:func:`fixbugs.repair.progress.progress`),
+and that run's traceback says where the next edit goes. So each such
+candidate (a *seed*) gets follow-ups: the repair templates run again on the
+seed's text, at the new failure's frames and around the seed's own edit,
+with the hints of the new run; each follow-up is the seed's edit and one
+more, as one diff of the pristine file, validated like any candidate.
+
+Bounded: a few seeds, a few follow-ups each, chains at most
+``max_depth`` edits long; follow-ups of a weak sign interleave with the
+candidates still waiting (:class:`fixbugs.repair.schedule.CandidateQueue`).
+Only the seed's own file is edited again. Sans-IO: it reads texts and run
+output, runs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+from fixbugs.localize.traceback import is_test_path
+from fixbugs.repair.generate import Region, generate_candidates
+from fixbugs.repair.hints import failure_frames, parse_hints, repo_path
+from fixbugs.repair.progress import FailurePoint, progress
+from fixbugs.repair.ranking import RepairCandidate, to_candidate
+from fixbugs.repair.schedule import FollowUps
+from fixbugs.repair.source import Edit, SourceFile
+
+__all__ = ["Stepwise"]
+
+# families that never seed or follow: a model's text, a pair (already two edits)
+_NOT_STEPS = frozenset({"model", "pair"})
+
+
+class Stepwise:
+    """The follow-ups of one validation's seeds (see the module doc); call it per failed run.
+
+    ``text_of`` gives a file's pristine text (None: not the repository's);
+    ``baseline_output`` is the reproduction's failing run, which the first
+    candidates are measured against.
+    """
+
+    def __init__(
+        self,
+        text_of: Callable[[str], str | None],
+        baseline_output: str,
+        *,
+        listed: Collection[str],
+        first_id: int,
+        test_literals: frozenset[str] = frozenset(),
+        max_seeds: int = 6,
+        max_weak_seeds: int = 3,
+        max_depth: int = 3,
+        strong_limit: int = 12,
+        weak_limit: int = 6,
+    ) -> None:
+        self._text_of = text_of
+        self._listed = listed
+        self._baseline = FailurePoint.parse(baseline_output)
+        self._next_id = first_id
+        self._test_literals = test_literals
+        self._max_seeds, self._max_weak = max_seeds, max_weak_seeds
+        self._max_depth = max_depth
+        self._limits = {"strong": strong_limit, "weak": weak_limit}
+        # invariant: a follow-up's id maps to the failure its seed left and its edit count
+        self._parent: dict[int, tuple[FailurePoint, int]] = {}
+        self._made: set[str] = set()
+        self.seeds: list[tuple[int, str]] = []  # (candidate id, "strong" | "weak")
+
+    def __call__(self, seed: RepairCandidate, output: str) -> FollowUps | None:
+        """Follow-ups of ``seed``, whose failing tests still fail with ``output``; None when
+        its failure did not move forward or the bounds are reached."""
+        before, depth = self._parent.get(seed.id, (self._baseline, 1))
+        if seed.template in _NOT_STEPS or not seed.own or seed.overfit_risk == "high":
+            return None
+        if depth >= self._max_depth or len(self.seeds) >= self._max_seeds:
+            return None
+        after = FailurePoint.parse(output)
+        sign = progress(before, after)
+        if sign is None:
+            return None
+        if sign == "weak" and sum(1 for _, s in self.seeds if s == "weak") >= self._max_weak:
+            return None
+        pristine = self._text_of(seed.path)
+        if pristine is None or not seed.new_text:
+            return None
+        steps = self._steps(seed, pristine, output, self._limits[sign])
+        if not steps:
+            return None
+        self.seeds.append((seed.id, sign))
+        for c in steps:
+            self._parent[c.id] = (after, depth + 1)
+        return FollowUps(tuple(steps), urgent=sign == "strong")
+
+    def _regions(self, seed: RepairCandidate, output: str) -> list[Region]:
+        """The new failure's frames in the seed's file, innermost first, then the seed's edit."""
+        out: list[Region] = []
+        for path, line in failure_frames(output):
+            own = repo_path(path, self._listed)
+            if own != seed.path or is_test_path(own):
+                continue
+            out.append(Region(own, max(1, line - 2), line + 2, 1.0 / (1 + 0.25 * len(out))))
+            if len(out) >= 3:
+                break
+        grown = seed.new_text.count("\n") - (self._text_of(seed.path) or "").count("\n")
+        out.append(Region(seed.path, max(1, seed.start - 3), seed.end + 3 + max(0, grown), 0.9))
+        return out
+
+    def _steps(
+        self, seed: RepairCandidate, pristine: str, output: str, limit: int
+    ) -> list[RepairCandidate]:
+        text = seed.new_text
+        hints = parse_hints(output)
+        cands = generate_candidates(
+            self._regions(seed, output),
+            {seed.path: text},
+            hints,
+            repo_sources=[SourceFile(seed.path, text)],
+            test_literals=self._test_literals,
+            pairs=0,
+            per_region=60,
+        )
+        out: list[RepairCandidate] = []
+        for c in cands:
+            if c.template in _NOT_STEPS or c.overfit_risk == "high" or c.shape is not None:
+                continue
+            if c.new_text in (pristine, text) or c.new_text in self._made:
+                continue
+            risky = "possible" in (c.overfit_risk, seed.overfit_risk)
+            edit = Edit(
+                seed.path,
+                min(seed.start, c.start),
+                max(seed.end, c.end),
+                c.new_text,
+                "stepwise",
+                f"{seed.why}; then {c.why}",
+                risk="possible" if risky else "low",
+            )
+            step = to_candidate(
+                self._next_id, edit, pristine, seed.suspiciousness, self._test_literals
+            )
+            if step.overfit_risk == "high":
+                continue
+            self._made.add(c.new_text)
+            self._next_id += 1
+            out.append(step)
+            if len(out) >= limit:
+                break
+        return out

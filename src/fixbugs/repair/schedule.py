@@ -1,0 +1,76 @@
+"""The order candidates are validated in, which follow-ups may join while it is consumed.
+
+Validation takes candidates best first. A candidate that moved the
+failure forward (:mod:`fixbugs.repair.progress`) adds follow-ups built on
+it: *urgent* ones (the failing test got further) go before every candidate
+not yet taken, the others one by one between the next candidates, so a
+weak sign costs the search a share of its budget, not all of it.
+
+Taking is synchronous (the scatter's workers call ``next`` in the event
+loop), so each candidate is taken exactly once; its *order* is the number
+of candidates taken before it, the position a sequential run gives it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from fixbugs.repair.ranking import RepairCandidate
+
+__all__ = ["CandidateQueue", "FollowUps"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUps:
+    """Candidates built on one that moved the failure forward, best first."""
+
+    candidates: tuple[RepairCandidate, ...]
+    urgent: bool  # before every candidate not yet taken (else one by one between them)
+
+
+class CandidateQueue(Generic[T]):
+    """Candidates by key (their rank first), handed out as ``(order, candidate)``."""
+
+    def __init__(self, items: Iterable[T]) -> None:
+        self._seq = itertools.count()
+        # invariant: heap entries are (key, tie, item); originals have keys 0, 1, 2, ...
+        self._heap: list[tuple[float, int, T]] = [
+            (float(i), next(self._seq), item) for i, item in enumerate(items)
+        ]
+        heapq.heapify(self._heap)
+        self._taken = 0
+
+    def __iter__(self) -> Iterator[tuple[int, T]]:
+        return self
+
+    def __next__(self) -> tuple[int, T]:
+        if not self._heap:
+            raise StopIteration
+        _, _, item = heapq.heappop(self._heap)
+        order = self._taken
+        self._taken += 1
+        return order, item
+
+    @property
+    def taken(self) -> int:
+        return self._taken
+
+    def __len__(self) -> int:
+        """Candidates not yet taken."""
+        return len(self._heap)
+
+    def add(self, items: Sequence[T], *, urgent: bool) -> None:
+        """``items`` (best first) before every candidate not yet taken, or between them."""
+        if not items:
+            return
+        head = self._heap[0][0] if self._heap else 0.0
+        n = len(items)
+        for k, item in enumerate(items):
+            key = head - 1.0 + (k + 1) / (n + 1) if urgent else head + k + 0.5
+            heapq.heappush(self._heap, (key, next(self._seq), item))

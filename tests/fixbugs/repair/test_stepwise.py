@@ -1,0 +1,147 @@
+"""Stepwise repair: a failure that moved forward, the queue it joins, the edits built on it."""
+
+from __future__ import annotations
+
+import textwrap
+
+from test_candidate_runs import FAIL, PASS, Res, cand, harness
+
+from agentrt import FakeClock
+from fixbugs.repair.candidate_runs import Stage, validate_parallel
+from fixbugs.repair.followup import Stepwise
+from fixbugs.repair.progress import FailurePoint, progress
+from fixbugs.repair.ranking import RepairCandidate, to_candidate
+from fixbugs.repair.schedule import CandidateQueue, FollowUps
+from fixbugs.repair.source import Edit
+
+TEST = "test/test_m.py::T::test_keys"
+
+
+def run_output(test_line: int, crash: str, exc: str, *, failed: tuple[str, ...] = (TEST,)) -> str:
+    """pytest's long form of one failing test stopped at ``test_line``, crashed at ``crash``."""
+    return (
+        "    def test_keys(self):\n"
+        ">       check()\n\n"
+        f"test/test_m.py:{test_line}:\x20\n"
+        "_ _ _ _ _ _ _ _ _ _\n"
+        f">   raise {exc}\nE   {exc}: boom\n\n"
+        f"{crash}: {exc}\n"
+        "=========================== short test summary info ============================\n"
+        + "".join(f"FAILED {t} - {exc}: boom\n" for t in failed)
+    )
+
+
+def test_a_later_test_line_or_fewer_failing_tests_is_strong_progress():
+    before = FailurePoint.parse(run_output(12, "pkg/m.py:30", "ValueError"))
+    assert before.test_line == ("test/test_m.py", 12) and before.crash == ("pkg/m.py", 30)
+    assert before.exception == "ValueError" and before.failed == {TEST}
+    later = FailurePoint.parse(run_output(13, "pkg/m.py:30", "ValueError"))
+    assert progress(before, later) == "strong"
+    assert progress(later, before) is None  # it stopped earlier: a step back
+    two = FailurePoint.parse(run_output(12, "pkg/m.py:30", "ValueError", failed=(TEST, "t2")))
+    assert progress(two, before) == "strong"
+    assert progress(before, two) is None  # a test that passed before fails now
+
+
+def test_another_crash_is_weak_progress_unless_the_edit_broke_the_code():
+    before = FailurePoint.parse(run_output(12, "pkg/m.py:30", "ValueError"))
+    moved = FailurePoint.parse(run_output(12, "pkg/m.py:21", "KeyError"))
+    assert progress(before, moved) == "weak"
+    assert progress(before, before) is None
+    for broken in ("NameError", "TypeError", "UnboundLocalError"):
+        assert progress(before, FailurePoint.parse(run_output(12, "pkg/m.py:21", broken))) is None
+    # a dotted exception name (``pkg.utils.ExtractorError``) is read by its class
+    dotted = FailurePoint.parse("E   pkg.utils.ExtractorError: no\n")
+    assert dotted.exception == "ExtractorError"
+
+
+def test_urgent_follow_ups_go_first_and_others_between_the_waiting_candidates():
+    q = CandidateQueue(["a", "b", "c", "d"])
+    assert next(q) == (0, "a")
+    q.add(["x", "y"], urgent=True)
+    assert [next(q) for _ in range(3)] == [(1, "x"), (2, "y"), (3, "b")]
+    q.add(["p", "q"], urgent=False)
+    assert list(q) == [(4, "c"), (5, "p"), (6, "d"), (7, "q")]
+    assert len(q) == 0 and q.taken == 8
+
+
+CODE = textwrap.dedent(
+    """\
+    import re
+
+
+    def call(expr, local):
+        m = re.match(r'^(?P<f>[a-z]+)\\((?P<args>[a-z,]+)\\)$', expr)
+        if m:
+            args = [local[v] for v in m.group('args').split(',')]
+            return m.group('f'), args
+        raise ValueError(expr)
+    """
+)
+SEED_TEXT = CODE.replace("[a-z,]+", "[a-z,]*")
+KEYERROR = (
+    "    def test_call(self):\n>       call('f()', {})\n\n"
+    "test/test_m.py:12:\x20\n_ _ _ _ _\n"
+    "pkg/m.py:7: in call\n    args = [local[v] for v in m.group('args').split(',')]\n"
+    "_ _ _ _ _\n\n>   args = [local[v] for v in m.group('args').split(',')]\n"
+    "E   KeyError: ''\n\npkg/m.py:7: KeyError\n"
+    f"FAILED {TEST} - KeyError: ''\n"
+)
+
+
+def seed() -> RepairCandidate:
+    edit = Edit("pkg/m.py", 5, 5, SEED_TEXT, "regex", "`]+` -> `]*`")
+    return to_candidate(0, edit, CODE, 1.0, frozenset())
+
+
+def stepwise(**kw: object) -> Stepwise:
+    texts = {"pkg/m.py": CODE}
+    return Stepwise(
+        texts.get,
+        run_output(12, "pkg/m.py:9", "ValueError"),
+        listed=texts.keys(),
+        first_id=100,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_follow_ups_build_the_next_edit_on_the_seed_where_its_new_failure_is():
+    more = stepwise()(seed(), KEYERROR)
+    assert more is not None and not more.urgent  # another crash, the same test line: weak
+    steps = more.candidates
+    assert [c.id for c in steps] == list(range(100, 100 + len(steps)))
+    assert all(c.template == "stepwise" and c.why.startswith("`]+` -> `]*`; then ") for c in steps)
+    # each is one diff of the pristine file holding both edits
+    both = [c for c in steps if "[a-z,]*" in c.diff and "if m.group('args') else []" in c.diff]
+    assert both and steps.index(both[0]) == 0  # the empty string the KeyError names comes first
+    # no follow-up of a run that did not move, nor beyond the chain's length
+    assert stepwise()(seed(), run_output(12, "pkg/m.py:9", "ValueError")) is None
+    short = stepwise(max_depth=1)
+    assert short(seed(), KEYERROR) is None
+
+
+async def test_the_validator_runs_the_follow_ups_of_a_seed_and_validates_one():
+    step = cand(7, "both")
+    asked: list[int] = []
+
+    def refine(c: RepairCandidate, out: str) -> FollowUps | None:
+        asked.append(c.id)
+        return FollowUps((step,), urgent=True) if c.diff == "first" else None
+
+    def behaviour(diff: str, cmd: str) -> Res:
+        return Res(0, PASS) if diff == "both" else Res(1, FAIL)
+
+    _boxes, make_fork, run = harness(behaviour)
+    out = await validate_parallel(
+        [cand(0, "first"), cand(1, "other"), cand(2, "third")],
+        make_fork=make_fork,
+        run=run,
+        stages=[Stage("failing", "python -m pytest tests/test_m.py::test_a")],
+        clock=FakeClock(),
+        budget_s=100,
+        limit=1,
+        refine=refine,
+    )
+    assert [c.id for c in out.validated] == [7] and out.added == [step]
+    assert asked == [0]  # the follow-up ran next, before candidate 1, and ended the search
+    assert 1 not in out.outcomes or out.outcomes[1].status == "skipped"
