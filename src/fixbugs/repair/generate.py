@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from fixbugs.repair.hints import FailureHints
 from fixbugs.repair.ingredients import IngredientIndex, ingredient_edits
-from fixbugs.repair.literals import literal_edits, regex_edits
+from fixbugs.repair.literals import key_edits, literal_edits, regex_edits
 from fixbugs.repair.patch import changed_window
 from fixbugs.repair.ranking import RepairCandidate, rank, to_candidate
 from fixbugs.repair.simplify import (
@@ -96,6 +96,7 @@ def region_edits(
     wanted = hints.wanted_tokens(src.text)
     yield from literal_edits(src, nodes, wanted)
     yield from regex_edits(src, nodes)
+    yield from key_edits(src, nodes, hints.keys)
     yield from index_slice_edits(src, nodes, hints.exceptions)
     yield from prefix_slice_edits(src, nodes)
     yield from try_edits(src, failing or simple, hints.exceptions)

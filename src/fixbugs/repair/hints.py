@@ -32,6 +32,8 @@ _FRAME = re.compile(r"^([^\s:][^:\n]*\.py):(\d+):(?: in [\w<>.]+)? ?$", re.M)
 # a None used as a value (``'NoneType' object has no attribute 'x'``, ``... is not iterable``)
 _NONE_VALUE = re.compile(r"'NoneType' object")
 # an empty string reached as a value: ``KeyError: ''``, ``invalid literal for int() ...: ''``
+# a key the failing line reads: ``result['id']``, ``info.get("title")`` on pytest's ``>`` lines
+_READ_KEY = re.compile(r"""(?:\[\s*|\.get\(\s*)(['"])([A-Za-z_][\w.-]{0,40})\1\s*[\]),]""")
 _EMPTY_VALUE = re.compile(r"^E?\s*\w*(?:Error|Exception)\b.*: ''$", re.M)
 _ASSERT_EQ = re.compile(r"^E\s+(?:AssertionError: )?assert (.+?) == (.+)$", re.M)
 _DIFF = re.compile(r"^E\s{3,}([-+]) (.*)$", re.M)
@@ -47,6 +49,7 @@ class FailureHints:
     diff_plus: tuple[str, ...] = ()
     saw_none: bool = False  # the failure used a None as a value
     saw_empty: bool = False  # the failure's exception names an empty string
+    keys: tuple[str, ...] = ()  # string keys the failing lines read (``result['id']``)
 
     def wanted_tokens(self, source: str) -> tuple[str, ...]:
         """Words of an expected value (either diff side) that the source text lacks."""
@@ -97,7 +100,18 @@ def parse_hints(output: str, is_test: object = None) -> FailureHints:
         plus,
         saw_none=bool(_NONE_VALUE.search(output)),
         saw_empty=bool(_EMPTY_VALUE.search(output)),
+        keys=_read_keys(output),
     )
+
+
+def _read_keys(output: str) -> tuple[str, ...]:
+    """Keys read on the lines pytest marks as failing (``>``), in order, each once."""
+    keys: dict[str, None] = {}
+    for line in output.splitlines():
+        if line.startswith(">"):
+            for m in _READ_KEY.finditer(line):
+                keys.setdefault(m.group(2), None)
+    return tuple(keys)
 
 
 def failure_frames(output: str) -> list[tuple[str, int]]:

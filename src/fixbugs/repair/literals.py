@@ -4,7 +4,9 @@ When a test says ``assert f(x) == expected`` and fails, the expected value
 often holds a word the code never produces (``--force-with-lease`` where the
 code writes ``--force``). These templates put such words into the region's
 string literals, drop a word a literal has too many, trim stray whitespace,
-loosen or tighten a regex's anchors, and let a ``+`` part or a group match nothing. A
+loosen or tighten a regex's anchors, and let a ``+`` part or a group match nothing.
+A fixed list of keys (``for k in ('_type', 'url'): del d[k]``) may lack the
+one the failing assertion reads (``result['id']``). A
 literal taken from the tests is recorded on the edit so ranking can mark the
 patch as possibly overfitting.
 """
@@ -17,7 +19,7 @@ from collections.abc import Iterator
 
 from fixbugs.repair.source import Edit, SourceFile
 
-__all__ = ["literal_edits", "regex_edits"]
+__all__ = ["key_edits", "literal_edits", "regex_edits"]
 
 _RE_FUNCS = frozenset(
     {"sub", "subn", "match", "search", "findall", "finditer", "split", "compile", "fullmatch"}
@@ -192,5 +194,51 @@ def regex_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
             if rep is None:
                 continue
             e = src.replace(node, rep, "regex", why)
+            if e:
+                yield e
+
+
+def _key_list(node: ast.AST) -> list[str] | None:
+    """The strings of a one-line tuple, list or set of two or more string constants."""
+    if not isinstance(node, ast.Tuple | ast.List | ast.Set) or len(node.elts) < 2:
+        return None
+    if node.lineno != node.end_lineno:
+        return None
+    out = []
+    for e in node.elts:
+        if not (isinstance(e, ast.Constant) and isinstance(e.value, str)):
+            return None
+        out.append(e.value)
+    return out
+
+
+def key_edits(src: SourceFile, nodes: list[ast.AST], keys: tuple[str, ...]) -> Iterator[Edit]:
+    """Add a key the failing assertion reads to a literal list of keys that lacks it.
+
+    Only a list that is looped over or tested for membership (a set of keys
+    the code treats alike); the key is a literal of the tests, so the
+    candidate is marked as possibly overfitting by ranking.
+    """
+    for node in nodes:
+        have = _key_list(node)
+        if have is None:
+            continue
+        parent = src.parents.get(node)
+        looped = isinstance(parent, ast.For | ast.comprehension) and parent.iter is node
+        tested = isinstance(parent, ast.Compare) and any(
+            isinstance(op, ast.In | ast.NotIn) for op in parent.ops
+        )
+        if not (looped or tested):
+            continue
+        seg = src.segment(node)
+        q = "'" if src.segment(node.elts[0]).startswith("'") else '"'  # type: ignore[attr-defined]
+        close = seg.rstrip()[-1]
+        body = seg.rstrip()[:-1].rstrip().rstrip(",")
+        for key in keys[:4]:
+            if key in have or q in key:
+                continue
+            rep = f"{body}, {q}{key}{q}{close}"
+            why = f"add `{key}` to the keys `{seg}` (the failing line reads it)"
+            e = src.replace(node, rep, "key_add", why, literals=(key,))
             if e:
                 yield e

@@ -254,7 +254,9 @@ async def propose_fixes(
     ]
     rc = prior.root_cause
     root_text = sources.text(rc.path) if rc is not None else None
-    regions += more_regions(prior, regions, files, repo_sources, run_text, root_text)
+    regions += more_regions(
+        prior, regions, files, repo_sources, run_text, root_text, parse_hints(run_text).keys
+    )
     ctx.journal.note(
         "fix",
         "repair regions: " + ", ".join(f"{p}:{a}-{b} ({s:.2f})" for p, a, b, s in regions[:10]),

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair import SourceFile, printed_literal_lines
 from fixbugs.repair.hints import failure_frames, repo_path
+from fixbugs.repair.literals import key_edits
 from fixbugs.run.record import BugRun, RootCause
 from fixbugs.stages.model_scope import evidence_best
 
@@ -25,6 +26,7 @@ __all__ = [
     "callee_regions",
     "crash_regions",
     "fix_regions",
+    "key_regions",
     "more_regions",
     "printed_regions",
     "repair_regions",
@@ -206,6 +208,36 @@ def callee_regions(rc: RootCause, text: str, regions: list[Span], *, limit: int 
     return out
 
 
+def key_regions(
+    prior: BugRun,
+    regions: list[Span],
+    repo_sources: list[SourceFile],
+    keys: tuple[str, ...],
+    *,
+    files: int = 3,
+    limit: int = 4,
+) -> list[Span]:
+    """Literal lists of keys that lack a key the failing assertion reads, on lines the
+    spectrum ranks: in the likeliest files, where the failing tests ran them."""
+    if not keys:
+        return []
+    wanted = [f.path for f in prior.ranked[:files]]
+    by_path = {s.path: s for s in repo_sources if s.path in wanted}
+    found: list[Span] = []
+    for path in wanted:
+        src = by_path.get(path)
+        ranges = prior.sbfl.suspicious.get(path, ())
+        if src is None or src.tree is None or not ranges:
+            continue
+        for e in key_edits(src, src.nodes_in(1, len(src.lines)), keys):
+            score = max((sc for a, b, sc in ranges if a <= e.start <= b), default=0.0)
+            if score <= 0.0 or any(p == path and a <= e.start <= b for p, a, b, _ in regions):
+                continue
+            if not any(f[0] == path and f[1] == e.start for f in found):
+                found.append((path, e.start, e.end, 0.9 * min(1.0, score)))
+    return sorted(found, key=lambda r: -r[3])[:limit]
+
+
 def more_regions(
     prior: BugRun,
     regions: list[Span],
@@ -213,11 +245,14 @@ def more_regions(
     repo_sources: list[SourceFile],
     run_text: str,
     root_text: str | None,
+    keys: tuple[str, ...] = (),
 ) -> list[Span]:
     """What the fix stage adds to ``regions``: printed literals' lines, the failing run's
-    frames, the root cause's callees (``root_text``: the root cause's file)."""
+    frames, the root cause's callees (``root_text``: the root cause's file), and lists of
+    keys that lack one the failing assertion reads (``keys``)."""
     out = printed_regions(prior, regions, repo_sources, run_text)
     out += crash_regions(regions + out, listed, run_text)
+    out += key_regions(prior, regions + out, repo_sources, keys)
     rc = prior.root_cause
     if rc is not None and root_text is not None:
         out += callee_regions(rc, root_text, regions + out)

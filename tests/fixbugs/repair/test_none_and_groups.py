@@ -6,7 +6,7 @@ from snippetkit import everything, new_texts, src_of
 
 from fixbugs.repair.generate import Region, generate_candidates
 from fixbugs.repair.hints import FailureHints, failure_frames, parse_hints
-from fixbugs.repair.literals import regex_edits
+from fixbugs.repair.literals import key_edits, regex_edits
 from fixbugs.repair.statements import none_item_edits
 
 # pytest's long form of a crash two calls below the test (shape of a real youtube-dl run)
@@ -74,3 +74,26 @@ def test_a_verbose_pattern_over_several_lines_gets_an_optional_group():
     # a plain (not raw) literal over several lines is never rewritten
     plain = src_of("def f(s):\n    return re.match('''a+\n''', s)\n")
     assert new_texts(regex_edits(plain, everything(plain))) == []
+
+
+def test_a_key_the_failing_line_reads_joins_a_literal_list_of_keys():
+    out = ">       self.assertEqual(result['id'], 'x')\nE   AssertionError\n"
+    out += '>   v = d.get("ext")\n'
+    assert parse_hints(out).keys == ("id", "ext")
+    src = src_of(
+        """\
+        def merge(info, outer):
+            for k in ('_type', 'url'):
+                outer.pop(k, None)
+            kinds = ('a', 'b')
+            return k in ('x', 'y'), kinds
+        """
+    )
+    edits = list(key_edits(src, everything(src), ("id", "x")))
+    texts = new_texts(edits)
+    # looped over or tested for membership; a tuple merely assigned is no list of keys
+    assert any("for k in ('_type', 'url', 'id'):" in t for t in texts)
+    assert any("k in ('x', 'y', 'id')" in t for t in texts)
+    assert not any("('a', 'b', " in t for t in texts)
+    assert not any("('x', 'y', 'x')" in t for t in texts)  # a key it has already
+    assert all(e.literals for e in edits)  # the tests' literal: ranking marks the risk

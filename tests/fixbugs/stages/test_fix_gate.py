@@ -149,3 +149,27 @@ def test_the_failing_run_s_frames_and_a_wrapper_s_callee_join_the_repair_regions
     wrapper = RootCause("pkg/a.py", 1, 3, "", "sbfl")
     assert callee_regions(wrapper, text, []) == [("pkg/a.py", 5, 6, 1.0)]
     assert callee_regions(wrapper, text, [("pkg/a.py", 4, 6, 1.0)]) == []
+
+
+def test_a_list_of_keys_the_failing_tests_ran_joins_the_repair_regions() -> None:
+    from fixbugs.localize.rank import RankedFile
+    from fixbugs.repair import SourceFile
+    from fixbugs.run.record import BugRun, Diagnosis, Sbfl
+    from fixbugs.stages.repair_scope import key_regions
+
+    text = (
+        "def merge(info, outer):\n"
+        "    for k in ('_type', 'url'):\n"
+        "        outer.pop(k, None)\n"
+        "    for k in ('a', 'b'):\n"
+        "        info.pop(k, None)\n"
+    )
+    prior = BugRun(
+        started=0.0,
+        sbfl=Sbfl(suspicious={"pkg/m.py": ((1, 3, 1.0),)}),  # line 4 never ran
+        diagnosis=Diagnosis(ranked=(RankedFile("pkg/m.py", 1.0, ()),)),
+    )
+    sources = [SourceFile("pkg/m.py", text)]
+    assert key_regions(prior, [], sources, ("id",)) == [("pkg/m.py", 2, 2, 0.9)]
+    assert key_regions(prior, [], sources, ()) == []
+    assert key_regions(prior, [("pkg/m.py", 1, 5, 1.0)], sources, ("id",)) == []
