@@ -43,12 +43,22 @@ import functools
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeVar
+from typing import Literal
 
 from agentrt import Clock
 from agentrt.graph import first_error, scatter
-from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, regressions
-from fixbugs.pyenv.testverdict import classify_run
+from fixbugs.repair.gates import (
+    Baselines,
+    Ran,
+    Runner,
+    Stage,
+    close,
+    fork,
+    in_thread,
+    joint,
+    stage_verdict,
+    still_fails,
+)
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.repair.schedule import CandidateQueue, FollowUps
 from fixbugs.repair.slots import PrioritySlots
@@ -62,48 +72,10 @@ __all__ = [
     "validate_parallel",
 ]
 
-T = TypeVar("T")
 Status = Literal["validated", "rejected", "did_not_apply", "skipped", "cancelled", "error"]
 
-
-class Ran(Protocol):
-    """What a test command's run leaves: one command's result, or its shards' joined."""
-
-    @property
-    def returncode(self) -> int: ...
-    @property
-    def stdout(self) -> str: ...
-    @property
-    def stderr(self) -> str: ...
-    @property
-    def timed_out(self) -> bool: ...
-
-
-Runner = Callable[[Workspace, str, str, float], Awaitable[Ran]]  # (fork, cmd, what, timeout)
 # (the candidate, its failing tests' output) -> follow-ups built on it, or None
 Refiner = Callable[[RepairCandidate, str], FollowUps | None]
-
-
-@dataclass(frozen=True, slots=True)
-class Stage:
-    """One gate: ``command`` run in the candidate's fork.
-
-    With ``baseline is None`` the command's named tests must run and pass;
-    otherwise no test that passed in ``baseline`` may fail (``baseline`` may
-    be a coroutine factory, run once on a pristine fork at first need).
-    """
-
-    name: str
-    command: str
-    baseline: Mapping[str, str] | None = None
-    lazy_baseline: bool = False
-    # Commands that together run what ``command`` runs (the suite split by
-    # test file): with more than one core, the stage and its baseline run
-    # them side by side, each in its own fork, and judge their joint output.
-    shards: tuple[str, ...] = ()
-    # Seconds the stage's command (and its baseline) may run; None: the test timeout.
-    # A project's whole suite takes minutes where one failing test takes seconds.
-    timeout_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,125 +117,6 @@ def default_limit() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-async def _in_thread(fn: Callable[[], T], undo: Callable[[T], None] | None = None) -> T:
-    """Run ``fn`` in a thread and wait for it to end even if cancelled meanwhile.
-
-    A thread cannot be stopped: returning at the cancel would let the caller
-    delete a sandbox while the thread still copies into it or applies a
-    patch inside it, and leave a directory behind. So the cancellation is
-    held until the thread is done, ``undo`` (if given) is applied to what it
-    made, and then the cancellation is raised.
-    """
-    task = asyncio.ensure_future(asyncio.to_thread(fn))
-    cancelled = False
-    while not task.done():
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError:
-            cancelled = True
-    if cancelled:
-        if undo is not None and not task.cancelled() and task.exception() is None:
-            undo(task.result())
-        raise asyncio.CancelledError
-    return task.result()
-
-
-def _close_now(sb: Workspace) -> None:
-    sb.close()
-
-
-async def _fork(make_fork: Callable[[], Workspace]) -> Workspace:
-    """A new fork; if cancelled while copying, the finished copy is deleted."""
-    return await _in_thread(make_fork, undo=_close_now)
-
-
-async def _close(sb: Workspace) -> None:
-    """Close (kill, unmount, delete), finishing even if cancelled meanwhile."""
-    await _in_thread(sb.close)
-
-
-StageRunner = Callable[[Stage, Workspace, "str | None", float, str, float], Awaitable[Ran]]
-
-
-class _Baselines:
-    """Lazily computed baselines, one per stage, shared by every candidate."""
-
-    def __init__(
-        self, make_fork: Callable[[], Workspace], run_stage: StageRunner, timeout_s: float
-    ) -> None:
-        self._make_fork = make_fork
-        self._run_stage = run_stage
-        self._timeout = timeout_s
-        self._lock = asyncio.Lock()
-        self._done: dict[str, Mapping[str, str]] = {}
-
-    async def get(self, stage: Stage, priority: float) -> Mapping[str, str]:
-        if stage.baseline is not None and not stage.lazy_baseline:
-            return stage.baseline
-        async with self._lock:
-            if stage.command not in self._done:
-                sb = await _fork(self._make_fork)
-                try:
-                    limit_s = stage.timeout_s or self._timeout
-                    res = await self._run_stage(
-                        stage, sb, None, priority, f"{stage.name} baseline", limit_s
-                    )
-                    self._done[stage.command] = dict(parse_outcomes(res.stdout + "\n" + res.stderr))
-                finally:
-                    await _close(sb)
-            return self._done[stage.command]
-
-
-@dataclass(frozen=True, slots=True)
-class _Joint:
-    """The joint result of a stage's shards, judged like one run."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-    timed_out: bool
-
-
-def _joint(results: Sequence[Ran]) -> _Joint:
-    return _Joint(
-        next((r.returncode for r in results if r.returncode), 0),
-        "\n".join(r.stdout for r in results),
-        "\n".join(r.stderr for r in results),
-        any(bool(r.timed_out) for r in results),
-    )
-
-
-def _still_fails(stage: Stage, res: Ran) -> bool:
-    """Whether a stage that must pass ran its tests and they failed (not: could not run)."""
-    if stage.baseline is not None or stage.lazy_baseline:
-        return False
-    runner = parse_test_command(stage.command).runner
-    out = res.stdout + "\n" + res.stderr
-    return classify_run(runner, res.returncode, out, timed_out=bool(res.timed_out)).status not in (
-        "passed",
-        "could_not_run",
-    )
-
-
-async def _stage_verdict(stage: Stage, res: Ran, baseline: Mapping[str, str] | None) -> str | None:
-    out = res.stdout + "\n" + res.stderr
-    if baseline is None:
-        runner = parse_test_command(stage.command).runner
-        v = classify_run(runner, res.returncode, out, timed_out=bool(res.timed_out))
-        if v.status == "passed":
-            return None
-        return v.reason if v.status == "could_not_run" else f"still fails: {v.reason}"
-    if res.timed_out:
-        return "timed out"
-    if not baseline:
-        return None  # the stage named no tests before the change: nothing to keep green
-    broken = regressions(baseline, out)
-    if broken:
-        where = " elsewhere in the suite" if stage.name == "suite" else ""
-        return f"breaks {len(broken)} previously passing test(s){where}, e.g. {broken[0]}"
-    return None
-
-
 async def validate_parallel(
     candidates: Sequence[RepairCandidate],
     *,
@@ -302,10 +155,10 @@ async def validate_parallel(
                 return await run(sb, cmds[0], what, limit_s)
 
         async def shard(i: int, cmd: str) -> Ran:
-            box = sb if i == 0 else await _fork(make_fork)
+            box = sb if i == 0 else await fork(make_fork)
             try:
                 if i and diff is not None:
-                    applied = await _in_thread(functools.partial(box.apply_patch, diff))
+                    applied = await in_thread(functools.partial(box.apply_patch, diff))
                     if not applied.applied:
                         raise RuntimeError(
                             f"the patch did not apply in a shard's fork: {applied.message}"
@@ -314,16 +167,16 @@ async def validate_parallel(
                     return await run(box, cmd, f"{what}, shard {i + 1}/{len(cmds)}", limit_s)
             finally:
                 if i:
-                    await _close(box)
+                    await close(box)
 
         try:
             async with asyncio.TaskGroup() as tg:
                 tasks = [tg.create_task(shard(i, cmd)) for i, cmd in enumerate(cmds)]
         except BaseExceptionGroup as eg:
             raise first_error(eg) from None
-        return _joint([t.result() for t in tasks])
+        return joint([t.result() for t in tasks])
 
-    baselines = _Baselines(make_fork, run_stage, test_timeout_s)
+    baselines = Baselines(make_fork, run_stage, test_timeout_s)
 
     def record(
         c: RepairCandidate, status: Status, stage: str | None, detail: str, t0: float
@@ -349,11 +202,11 @@ async def validate_parallel(
             run_state.budget_spent = True
             return record(c, "skipped", None, "repair budget spent", t0)
         try:
-            sb = await _fork(make_fork)
+            sb = await fork(make_fork)
         except (OSError, RuntimeError) as exc:
             return record(c, "error", None, f"could not fork the sandbox: {exc}"[:200], t0)
         try:
-            applied = await _in_thread(functools.partial(sb.apply_patch, c.diff))
+            applied = await in_thread(functools.partial(sb.apply_patch, c.diff))
             if not applied.applied:
                 return record(c, "did_not_apply", "apply", applied.message[:200], t0)
             for i, stage in enumerate(stages(c) if callable(stages) else stages):
@@ -370,11 +223,11 @@ async def validate_parallel(
                     base = await baselines.get(stage, pos)
                 what = f"{stage.name} tests on candidate {c.id}"
                 res = await run_stage(stage, sb, c.diff, pos, what, limit_s)
-                why = await _stage_verdict(stage, res, base)
+                why = await stage_verdict(stage, res, base)
                 if why is not None:
-                    if i == 0 and refine is not None and _still_fails(stage, res):
+                    if i == 0 and refine is not None and still_fails(stage, res):
                         out = res.stdout + "\n" + res.stderr
-                        more = await _in_thread(functools.partial(refine, c, out))
+                        more = await in_thread(functools.partial(refine, c, out))
                         if more is not None:
                             queue.add(more.candidates, urgent=more.urgent)
                             run_state.added.extend(more.candidates)
@@ -386,7 +239,7 @@ async def validate_parallel(
         except (OSError, RuntimeError) as exc:  # the sandbox failed, not the candidate
             return record(c, "error", None, f"validation could not run: {exc}"[:200], t0)
         finally:
-            await _close(sb)
+            await close(sb)
 
     # Ordered early stop: the result is the first low-risk candidate in the queue's
     # order that passes, as a sequential run would find it; candidates taken after
