@@ -10,6 +10,11 @@ seed's text, at the new failure's frames and around the seed's own edit,
 with the hints of the new run; each follow-up is the seed's edit and one
 more, as one diff of the pristine file, validated like any candidate.
 
+A fix proposes only what the bug needs: where the new edit does not touch
+the seed's lines it is also tried alone (on the pristine file), queued just
+before the pair, so a seed that was only a detour (it moved the failure,
+and the second edit alone fixes the bug) never reaches the patch.
+
 Bounded: a few seeds, a few follow-ups each, chains at most
 ``max_depth`` edits long; follow-ups of a weak sign interleave with the
 candidates still waiting (:class:`fixbugs.repair.schedule.CandidateQueue`).
@@ -20,14 +25,16 @@ output, runs nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import replace
 
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair.generate import Region, generate_candidates
 from fixbugs.repair.hints import failure_frames, parse_hints, repo_path
+from fixbugs.repair.patch import changed_window
 from fixbugs.repair.progress import FailurePoint, progress
 from fixbugs.repair.ranking import RepairCandidate, to_candidate
 from fixbugs.repair.schedule import FollowUps
-from fixbugs.repair.source import Edit, SourceFile
+from fixbugs.repair.source import Edit, SourceFile, parses
 
 __all__ = ["Stepwise"]
 
@@ -91,8 +98,9 @@ class Stepwise:
         if not steps:
             return None
         self.seeds.append((seed.id, sign))
-        for c in steps:
-            self._parent[c.id] = (after, depth + 1)
+        for c in steps:  # a second edit tried alone is one edit on the pristine file
+            if c.template == "stepwise":
+                self._parent[c.id] = (after, depth + 1)
         return FollowUps(tuple(steps), urgent=sign == "strong")
 
     def _regions(self, seed: RepairCandidate, output: str) -> list[Region]:
@@ -124,6 +132,7 @@ class Stepwise:
             per_region=60,
         )
         out: list[RepairCandidate] = []
+        pairs = 0
         for c in cands:
             if c.template in _NOT_STEPS or c.overfit_risk == "high" or c.shape is not None:
                 continue
@@ -144,9 +153,39 @@ class Stepwise:
             )
             if step.overfit_risk == "high":
                 continue
+            alone = _alone(pristine, text, c.new_text)
+            if alone is not None and alone not in self._made and parses(alone):
+                # the second edit by itself first: it wins, by order, if it is enough
+                solo = Edit(
+                    seed.path, c.start, c.end, alone, c.template, c.why, risk=c.overfit_risk
+                )
+                first = to_candidate(
+                    self._next_id, solo, pristine, seed.suspiciousness, self._test_literals
+                )
+                if first.overfit_risk != "high":
+                    self._made.add(alone)
+                    self._next_id += 1
+                    out.append(first)
             self._made.add(c.new_text)
+            step = replace(step, id=self._next_id)
             self._next_id += 1
             out.append(step)
-            if len(out) >= limit:
+            pairs += 1
+            if pairs >= limit:
                 break
         return out
+
+
+def _alone(pristine: str, seed_text: str, step_text: str) -> str | None:
+    """The follow-up's own change (``seed_text`` -> ``step_text``) made to ``pristine``
+    instead; None where it touches the lines the seed changed (then only both are one fix).
+    """
+    p, t, u = (x.splitlines(keepends=True) for x in (pristine, seed_text, step_text))
+    lo_s, p_hi, t_hi = changed_window(p, t)  # the seed: p[lo_s:p_hi] -> t[lo_s:t_hi]
+    lo_c, c_hi, u_hi = changed_window(t, u)  # the step: t[lo_c:c_hi] -> u[lo_c:u_hi]
+    if c_hi <= lo_s:  # before the seed's lines: the same place in the pristine file
+        return "".join(p[:lo_c] + u[lo_c:u_hi] + p[c_hi:])
+    if lo_c >= t_hi:  # after them: shifted by the lines the seed added or removed
+        d = t_hi - p_hi
+        return "".join(p[: lo_c - d] + u[lo_c:u_hi] + p[c_hi - d :])
+    return None

@@ -110,10 +110,18 @@ def test_follow_ups_build_the_next_edit_on_the_seed_where_its_new_failure_is():
     assert more is not None and not more.urgent  # another crash, the same test line: weak
     steps = more.candidates
     assert [c.id for c in steps] == list(range(100, 100 + len(steps)))
-    assert all(c.template == "stepwise" and c.why.startswith("`]+` -> `]*`; then ") for c in steps)
-    # each is one diff of the pristine file holding both edits
-    both = [c for c in steps if "[a-z,]*" in c.diff and "if m.group('args') else []" in c.diff]
-    assert both and steps.index(both[0]) == 0  # the empty string the KeyError names comes first
+    pairs = [c for c in steps if c.template == "stepwise"]
+    assert pairs and all(c.why.startswith("`]+` -> `]*`; then ") for c in pairs)
+    # each pair is one diff of the pristine file holding both edits
+    guard = "if m.group('args') else []"
+    both = [c for c in pairs if "[a-z,]*" in c.diff and guard in c.diff]
+    assert both and pairs.index(both[0]) == 0  # the empty string the KeyError names comes first
+    # the second edit alone (it touches other lines than the seed) goes just before it
+    alone = steps[steps.index(both[0]) - 1]
+    assert alone.template == "empty_split" and guard in alone.diff and "[a-z,]*" not in alone.diff
+    assert alone.new_text == CODE.replace(
+        "m.group('args').split(',')]", "(m.group('args').split(',') if m.group('args') else [])]"
+    )
     # no follow-up of a run that did not move, nor beyond the chain's length
     assert stepwise()(seed(), run_output(12, "pkg/m.py:9", "ValueError")) is None
     short = stepwise(max_depth=1)
