@@ -44,6 +44,7 @@ __all__ = [
     "ochiai",
     "run_sbfl",
     "sbfl_evidence",
+    "score_runs",
     "spectrum_from_coverage",
     "suspicious_ranges",
 ]
@@ -160,6 +161,19 @@ def suspicious_ranges(
         else:
             ranges.append([line, line])
     return tuple((a, b) for a, b in ranges[:limit])
+
+
+def score_runs(scores: Mapping[int, float]) -> tuple[tuple[int, int, float], ...]:
+    """The lines a failing test ran (score above 0) as runs of consecutive lines with one
+    score, ``(first, last, score)``: a file's whole spectrum in a few hundred triples."""
+    runs: list[tuple[int, int, float]] = []
+    for line in sorted(ln for ln, sc in scores.items() if sc > 0):
+        sc = round(scores[line], 4)
+        if runs and runs[-1][1] == line - 1 and runs[-1][2] == sc:
+            runs[-1] = (runs[-1][0], line, sc)
+        else:
+            runs.append((line, line, sc))
+    return tuple(runs)
 
 
 def node_key(node_id: str) -> str:

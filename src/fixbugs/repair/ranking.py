@@ -32,8 +32,9 @@ PRIORS: dict[str, float] = {
     "literal": 0.9,
     "literal_drop": 0.35,
     "regex": 0.6,
-    # a key the failing assertion reads, added to a literal list of keys
-    "key_add": 0.6,
+    # a key the failing assertion reads, added to a literal list of keys the failing
+    # test ran: the assertion names what the line lacks, as direct as a literal's word
+    "key_add": 0.9,
     "ingredient": 0.6,
     "ingredient_const": 0.2,
     "condition": 0.6,

@@ -160,6 +160,9 @@ class Sbfl(_Record):
     """Spectrum-based fault localization, from the reproduction's coverage."""
 
     suspicious: dict[str, tuple[tuple[int, int, float], ...]] = Field(default_factory=dict)
+    # every line a failing test ran, as runs of lines with one score: (first, last, score);
+    # ``suspicious`` keeps each file's top ranges only, a repair may look further
+    spectrum: dict[str, tuple[tuple[int, int, float], ...]] = Field(default_factory=dict)
     evidence: tuple[FileEvidence, ...] = ()
     skipped: str | None = None  # why SBFL gave nothing on a reproduced bug, in one line
 

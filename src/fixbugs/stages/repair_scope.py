@@ -218,7 +218,8 @@ def key_regions(
     limit: int = 4,
 ) -> list[Span]:
     """Literal lists of keys that lack a key the failing assertion reads, on lines the
-    spectrum ranks: in the likeliest files, where the failing tests ran them."""
+    failing tests ran, in the likeliest files; each weighs as its line's spectrum score
+    (the assertion names what the list lacks: evidence as direct as a crash line)."""
     if not keys:
         return []
     wanted = [f.path for f in prior.ranked[:files]]
@@ -226,7 +227,7 @@ def key_regions(
     found: list[Span] = []
     for path in wanted:
         src = by_path.get(path)
-        ranges = prior.sbfl.suspicious.get(path, ())
+        ranges = prior.sbfl.spectrum.get(path, ()) or prior.sbfl.suspicious.get(path, ())
         if src is None or src.tree is None or not ranges:
             continue
         for e in key_edits(src, src.nodes_in(1, len(src.lines)), keys):
@@ -234,7 +235,7 @@ def key_regions(
             if score <= 0.0 or any(p == path and a <= e.start <= b for p, a, b, _ in regions):
                 continue
             if not any(f[0] == path and f[1] == e.start for f in found):
-                found.append((path, e.start, e.end, 0.9 * min(1.0, score)))
+                found.append((path, e.start, e.end, min(1.0, score)))
     return sorted(found, key=lambda r: -r[3])[:limit]
 
 

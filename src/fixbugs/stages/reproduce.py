@@ -28,7 +28,7 @@ from typing import Literal
 
 from fixbugs.inputs import BugInputs
 from fixbugs.inputs.snippets import Snippet
-from fixbugs.localize.sbfl import SbflResult, sbfl_evidence, suspicious_ranges
+from fixbugs.localize.sbfl import SbflResult, sbfl_evidence, score_runs, suspicious_ranges
 from fixbugs.localize.signals import module_tests
 from fixbugs.pyenv.failures import failure_excerpt
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, unittest_module
@@ -274,4 +274,10 @@ def _scored(result: SbflResult, ctx: RunContext) -> Sbfl:
         )
         for path, scores in result.line_scores.items()
     }
-    return Sbfl(suspicious=suspicious, evidence=tuple(sbfl_evidence(result)), skipped=skipped)
+    spectrum = {path: score_runs(scores) for path, scores in result.line_scores.items()}
+    return Sbfl(
+        suspicious=suspicious,
+        spectrum=spectrum,
+        evidence=tuple(sbfl_evidence(result)),
+        skipped=skipped,
+    )

@@ -170,6 +170,27 @@ def test_a_list_of_keys_the_failing_tests_ran_joins_the_repair_regions() -> None
         diagnosis=Diagnosis(ranked=(RankedFile("pkg/m.py", 1.0, ()),)),
     )
     sources = [SourceFile("pkg/m.py", text)]
-    assert key_regions(prior, [], sources, ("id",)) == [("pkg/m.py", 2, 2, 0.9)]
+    assert key_regions(prior, [], sources, ("id",)) == [("pkg/m.py", 2, 2, 1.0)]
     assert key_regions(prior, [], sources, ()) == []
     assert key_regions(prior, [("pkg/m.py", 1, 5, 1.0)], sources, ("id",)) == []
+    # the whole spectrum, when the record has it, beyond each file's top ranges
+    spectrum = Sbfl(
+        suspicious={"pkg/m.py": ((1, 1, 1.0),)},
+        spectrum={"pkg/m.py": ((1, 1, 1.0), (2, 3, 0.5), (4, 5, 0.7))},
+    )
+    wide = prior.model_copy(update={"sbfl": spectrum})
+    assert key_regions(wide, [], sources, ("id",)) == [
+        ("pkg/m.py", 4, 4, 0.7),
+        ("pkg/m.py", 2, 2, 0.5),
+    ]
+
+
+def test_the_spectrum_is_kept_whole_as_runs_of_one_score() -> None:
+    from fixbugs.localize.sbfl import score_runs
+
+    scores = {3: 0.5, 4: 0.5, 5: 1.0, 7: 1.0, 9: 0.0}
+    assert score_runs(scores) == (
+        (3, 4, 0.5),
+        (5, 5, 1.0),
+        (7, 7, 1.0),
+    )  # a line no failing test ran is left out
