@@ -24,6 +24,7 @@ output, runs nothing.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection
 from dataclasses import replace
 
@@ -76,10 +77,16 @@ class Stepwise:
         self._parent: dict[int, tuple[FailurePoint, int]] = {}
         self._made: set[str] = set()
         self.seeds: list[tuple[int, str]] = []  # (candidate id, "strong" | "weak")
+        # validation calls it from worker threads: one call at a time keeps ids unique
+        self._lock = threading.Lock()
 
     def __call__(self, seed: RepairCandidate, output: str) -> FollowUps | None:
         """Follow-ups of ``seed``, whose failing tests still fail with ``output``; None when
         its failure did not move forward or the bounds are reached."""
+        with self._lock:
+            return self._follow_ups(seed, output)
+
+    def _follow_ups(self, seed: RepairCandidate, output: str) -> FollowUps | None:
         before, depth = self._parent.get(seed.id, (self._baseline, 1))
         if seed.template in _NOT_STEPS or not seed.own or seed.overfit_risk == "high":
             return None
@@ -103,7 +110,7 @@ class Stepwise:
                 self._parent[c.id] = (after, depth + 1)
         return FollowUps(tuple(steps), urgent=sign == "strong")
 
-    def _regions(self, seed: RepairCandidate, output: str) -> list[Region]:
+    def _regions(self, seed: RepairCandidate, pristine: str, output: str) -> list[Region]:
         """The new failure's frames in the seed's file, innermost first, then the seed's edit."""
         out: list[Region] = []
         for path, line in failure_frames(output):
@@ -113,7 +120,7 @@ class Stepwise:
             out.append(Region(own, max(1, line - 2), line + 2, 1.0 / (1 + 0.25 * len(out))))
             if len(out) >= 3:
                 break
-        grown = seed.new_text.count("\n") - (self._text_of(seed.path) or "").count("\n")
+        grown = seed.new_text.count("\n") - pristine.count("\n")
         out.append(Region(seed.path, max(1, seed.start - 3), seed.end + 3 + max(0, grown), 0.9))
         return out
 
@@ -123,7 +130,7 @@ class Stepwise:
         text = seed.new_text
         hints = parse_hints(output)
         cands = generate_candidates(
-            self._regions(seed, output),
+            self._regions(seed, pristine, output),
             {seed.path: text},
             hints,
             repo_sources=[SourceFile(seed.path, text)],
@@ -132,7 +139,7 @@ class Stepwise:
             per_region=60,
         )
         out: list[RepairCandidate] = []
-        pairs = 0
+        both = 0  # follow-ups holding the seed's edit and one more
         for c in cands:
             if c.template in _NOT_STEPS or c.overfit_risk == "high" or c.shape is not None:
                 continue
@@ -170,8 +177,8 @@ class Stepwise:
             step = replace(step, id=self._next_id)
             self._next_id += 1
             out.append(step)
-            pairs += 1
-            if pairs >= limit:
+            both += 1
+            if both >= limit:
                 break
         return out
 
