@@ -8,7 +8,10 @@ weak sign costs the search a share of its budget, not all of it.
 
 Taking is synchronous (the scatter's workers call ``next`` in the event
 loop), so each candidate is taken exactly once; its *order* is the number
-of candidates taken before it, the position a sequential run gives it.
+of candidates taken before it, the position a sequential run gives it. A
+worker that finds the queue empty ends: follow-ups that join after that
+run on the workers still going (with hundreds of candidates ranked, the
+queue is rarely empty while a seed is still running).
 """
 
 from __future__ import annotations
