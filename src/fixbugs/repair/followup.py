@@ -161,16 +161,15 @@ class Stepwise:
             if step.overfit_risk == "high":
                 continue
             alone = _alone(pristine, text, c.new_text)
-            if alone is not None and alone not in self._made and parses(alone):
+            if alone is not None and alone[0] not in self._made and parses(alone[0]):
                 # the second edit by itself first: it wins, by order, if it is enough
-                solo = Edit(
-                    seed.path, c.start, c.end, alone, c.template, c.why, risk=c.overfit_risk
-                )
+                new, a, b = alone
+                solo = Edit(seed.path, a, b, new, c.template, c.why, risk=c.overfit_risk)
                 first = to_candidate(
                     self._next_id, solo, pristine, seed.suspiciousness, self._test_literals
                 )
                 if first.overfit_risk != "high":
-                    self._made.add(alone)
+                    self._made.add(new)
                     self._next_id += 1
                     out.append(first)
             self._made.add(c.new_text)
@@ -183,16 +182,19 @@ class Stepwise:
         return out
 
 
-def _alone(pristine: str, seed_text: str, step_text: str) -> str | None:
+def _alone(pristine: str, seed_text: str, step_text: str) -> tuple[str, int, int] | None:
     """The follow-up's own change (``seed_text`` -> ``step_text``) made to ``pristine``
-    instead; None where it touches the lines the seed changed (then only both are one fix).
+    instead, with the pristine lines it replaces (1-based, first and last); None where it
+    touches the lines the seed changed (then only both together are one fix).
     """
     p, t, u = (x.splitlines(keepends=True) for x in (pristine, seed_text, step_text))
     lo_s, p_hi, t_hi = changed_window(p, t)  # the seed: p[lo_s:p_hi] -> t[lo_s:t_hi]
     lo_c, c_hi, u_hi = changed_window(t, u)  # the step: t[lo_c:c_hi] -> u[lo_c:u_hi]
     if c_hi <= lo_s:  # before the seed's lines: the same place in the pristine file
-        return "".join(p[:lo_c] + u[lo_c:u_hi] + p[c_hi:])
-    if lo_c >= t_hi:  # after them: shifted by the lines the seed added or removed
+        d = 0
+    elif lo_c >= t_hi:  # after them: shifted by the lines the seed added or removed
         d = t_hi - p_hi
-        return "".join(p[: lo_c - d] + u[lo_c:u_hi] + p[c_hi - d :])
-    return None
+    else:
+        return None
+    a, b = lo_c - d, c_hi - d
+    return "".join(p[:a] + u[lo_c:u_hi] + p[b:]), a + 1, max(a + 1, b)

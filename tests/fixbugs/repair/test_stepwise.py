@@ -122,6 +122,7 @@ def test_follow_ups_build_the_next_edit_on_the_seed_where_its_new_failure_is():
     assert alone.new_text == CODE.replace(
         "m.group('args').split(',')]", "(m.group('args').split(',') if m.group('args') else [])]"
     )
+    assert (alone.start, alone.end) == (7, 7)  # the pristine file's own line
     # no follow-up of a run that did not move, nor beyond the chain's length
     assert stepwise()(seed(), run_output(12, "pkg/m.py:9", "ValueError")) is None
     short = stepwise(max_depth=1)
@@ -153,3 +154,14 @@ async def test_the_validator_runs_the_follow_ups_of_a_seed_and_validates_one():
     assert [c.id for c in out.validated] == [7] and out.added == [step]
     assert asked == [0]  # the follow-up ran next, before candidate 1, and ended the search
     assert 1 not in out.outcomes or out.outcomes[1].status == "skipped"
+
+
+def test_a_second_edit_alone_lands_on_the_pristine_lines_it_meant():
+    from fixbugs.repair.followup import _alone
+
+    pristine = "a\nb\nc\nd\n"
+    seed_text = "a\nguard\nexit\nb\nc\nd\n"  # the seed added two lines after line 1
+    assert _alone(pristine, seed_text, seed_text.replace("c\n", "C\n")) == ("a\nb\nC\nd\n", 3, 3)
+    assert _alone(pristine, "a\nb\nc\nD\n", "A\nb\nc\nD\n") == ("A\nb\nc\nd\n", 1, 1)
+    # a change of the lines the seed wrote is no edit of its own
+    assert _alone(pristine, seed_text, seed_text.replace("exit", "return")) is None
