@@ -229,6 +229,8 @@ def generate_candidates(
             susp = region.suspiciousness * (1.5 if at_crash else 1.0)
             if hints.saw_empty and edit.template == "empty_split":
                 susp *= 1.5  # the exception names the empty string this edit skips
+            if hints.got_nothing and edit.template == "regex_loosen":
+                susp *= 1.5  # nothing came back where a match was expected
             if edit.template == "literal" and edit.literals:
                 # a literal that is a prefix of a word the expected value holds (and the
                 # code lacks) points at the faulty line itself, whatever the region's rank

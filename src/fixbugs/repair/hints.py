@@ -34,6 +34,13 @@ _NONE_VALUE = re.compile(r"'NoneType' object")
 # an empty string reached as a value: ``KeyError: ''``, ``invalid literal for int() ...: ''``
 # a key the failing line reads: ``result['id']``, ``info.get("title")`` on pytest's ``>`` lines
 _READ_KEY = re.compile(r"""(?:\[\s*|\.get\(\s*)(['"])([A-Za-z_][\w.-]{0,40})\1\s*[\]),]""")
+# the code gave nothing where a value was expected: ``None != 'foo'`` (unittest, actual
+# first) or ``assert None == 'foo'`` (pytest)
+_GOT_NOTHING = re.compile(
+    r"^E\s+(?:AssertionError: (?:None|\[\]|''|\{\}) != |(?:AssertionError: )?assert "
+    r"(?:None|\[\]|''|\{\}) == )",
+    re.M,
+)
 _EMPTY_VALUE = re.compile(r"^E?\s*\w*(?:Error|Exception)\b.*: ''$", re.M)
 _ASSERT_EQ = re.compile(r"^E\s+(?:AssertionError: )?assert (.+?) == (.+)$", re.M)
 _DIFF = re.compile(r"^E\s{3,}([-+]) (.*)$", re.M)
@@ -50,6 +57,7 @@ class FailureHints:
     saw_none: bool = False  # the failure used a None as a value
     saw_empty: bool = False  # the failure's exception names an empty string
     keys: tuple[str, ...] = ()  # string keys the failing lines read (``result['id']``)
+    got_nothing: bool = False  # the failed assertion's actual value is None or empty
 
     def wanted_tokens(self, source: str) -> tuple[str, ...]:
         """Words of an expected value (either diff side) that the source text lacks."""
@@ -101,6 +109,7 @@ def parse_hints(output: str, is_test: object = None) -> FailureHints:
         saw_none=bool(_NONE_VALUE.search(output)),
         saw_empty=bool(_EMPTY_VALUE.search(output)),
         keys=_read_keys(output),
+        got_nothing=bool(_GOT_NOTHING.search(output)),
     )
 
 

@@ -185,17 +185,19 @@ def regex_edits(src: SourceFile, nodes: list[ast.AST]) -> Iterator[Edit]:
         if " " in p and not verbose:
             variants.append((p.replace(" ", "\\s+"), "spaces -> `\\s+`"))
         # a group or class that must match once may have to match nothing
+        loose: list[tuple[str, str]] = []
         for m in _ONE_OR_MORE.finditer(p):
             i = m.end() - 1
-            variants.append((p[:i] + "*" + p[i + 1 :], f"`{m.group()}` -> `{m.group()[:-1]}*`"))
-        variants += list(_optional_groups(p, node.lineno))
-        for new_p, why in variants:
-            rep = _requote(src, node, new_p, multiline=True)
-            if rep is None:
-                continue
-            e = src.replace(node, rep, "regex", why)
-            if e:
-                yield e
+            loose.append((p[:i] + "*" + p[i + 1 :], f"`{m.group()}` -> `{m.group()[:-1]}*`"))
+        loose += list(_optional_groups(p, node.lineno))
+        for family, group in (("regex", variants), ("regex_loosen", loose)):
+            for new_p, why in group:
+                rep = _requote(src, node, new_p, multiline=True)
+                if rep is None:
+                    continue
+                e = src.replace(node, rep, family, why)
+                if e:
+                    yield e
 
 
 def _key_list(node: ast.AST) -> list[str] | None:

@@ -32,6 +32,8 @@ PRIORS: dict[str, float] = {
     "literal": 0.9,
     "literal_drop": 0.35,
     "regex": 0.6,
+    # a part of a pattern that must match once may match nothing
+    "regex_loosen": 0.6,
     # a key the failing assertion reads, added to a literal list of keys the failing
     # test ran: the assertion names what the line lacks, as direct as a literal's word
     "key_add": 0.9,

@@ -69,6 +69,7 @@ def test_a_verbose_pattern_over_several_lines_gets_an_optional_group():
     # the attribute's value may be missing (`<div itemscope>`): the inner group may match nothing
     assert any('(?:=[a-z]*|="[^"]*")?)*?' in t for t in texts)
     assert any("(line 4) may match nothing" in e.why for e in edits)
+    assert {e.template for e in edits if "may match nothing" in e.why} == {"regex_loosen"}
     # verbose whitespace is no text to match, inline flags are no group, and stay first
     assert not any("\\s+\\s+" in t or "(?xs)?" in t or "'''^(?xs)" in t for t in texts)
     # a plain (not raw) literal over several lines is never rewritten
@@ -97,3 +98,14 @@ def test_a_key_the_failing_line_reads_joins_a_literal_list_of_keys():
     assert not any("('a', 'b', " in t for t in texts)
     assert not any("('x', 'y', 'x')" in t for t in texts)  # a key it has already
     assert all(e.literals for e in edits)  # the tests' literal: ranking marks the risk
+
+
+def test_nothing_where_a_value_was_expected_puts_the_loosened_patterns_first():
+    assert parse_hints("E       AssertionError: None != 'foo'\n").got_nothing
+    assert parse_hints("E       assert [] == ['a']\n").got_nothing
+    assert not parse_hints("E       AssertionError: 'bar' != 'foo'\n").got_nothing
+    code = "def one(s):\n    return re.match(r'^(a+)$', s)\n"
+    region = [Region("m.py", 1, 2, 1.0)]
+    plain = generate_candidates(region, {"m.py": code}, FailureHints())
+    nothing = generate_candidates(region, {"m.py": code}, FailureHints(got_nothing=True))
+    assert plain[0].template == "regex" and nothing[0].template == "regex_loosen"
