@@ -76,20 +76,55 @@ _RANGES = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
 
 
 def make_diff(path: str, old: str, new: str, context: int = 3) -> str:
-    """A git-style unified diff of one file (``a/`` and ``b/`` prefixes)."""
+    """A git-style unified diff of one file (``a/`` and ``b/`` prefixes).
+
+    It diffs the changed window only (:func:`changed_window`); where the
+    matcher aligns a repeated line inside the window otherwise than the
+    window's own ends did, a hunk can lose its context at the window's
+    edge, which ``git apply`` reads as the file's start or end and refuses.
+    Such a diff is made again from the whole file.
+    """
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
     lo, a_hi, b_hi = changed_window(a, b, context)
-    lines = difflib.unified_diff(
-        a[lo:a_hi], b[lo:b_hi], fromfile=f"a/{path}", tofile=f"b/{path}", n=context
-    )
+    out = _unified(path, a[lo:a_hi], b[lo:b_hi], lo, context)
+    if not _full_context(out, len(a), context):
+        out = _unified(path, a, b, 0, context)
+    return out
+
+
+def _unified(path: str, a: list[str], b: list[str], lo: int, context: int) -> str:
+    """``a`` -> ``b`` as unified diff text, its line numbers moved down by ``lo``."""
     out = []
-    for line in lines:
+    for line in difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}", n=context):
         m = _RANGES.match(line) if lo else None
         if m is not None:  # the window's line numbers, back to the file's
             x, y = int(m.group(1)) + lo, int(m.group(3)) + lo
             line = f"@@ -{x}{m.group(2)} +{y}{m.group(4)} @@" + line[m.end() :]
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _full_context(diff: str, old_lines: int, context: int) -> bool:
+    """Every hunk has ``context`` lines before and after its changes, but where it touches
+    the old file's first or last line."""
+    hunks: list[tuple[int, int, list[str]]] = []
+    for line in diff.splitlines():
+        m = _RANGES.match(line)
+        if m is not None:
+            count = int(m.group(2)[1:]) if m.group(2) else 1
+            hunks.append((int(m.group(1)), count, []))
+        elif hunks and line[:1] in (" ", "+", "-"):
+            hunks[-1][2].append(line[:1])
+    for start, count, kinds in hunks:
+        changed = [i for i, k in enumerate(kinds) if k != " "]
+        if not changed:
+            continue
+        lead, trail = changed[0], len(kinds) - 1 - changed[-1]
+        if lead < context and start > 1:
+            return False
+        if trail < context and start + count - 1 < old_lines:
+            return False
+    return True
 
 
 def replace_lines(text: str, start: int, end: int, replacement: str) -> str:

@@ -60,3 +60,27 @@ def test_a_hunk_is_within_or_touches_a_line_range():
     assert insertion.touches("m.py", 15, 20) and insertion.touches("m.py", 21, 30)
     assert not insertion.touches("m.py", 22, 30)
     assert insertion.within("m.py", 20, 21) and not insertion.within("m.py", 15, 20)
+
+
+def test_a_diff_of_repeated_lines_keeps_its_context_and_applies_with_git(tmp_path):
+    import subprocess
+
+    head = [f"line {i}\n" for i in range(10)]
+    tail = ["    sel\n", "    cur\n"] + [f"end {i}\n" for i in range(10)]
+    old = head + [
+        "elif m and s in L:\n", "    r\n", "    b\n",
+        "elif c and s == ',':\n", "    r\n", "    b\n",
+        "elif s == ',':\n",
+    ] + tail  # fmt: skip
+    # two operands dropped: the new text repeats `elif s == ','` and its body
+    new = head + [
+        "elif s in L:\n", "    r\n", "    b\n",
+        "elif s == ',':\n", "    r\n", "    b\n",
+        "elif s == ',':\n",
+    ] + tail  # fmt: skip
+    diff = make_diff("m.py", "".join(old), "".join(new))
+    (tmp_path / "m.py").write_text("".join(old))
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run(["git", "apply", "-"], cwd=tmp_path, input=diff, text=True)
+    assert done.returncode == 0, diff
+    assert (tmp_path / "m.py").read_text() == "".join(new)
