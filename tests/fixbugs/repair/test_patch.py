@@ -67,17 +67,21 @@ def test_a_diff_of_repeated_lines_keeps_its_context_and_applies_with_git(tmp_pat
 
     head = [f"line {i}\n" for i in range(10)]
     tail = ["    sel\n", "    cur\n"] + [f"end {i}\n" for i in range(10)]
-    old = head + [
+    old = [
+        *head,
         "elif m and s in L:\n", "    r\n", "    b\n",
         "elif c and s == ',':\n", "    r\n", "    b\n",
         "elif s == ',':\n",
-    ] + tail  # fmt: skip
+        *tail,
+    ]  # fmt: skip
     # two operands dropped: the new text repeats `elif s == ','` and its body
-    new = head + [
+    new = [
+        *head,
         "elif s in L:\n", "    r\n", "    b\n",
         "elif s == ',':\n", "    r\n", "    b\n",
         "elif s == ',':\n",
-    ] + tail  # fmt: skip
+        *tail,
+    ]  # fmt: skip
     diff = make_diff("m.py", "".join(old), "".join(new))
     (tmp_path / "m.py").write_text("".join(old))
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
