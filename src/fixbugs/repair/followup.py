@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair.generate import Region, generate_candidates
-from fixbugs.repair.hints import failure_frames, parse_hints, repo_path
+from fixbugs.repair.hints import FailureHints, failure_frames, parse_hints, repo_path
 from fixbugs.repair.patch import changed_window
 from fixbugs.repair.progress import FailurePoint, progress
 from fixbugs.repair.ranking import RepairCandidate, to_candidate
@@ -163,13 +163,14 @@ class Stepwise:
             alone = _alone(pristine, text, c.new_text)
             if alone is not None and alone[0] not in self._made and parses(alone[0]):
                 # the second edit by itself first: it wins, by order, if it is enough
-                new, a, b = alone
-                solo = Edit(seed.path, a, b, new, c.template, c.why, risk=c.overfit_risk)
+                solo = self._on_pristine(seed.path, pristine, alone, hints) or Edit(
+                    seed.path, alone[1], alone[2], alone[0], c.template, c.why, risk=c.overfit_risk
+                )
                 first = to_candidate(
                     self._next_id, solo, pristine, seed.suspiciousness, self._test_literals
                 )
                 if first.overfit_risk != "high":
-                    self._made.add(new)
+                    self._made.add(alone[0])
                     self._next_id += 1
                     out.append(first)
             self._made.add(c.new_text)
@@ -180,6 +181,18 @@ class Stepwise:
             if both >= limit:
                 break
         return out
+
+    def _on_pristine(
+        self, path: str, pristine: str, alone: tuple[str, int, int], hints: FailureHints
+    ) -> Edit | None:
+        """The template's own edit of the pristine file that makes ``alone``'s text, so its
+        description names the pristine file's lines (None: no template makes it there)."""
+        text, a, b = alone
+        region = Region(path, max(1, a - 3), b + 3, 1.0)
+        for c in generate_candidates([region], {path: pristine}, hints, pairs=0):
+            if c.new_text == text:
+                return Edit(path, c.start, c.end, text, c.template, c.why, risk=c.overfit_risk)
+        return None
 
 
 def _alone(pristine: str, seed_text: str, step_text: str) -> tuple[str, int, int] | None:

@@ -165,3 +165,25 @@ def test_a_second_edit_alone_lands_on_the_pristine_lines_it_meant():
     assert _alone(pristine, "a\nb\nc\nD\n", "A\nb\nc\nD\n") == ("A\nb\nc\nd\n", 1, 1)
     # a change of the lines the seed wrote is no edit of its own
     assert _alone(pristine, seed_text, seed_text.replace("exit", "return")) is None
+
+
+def test_a_second_edit_alone_is_described_on_the_pristine_file():
+    code = "def f(command):\n    parts = command.split()\n    return parts[1] == 'x'\n"
+    guard = "    if command is None:\n        return None\n"
+    seed_text = code.replace("    parts", guard + "    parts")
+    first = to_candidate(
+        0, Edit("pkg/m.py", 2, 2, seed_text, "guard", "None check"), code, 1.0, frozenset()
+    )
+    crash = (
+        "test/test_m.py:12:\x20\n_ _ _\n>   return parts[1] == 'x'\n"
+        "E   IndexError: list index out of range\n\npkg/m.py:5: IndexError\n"
+        f"FAILED {TEST} - IndexError\n"
+    )
+    texts = {"pkg/m.py": code}
+    more = Stepwise(
+        texts.get, run_output(12, "pkg/m.py:2", "AttributeError"), listed=texts, first_id=10
+    )(first, crash)
+    assert more is not None
+    solos = [c for c in more.candidates if c.template != "stepwise" and "index-bounds" in c.why]
+    # the guard goes before line 3 of the user's file (line 5 of the seed's text)
+    assert solos and all("line 3" in c.why and c.start == 3 for c in solos)
