@@ -5,8 +5,10 @@ it, the spectrum's best ranges, and the frames of the report's traceback
 (:func:`repair_regions`). The fix stage adds what only the failing run and
 the code itself tell (:func:`more_regions`): the lines whose literals the
 run printed, the frames of the reproduction's own traceback (a report may
-have pasted none), and the functions the root cause delegates to (a bug
-reported at a thin wrapper is often in the function it calls).
+have pasted none), the functions the root cause delegates to (a bug
+reported at a thin wrapper is often in the function it calls), and literal
+lists of keys, on lines the failing tests ran, that lack the key the failed
+assertion reads.
 """
 
 from __future__ import annotations
@@ -153,10 +155,12 @@ def _callees(tree: ast.Module, rc: RootCause) -> list[ast.FunctionDef]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
             defs.setdefault(node.name, node)
+    calls = sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Call) and rc.start <= n.lineno <= rc.end),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
     out: list[ast.FunctionDef] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not rc.start <= node.lineno <= rc.end:
-            continue
+    for node in calls:
         f = node.func
         name = None
         if isinstance(f, ast.Name):
