@@ -3,9 +3,13 @@
 Only generic signals are read from the test output: the exception types a
 traceback ends with, the project lines it went through, and the two sides of
 a failed ``assert a == b`` (pytest prints both, and a ``- … / + …`` line
-diff). String templates use tokens the expected side holds and the code
-lacks; :func:`printed_literal_lines` finds the code's own string literals
-that the run printed. Nothing here knows about any one project.
+diff), whether a ``None`` or an empty string was used as a value or came
+back where a value was expected, and the string keys the failing lines read
+(``result['id']``). String templates use tokens the expected side holds and
+the code lacks; :func:`printed_literal_lines` finds the code's own string
+literals that the run printed; :func:`failure_frames` lists the frames, and
+:func:`repo_path` maps a printed path to the repository's. Nothing here
+knows about any one project.
 """
 
 from __future__ import annotations
