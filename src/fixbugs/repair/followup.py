@@ -76,7 +76,7 @@ class Stepwise:
         # invariant: a follow-up's id maps to the failure its seed left and its edit count
         self._parent: dict[int, tuple[FailurePoint, int]] = {}
         self._made: set[str] = set()
-        self.seeds: list[tuple[int, str]] = []  # (candidate id, "strong" | "weak")
+        self._seeds: list[tuple[int, str]] = []  # (candidate id, "strong" | "weak")
         # validation calls it from worker threads: one call at a time keeps ids unique
         self._lock = threading.Lock()
 
@@ -90,13 +90,13 @@ class Stepwise:
         before, depth = self._parent.get(seed.id, (self._baseline, 1))
         if seed.template in _NOT_STEPS or not seed.own or seed.overfit_risk == "high":
             return None
-        if depth >= self._max_depth or len(self.seeds) >= self._max_seeds:
+        if depth >= self._max_depth or len(self._seeds) >= self._max_seeds:
             return None
         after = FailurePoint.parse(output)
         sign = progress(before, after)
         if sign is None:
             return None
-        if sign == "weak" and sum(1 for _, s in self.seeds if s == "weak") >= self._max_weak:
+        if sign == "weak" and sum(1 for _, s in self._seeds if s == "weak") >= self._max_weak:
             return None
         pristine = self._text_of(seed.path)
         if pristine is None or not seed.new_text:
@@ -104,7 +104,7 @@ class Stepwise:
         steps = self._steps(seed, pristine, output, self._limits[sign])
         if not steps:
             return None
-        self.seeds.append((seed.id, sign))
+        self._seeds.append((seed.id, sign))
         for c in steps:  # a second edit tried alone is one edit on the pristine file
             if c.template == "stepwise":
                 self._parent[c.id] = (after, depth + 1)
