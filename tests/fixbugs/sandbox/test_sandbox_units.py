@@ -18,9 +18,9 @@ from fixbugs.sandbox import (
     classify_limit,
     interpreter_paths,
     limit_note,
+    mounts,
     read_untrusted_sync,
 )
-from fixbugs.sandbox import mounts
 from fixbugs.sandbox.cgroups import sweep_stale_cgroups
 from fixbugs.sandbox.containment import wrap
 from fixbugs.sandbox.mounts import sweep_stale
