@@ -13,7 +13,9 @@ more, as one diff of the pristine file, validated like any candidate.
 A fix proposes only what the bug needs: where the new edit does not touch
 the seed's lines it is also tried alone (on the pristine file), queued just
 before the pair, so a seed that was only a detour (it moved the failure,
-and the second edit alone fixes the bug) never reaches the patch.
+and the second edit alone fixes the bug) never reaches the patch. Two
+seeds may lead to the same second edit: its solo candidate is made once
+and named again before the later pair, whose follow-ups may be urgent.
 
 Bounded: a few seeds, a few follow-ups each, chains at most
 ``max_depth`` edits long; follow-ups of a weak sign interleave with the
@@ -76,6 +78,8 @@ class Stepwise:
         # invariant: a follow-up's id maps to the failure its seed left and its edit count
         self._parent: dict[int, tuple[FailurePoint, int]] = {}
         self._made: set[str] = set()
+        # invariant: a second edit tried alone is one candidate, whichever seed made it first
+        self._solo: dict[str, RepairCandidate] = {}
         self._seeds: list[tuple[int, str]] = []  # (candidate id, "strong" | "weak")
         # validation calls it from worker threads: one call at a time keeps ids unique
         self._lock = threading.Lock()
@@ -161,7 +165,13 @@ class Stepwise:
             if step.overfit_risk == "high":
                 continue
             alone = _alone(pristine, text, c.new_text)
-            if alone is not None and alone[0] not in self._made and parses(alone[0]):
+            made = self._solo.get(alone[0]) if alone is not None else None
+            if made is not None:
+                # another seed's follow-up made it: it goes again just before this pair (the
+                # queue takes it once, at its earliest place), so a pair queued urgently
+                # never runs ahead of the one edit that may be enough
+                out.append(made)
+            elif alone is not None and alone[0] not in self._made and parses(alone[0]):
                 # the second edit by itself first: it wins, by order, if it is enough
                 solo = self._on_pristine(seed.path, pristine, alone, hints) or Edit(
                     seed.path, alone[1], alone[2], alone[0], c.template, c.why, risk=c.overfit_risk
@@ -171,6 +181,7 @@ class Stepwise:
                 )
                 if first.overfit_risk != "high":
                     self._made.add(alone[0])
+                    self._solo[alone[0]] = first
                     self._next_id += 1
                     out.append(first)
             self._made.add(c.new_text)

@@ -8,7 +8,10 @@ weak sign costs the search a share of its budget, not all of it.
 
 Taking is synchronous (the scatter's workers call ``next`` in the event
 loop), so each candidate is taken exactly once; its *order* is the number
-of candidates taken before it, the position a sequential run gives it. A
+of candidates taken before it, the position a sequential run gives it.
+Follow-ups may name a candidate already queued (a second edit tried alone
+that two seeds share): it is taken once, at the earliest place it holds,
+and never again once taken. A
 worker that finds the queue empty ends: follow-ups that join after that
 run on the workers still going (with hundreds of candidates ranked, the
 queue is rarely empty while a seed is still running).
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -38,35 +41,43 @@ class FollowUps:
 
 
 class CandidateQueue(Generic[T]):
-    """Candidates by key (their rank first), handed out as ``(order, candidate)``."""
+    """Candidates by key (their rank first), handed out as ``(order, candidate)``.
 
-    def __init__(self, items: Iterable[T]) -> None:
+    ``ident`` names a candidate (a repair candidate's id): entries of the
+    same name are one candidate, taken once.
+    """
+
+    def __init__(self, items: Iterable[T], ident: Callable[[T], Hashable]) -> None:
         self._seq = itertools.count()
+        self._ident = ident
         # invariant: heap entries are (key, tie, item); originals have keys 0, 1, 2, ...
         self._heap: list[tuple[float, int, T]] = [
             (float(i), next(self._seq), item) for i, item in enumerate(items)
         ]
         heapq.heapify(self._heap)
-        self._taken = 0
+        self._done: set[Hashable] = set()  # the names of the candidates taken
 
     def __iter__(self) -> Iterator[tuple[int, T]]:
         return self
 
     def __next__(self) -> tuple[int, T]:
-        if not self._heap:
-            raise StopIteration
-        _, _, item = heapq.heappop(self._heap)
-        order = self._taken
-        self._taken += 1
-        return order, item
+        while self._heap:
+            _, _, item = heapq.heappop(self._heap)
+            name = self._ident(item)
+            if name in self._done:
+                continue  # taken at an earlier place
+            order = len(self._done)
+            self._done.add(name)
+            return order, item
+        raise StopIteration
 
     @property
     def taken(self) -> int:
-        return self._taken
+        return len(self._done)
 
     def __len__(self) -> int:
         """Candidates not yet taken."""
-        return len(self._heap)
+        return len({self._ident(item) for _, _, item in self._heap} - self._done)
 
     def add(self, items: Sequence[T], *, urgent: bool) -> None:
         """``items`` (best first) before every candidate not yet taken, or between them."""

@@ -56,7 +56,7 @@ def test_another_crash_is_weak_progress_unless_the_edit_broke_the_code():
 
 
 def test_urgent_follow_ups_go_first_and_others_between_the_waiting_candidates():
-    q = CandidateQueue(["a", "b", "c", "d"])
+    q = CandidateQueue(["a", "b", "c", "d"], ident=str)
     assert next(q) == (0, "a")
     q.add(["x", "y"], urgent=True)
     assert [next(q) for _ in range(3)] == [(1, "x"), (2, "y"), (3, "b")]
@@ -187,3 +187,92 @@ def test_a_second_edit_alone_is_described_on_the_pristine_file():
     solos = [c for c in more.candidates if c.template != "stepwise" and "index-bounds" in c.why]
     # the guard goes before line 3 of the user's file (line 5 of the seed's text)
     assert solos and all("line 3" in c.why and c.start == 3 for c in solos)
+
+
+def test_a_candidate_queued_twice_is_taken_once_at_its_earliest_place():
+    q = CandidateQueue(["a", "b", "c", "d"], ident=str)
+    assert next(q) == (0, "a")
+    q.add(["c", "x"], urgent=True)  # "c" named again, ahead of its first place
+    q.add(["a"], urgent=True)  # already taken: never again
+    assert len(q) == 4
+    assert list(q) == [(1, "c"), (2, "x"), (3, "b"), (4, "d")]
+    assert q.taken == 5
+
+
+def test_a_second_edit_two_seeds_share_is_one_candidate_named_before_each_pair():
+    code = "def f(command):\n    parts = command.split()\n    return parts[1] == 'x'\n"
+    texts = {"pkg/m.py": code}
+    steps = Stepwise(
+        texts.get, run_output(12, "pkg/m.py:2", "AttributeError"), listed=texts, first_id=10
+    )
+    guard = "    if command is None:\n        return None\n"
+    first = to_candidate(
+        0,
+        Edit("pkg/m.py", 2, 2, code.replace("    parts", guard + "    parts"), "guard", "None"),
+        code,
+        1.0,
+        frozenset(),
+    )
+    other = to_candidate(
+        1,
+        Edit("pkg/m.py", 3, 3, code.replace("'x'", "'y'"), "literal", "`'x'` -> `'y'`"),
+        code,
+        1.0,
+        frozenset(),
+    )
+
+    def crash(line: int) -> str:
+        return (
+            "test/test_m.py:12:\x20\n_ _ _\n>   return parts[1] == 'x'\n"
+            f"E   IndexError: list index out of range\n\npkg/m.py:{line}: IndexError\n"
+            f"FAILED {TEST} - IndexError\n"
+        )
+
+    one, two = steps(first, crash(5)), steps(other, crash(3))
+    assert one is not None and two is not None
+
+    def solos(more: FollowUps) -> dict[str, RepairCandidate]:
+        return {c.new_text: c for c in more.candidates if c.template != "stepwise"}
+
+    shared = solos(one).keys() & solos(two).keys()
+    assert shared  # the same index-bounds guard alone, reached from both seeds
+    for text in shared:
+        solo = solos(one)[text]
+        assert solos(two)[text] is solo  # one candidate, one id
+        at = two.candidates.index(solo)
+        after = two.candidates[at + 1]  # the later seed's pair holding that guard
+        assert after.template == "stepwise" and after.why.startswith("`'x'` -> `'y'`; then ")
+    ids = [c.id for c in (*one.candidates, *two.candidates) if c.new_text not in shared]
+    assert len(ids) == len(set(ids))
+
+
+async def test_an_urgent_pair_never_runs_ahead_of_its_second_edit_alone():
+    solo, weak_pair, urgent_pair = cand(5, "solo"), cand(6, "seed+solo"), cand(7, "other+solo")
+
+    def refine(c: RepairCandidate, out: str) -> FollowUps | None:
+        if c.diff == "seed":  # a weak sign: the solo waits between the candidates
+            return FollowUps((solo, weak_pair), urgent=False)
+        if c.diff == "other":  # a strong one names the same solo again before its pair
+            return FollowUps((solo, urgent_pair), urgent=True)
+        return None
+
+    ran: list[str] = []
+
+    def behaviour(diff: str, cmd: str) -> Res:
+        ran.append(diff)
+        return Res(0, PASS) if diff.endswith("solo") else Res(1, FAIL)
+
+    _boxes, make_fork, run = harness(behaviour)
+    out = await validate_parallel(
+        [cand(0, "seed"), cand(1, "other"), cand(2, "third")],
+        make_fork=make_fork,
+        run=run,
+        stages=[Stage("failing", "python -m pytest tests/test_m.py::test_a")],
+        clock=FakeClock(),
+        budget_s=100,
+        limit=1,
+        refine=refine,
+    )
+    assert [c.id for c in out.validated] == [5]  # the one edit, not a pair holding it
+    assert ran == ["seed", "other", "solo"]  # each candidate once
+    assert [c.id for c in out.added] == [5, 6, 7]
