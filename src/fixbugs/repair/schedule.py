@@ -11,10 +11,10 @@ loop), so each candidate is taken exactly once; its *order* is the number
 of candidates taken before it, the position a sequential run gives it.
 Follow-ups may name a candidate already queued (a second edit tried alone
 that two seeds share): it is taken once, at the earliest place it holds,
-and never again once taken. A
-worker that finds the queue empty ends: follow-ups that join after that
-run on the workers still going (with hundreds of candidates ranked, the
-queue is rarely empty while a seed is still running).
+and never again once taken. A worker that finds the queue empty ends:
+follow-ups that join after that run on the workers still going (with
+hundreds of candidates ranked, the queue is rarely empty while a seed is
+still running).
 """
 
 from __future__ import annotations
