@@ -104,7 +104,7 @@ STAGES = [
 ]
 
 
-def _validate(
+def validate(
     cands: list[Any],
     make_fork: Any,
     run: Any,
@@ -113,6 +113,7 @@ def _validate(
     clock: FakeClock | None = None,
     budget_s: float = 100,
     limit: int = 1,
+    refine: Any = None,
 ) -> Any:
     """``validate_parallel`` with these tests' usual stages, clock and budget."""
     return validate_parallel(
@@ -123,6 +124,7 @@ def _validate(
         clock=clock or FakeClock(),
         budget_s=budget_s,
         limit=limit,
+        refine=refine,
     )
 
 
@@ -151,7 +153,7 @@ async def test_stages_in_order_and_each_rejection_recorded():
         cand(3, "breaks-suite"),
         cand(4, "fix"),
     ]
-    out = await _validate(cands, make_fork, run, stages=STAGES)
+    out = await validate(cands, make_fork, run, stages=STAGES)
     assert [c.id for c in out.validated] == [4]
     assert out.outcomes[0].stage == "failing"
     assert out.outcomes[1].status == "did_not_apply"
@@ -172,7 +174,7 @@ async def test_first_low_risk_pass_cancels_the_rest_and_closes_every_fork():
         return await run0(sb, cmd, what, timeout_s)
 
     cands = [cand(0, "nofix"), cand(1, "fix"), cand(2, "slow"), cand(3, "slow"), cand(4, "fix")]
-    out = await _validate(cands, make_fork, run, limit=2)
+    out = await validate(cands, make_fork, run, limit=2)
     # the best-ranked passing candidate, as a sequential run would find it
     assert [c.id for c in out.validated] == [1]
     assert out.outcomes[0].status == "rejected"
@@ -198,7 +200,7 @@ async def test_a_later_candidate_passing_first_waits_for_better_ranked_ones():
 
     _b, _m, run0 = harness(slow_behaviour)
     cands = [cand(0, "fix-slow"), cand(1, "fix")]
-    out = await _validate(cands, make_fork, run, limit=2)
+    out = await validate(cands, make_fork, run, limit=2)
     assert out.validated[0].id == 0
 
 
@@ -206,7 +208,7 @@ async def test_high_risk_pass_keeps_searching_for_a_lower_risk_fix():
     _boxes, make_fork, run = harness(behaviour)
     cands = [cand(0, "fix", risk="high"), cand(1, "nofix"), cand(2, "fix")]
     # "fix" twice: distinct objects, same behaviour
-    out = await _validate(cands, make_fork, run)
+    out = await validate(cands, make_fork, run)
     assert [c.id for c in out.validated] == [0, 2]
 
 
@@ -216,7 +218,7 @@ async def test_a_pass_with_an_overfitting_shape_keeps_searching_and_goes_last():
     swallow = replace(cand(0, "fix"), shape=ChangeShape("swallows", "wraps line 1 in try/except"))
     assert swallow.overfit_risk == "low" and not swallow.ends_search
     cands = [swallow, cand(1, "fix", risk="high"), cand(2, "nofix"), cand(3, "fix"), cand(4, "fix")]
-    out = await _validate(cands, make_fork, run)
+    out = await validate(cands, make_fork, run)
     # the search ends at the first pass without a shape or a high risk (3), not at 0;
     # the shaped pass is listed after every other validated candidate
     assert [c.id for c in out.validated] == [1, 3, 0]
@@ -232,7 +234,7 @@ async def test_budget_spent_skips_the_rest():
         return await run0(sb, cmd, what, timeout_s)
 
     cands = [cand(i, "nofix") for i in range(4)]
-    out = await _validate(cands, make_fork, run, clock=clock)
+    out = await validate(cands, make_fork, run, clock=clock)
     assert out.budget_spent
     assert [o.status for o in out.outcomes.values()].count("skipped") == 2
 
@@ -307,7 +309,7 @@ async def test_cancelling_the_repair_stage_leaves_no_sandbox_and_no_process(tmp_
     cands = [cand(i, diff) for i in range(4)]
     task = asyncio.create_task(
         # the suite baseline is prefetched in a fork too
-        _validate(cands, pristine.fork, run, stages=STAGES, budget_s=1000, limit=2)
+        validate(cands, pristine.fork, run, stages=STAGES, budget_s=1000, limit=2)
     )
     waiter = asyncio.ensure_future(ready.wait())
     await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
@@ -340,7 +342,7 @@ async def test_a_cancel_while_a_patch_is_applied_waits_for_it_before_deleting_th
     async def run(sb, cmd, what, timeout_s):
         raise AssertionError("a cancelled candidate must not run its tests")
 
-    task = asyncio.create_task(_validate([cand(0, "diff")], Box, run))
+    task = asyncio.create_task(validate([cand(0, "diff")], Box, run))
     await asyncio.to_thread(applying.wait, 60)
     task.cancel()
     # Give a wrong implementation every chance to close the fork under the
@@ -382,7 +384,7 @@ def sharded_behaviour(diff: str, cmd: str) -> Res:
 async def test_a_sharded_suite_is_judged_as_one_run(limit):
     boxes, make_fork, run = harness(sharded_behaviour)
     cands = [cand(0, "breaks-b"), cand(1, "fix")]
-    out = await _validate(cands, make_fork, run, stages=SHARDED, limit=limit)
+    out = await validate(cands, make_fork, run, stages=SHARDED, limit=limit)
     # the regression that only shard B sees rejects the candidate; the fix passes
     assert out.outcomes[0].status == "rejected" and out.outcomes[0].stage == "suite"
     assert [c.id for c in out.validated] == [1]
@@ -409,7 +411,7 @@ async def test_a_candidate_past_the_failing_tests_finishes_after_the_budget():
         clock.advance(60)
         return await run0(sb, cmd, what, timeout_s)
 
-    out = await _validate([cand(0, "fix")], make_fork, run, stages=STAGES, clock=clock, budget_s=50)
+    out = await validate([cand(0, "fix")], make_fork, run, stages=STAGES, clock=clock, budget_s=50)
     assert [c.id for c in out.validated] == [0]
     suite = [t for what, t in limits if what.startswith("suite tests on candidate")]
     assert suite == [120.0]  # validate_parallel's default test timeout, not the spent budget
@@ -425,7 +427,7 @@ async def test_a_stage_with_its_own_timeout_runs_with_it_and_so_does_its_baselin
         return await run0(sb, cmd, what, timeout_s)
 
     stages = [STAGES[0], replace(STAGES[1], timeout_s=900.0)]
-    out = await _validate([cand(0, "fix")], make_fork, run, stages=stages, budget_s=50)
+    out = await validate([cand(0, "fix")], make_fork, run, stages=stages, budget_s=50)
     assert [c.id for c in out.validated] == [0]
     assert dict(limits) == {
         "failing tests on candidate 0": 50.0,  # within the budget left

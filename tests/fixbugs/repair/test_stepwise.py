@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
 
-from test_candidate_runs import FAIL, PASS, Res, cand, harness
+from test_candidate_runs import FAIL, PASS, Res, cand, harness, validate
 
-from agentrt import FakeClock
-from fixbugs.repair.candidate_runs import Stage, ValidationRun, validate_parallel
 from fixbugs.repair.followup import Stepwise
 from fixbugs.repair.progress import FailurePoint, progress
 from fixbugs.repair.ranking import RepairCandidate, to_candidate
@@ -130,25 +127,6 @@ def test_follow_ups_build_the_next_edit_on_the_seed_where_its_new_failure_is():
     assert short(seed(), KEYERROR) is None
 
 
-async def one_at_a_time(
-    diffs: list[str],
-    behaviour: Callable[[str, str], Res],
-    refine: Callable[[RepairCandidate, str], FollowUps | None],
-) -> ValidationRun:
-    """Candidates 0, 1, ... with these diffs, validated by one worker against one failing test."""
-    _boxes, make_fork, run = harness(behaviour)
-    return await validate_parallel(
-        [cand(i, d) for i, d in enumerate(diffs)],
-        make_fork=make_fork,
-        run=run,
-        stages=[Stage("failing", "python -m pytest tests/test_m.py::test_a")],
-        clock=FakeClock(),
-        budget_s=100,
-        limit=1,
-        refine=refine,
-    )
-
-
 async def test_the_validator_runs_the_follow_ups_of_a_seed_and_validates_one():
     step = cand(7, "both")
     asked: list[int] = []
@@ -160,7 +138,9 @@ async def test_the_validator_runs_the_follow_ups_of_a_seed_and_validates_one():
     def behaviour(diff: str, cmd: str) -> Res:
         return Res(0, PASS) if diff == "both" else Res(1, FAIL)
 
-    out = await one_at_a_time(["first", "other", "third"], behaviour, refine)
+    _boxes, make_fork, run = harness(behaviour)
+    cands = [cand(0, "first"), cand(1, "other"), cand(2, "third")]
+    out = await validate(cands, make_fork, run, refine=refine)
     assert [c.id for c in out.validated] == [7] and out.added == [step]
     assert asked == [0]  # the follow-up ran next, before candidate 1, and ended the search
     assert 1 not in out.outcomes or out.outcomes[1].status == "skipped"
@@ -272,7 +252,9 @@ async def test_an_urgent_pair_never_runs_ahead_of_its_second_edit_alone():
         ran.append(diff)
         return Res(0, PASS) if diff.endswith("solo") else Res(1, FAIL)
 
-    out = await one_at_a_time(["seed", "other", "third"], behaviour, refine)
+    _boxes, make_fork, run = harness(behaviour)
+    cands = [cand(0, "seed"), cand(1, "other"), cand(2, "third")]
+    out = await validate(cands, make_fork, run, refine=refine)
     assert [c.id for c in out.validated] == [5]  # the one edit, not a pair holding it
     assert ran == ["seed", "other", "solo"]  # each candidate once
     assert [c.id for c in out.added] == [5, 6, 7]
