@@ -190,7 +190,6 @@ async def validate_parallel(
 
     best: list[int] = []  # order of the best validated candidate that ends the search
     queue: CandidateQueue[RepairCandidate] = CandidateQueue(candidates, ident=lambda c: c.id)
-    known = {c.id for c in candidates}  # ids given or added: a follow-up may name one again
     order_of: dict[int, int] = {}  # candidate id -> the order it was taken in
 
     async def check(item: tuple[int, RepairCandidate]) -> CandidateOutcome:
@@ -230,10 +229,8 @@ async def validate_parallel(
                         out = res.stdout + "\n" + res.stderr
                         more = await in_thread(functools.partial(refine, c, out))
                         if more is not None:
-                            queue.add(more.candidates, urgent=more.urgent)
-                            new = [m for m in more.candidates if m.id not in known]
-                            known.update(m.id for m in new)
-                            run_state.added.extend(new)
+                            # a follow-up may name a queued candidate again: added once
+                            run_state.added.extend(queue.add(more.candidates, urgent=more.urgent))
                     return record(c, "rejected", stage.name, why, t0)
             return record(c, "validated", None, "every stage passed", t0)
         except asyncio.CancelledError:

@@ -55,6 +55,7 @@ class CandidateQueue(Generic[T]):
             (float(i), next(self._seq), item) for i, item in enumerate(items)
         ]
         heapq.heapify(self._heap)
+        self._named = {ident(item) for _, _, item in self._heap}  # every name ever queued
         self._done: set[Hashable] = set()  # the names of the candidates taken
 
     def __iter__(self) -> Iterator[tuple[int, T]]:
@@ -79,12 +80,19 @@ class CandidateQueue(Generic[T]):
         """Candidates not yet taken."""
         return len({self._ident(item) for _, _, item in self._heap} - self._done)
 
-    def add(self, items: Sequence[T], *, urgent: bool) -> None:
-        """``items`` (best first) before every candidate not yet taken, or between them."""
-        if not items:
-            return
+    def add(self, items: Sequence[T], *, urgent: bool) -> list[T]:
+        """``items`` (best first) before every candidate not yet taken, or between them.
+
+        Returns those of a name not queued before: the candidates the search gained.
+        """
         head = self._heap[0][0] if self._heap else 0.0
         n = len(items)
+        new = []
         for k, item in enumerate(items):
             key = head - 1.0 + (k + 1) / (n + 1) if urgent else head + k + 0.5
             heapq.heappush(self._heap, (key, next(self._seq), item))
+            name = self._ident(item)
+            if name not in self._named:
+                self._named.add(name)
+                new.append(item)
+        return new
