@@ -78,7 +78,11 @@ def _load_sources() -> dict[str, Source]:
 
 
 def _texts() -> dict[str, str]:
-    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(ISSUES.glob("*.md")) if p.name != "README.md"}
+    return {
+        p.stem: p.read_text(encoding="utf-8")
+        for p in sorted(ISSUES.glob("*.md"))
+        if p.name != "README.md"
+    }
 
 
 def check_text(case: str, text: str, source: Source | None) -> list[str]:
@@ -91,7 +95,9 @@ def check_text(case: str, text: str, source: Source | None) -> list[str]:
         problems.append("first line is not '# <issue title>'")
     found = SOURCE.match(lines[-1])
     if not found:
-        problems.append("last line is not '<!-- source: https://github.com/OWNER/REPO/issues/N -->'")
+        problems.append(
+            "last line is not '<!-- source: https://github.com/OWNER/REPO/issues/N -->'"
+        )
     if sum(1 for line in lines if "<!-- source:" in line) != 1:
         problems.append("more than one source line")
     body = lines[1:-1]
@@ -119,15 +125,17 @@ def check_text(case: str, text: str, source: Source | None) -> list[str]:
     return problems
 
 
-def test_every_text_follows_the_format():
+def test_every_text_follows_the_format() -> None:
     sources = _load_sources()
     texts = _texts()
     assert texts, "no issue texts found"
-    bad = {case: p for case, text in texts.items() if (p := check_text(case, text, sources.get(case)))}
+    bad = {
+        case: p for case, text in texts.items() if (p := check_text(case, text, sources.get(case)))
+    }
     assert not bad, bad
 
 
-def test_every_case_with_a_url_has_its_text_and_the_others_have_none():
+def test_every_case_with_a_url_has_its_text_and_the_others_have_none() -> None:
     sources = _load_sources()
     texts = set(_texts())
     with_url = {case for case, s in sources.items() if s.url is not None}
@@ -135,9 +143,16 @@ def test_every_case_with_a_url_has_its_text_and_the_others_have_none():
     assert all(s.url is None or "/pull/" not in s.url for s in sources.values())
 
 
-GOOD = "# A title\n\nIt crashes.\n\n**Comment:**\nSame here.\n\n<!-- source: https://github.com/o/r/issues/7 -->\n"
+GOOD = (
+    "# A title\n\nIt crashes.\n\n**Comment:**\nSame here.\n\n"
+    "<!-- source: https://github.com/o/r/issues/7 -->\n"
+)
 GOOD_SOURCE = Source(
-    url="https://github.com/o/r/issues/7", link="PR #9 says fixes #7", dropped="none", truncated=False, why=""
+    url="https://github.com/o/r/issues/7",
+    link="PR #9 says fixes #7",
+    dropped="none",
+    truncated=False,
+    why="",
 )
 
 
@@ -154,11 +169,11 @@ GOOD_SOURCE = Source(
         (GOOD.replace("issues/7 -->", "issues/8 -->"), "differs from sources.json"),
     ],
 )
-def test_a_broken_text_is_caught(text: str, expected: str):
+def test_a_broken_text_is_caught(text: str, expected: str) -> None:
     assert check_text("proj-1", GOOD, GOOD_SOURCE) == []
     assert any(expected in p for p in check_text("proj-1", text, GOOD_SOURCE))
 
 
-def test_a_text_without_a_record_is_caught():
+def test_a_text_without_a_record_is_caught() -> None:
     assert any("no entry" in p for p in check_text("proj-1", GOOD, None))
     assert any("not <project>" in p for p in check_text("proj one", GOOD, GOOD_SOURCE))
