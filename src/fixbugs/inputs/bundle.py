@@ -5,7 +5,10 @@ and a repository are required and any problem with them is an
 :class:`~fixbugs.errors.InputError`; a log, trace or screenshot that is not
 what it claims to be is an error too (the user named it, so they should
 hear it is wrong), while things that merely weaken the evidence (an empty
-log, OCR not installed) become ``notes`` and the run goes on.
+log, OCR not installed) become ``notes`` and the run goes on. A trace file
+past the JSON bounds (:class:`~fixbugs.inputs.boundedjson.JsonLimit`:
+nested too deep, a number too long or not finite) is hostile rather than
+mistaken: it is dropped with a note, and the run goes on without it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixbugs.inputs.boundedjson import JsonLimit
 from fixbugs.inputs.logs import check_log
 from fixbugs.inputs.repo import Repository, open_repo
 from fixbugs.inputs.report import BugReport, load_report
@@ -58,7 +62,11 @@ def load_inputs(
             kept_logs.append(path)
     all_traces: list[Trace] = []
     for trace_file in traces:
-        loaded = load_traces(trace_file)
+        try:
+            loaded = load_traces(trace_file)
+        except JsonLimit as e:
+            notes.append(f"{e}; the trace is left out")
+            continue
         if not loaded:
             notes.append(f"trace file {trace_file} holds no spans; skipped")
         all_traces.extend(loaded)

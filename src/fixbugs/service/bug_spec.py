@@ -30,6 +30,9 @@ class BugSpec(BaseModel):
     logs: tuple[Path, ...] = ()
     traces: tuple[Path, ...] = ()
     test: str | None = None
+    # the run's index cache (inside the job's directory: it leaves with the job); None:
+    # the user's cache, as a CLI run uses
+    index_dir: Path | None = None
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any]) -> BugSpec:
