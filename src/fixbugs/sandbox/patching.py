@@ -93,10 +93,11 @@ def apply_patch(diff: str, root: Path, run: ToolRunner, *, owner: int | None = N
                 messages.append(f"{attempt.tool}: {checked.said()}")
                 continue
         saved = _save(root, files)
-        done = run(attempt.apply, data)
-        if done.ok:
-            return PatchResult(True, attempt.tool, files, done.said())
-        _restore(root, saved, owner)
+        with HostFolder.open(root) as tree:  # held before the tool runs in the tree
+            done = run(attempt.apply, data)
+            if done.ok:
+                return PatchResult(True, attempt.tool, files, done.said())
+            _restore(tree, saved, owner)
         messages.append(f"{attempt.tool}: {done.said()}")
     return PatchResult(False, "none", files, "\n".join(messages))
 
@@ -165,18 +166,17 @@ def _saved(root: Path, folder: str, name: str) -> _Saved | None:
         os.close(fd)
 
 
-def _restore(root: Path, saved: Sequence[_Saved], owner: int | None) -> None:
-    """Put each saved path back through :class:`HostFolder`: the failed tool ran in the
-    tree, and what it left at a name (a link, a FIFO) is replaced, never followed."""
-    with HostFolder.open(root) as tree:
-        # deepest paths first, so a created symlink is removed after what lies below it
-        for s in sorted(saved, key=lambda s: s.rel.count("/"), reverse=True):
-            try:
-                if s.content is None:
-                    tree.remove(s.rel)
-                elif isinstance(s.content, str):
-                    tree.symlink(s.rel, s.content, owner=owner)
-                else:
-                    tree.write(s.rel, s.content, mode=s.mode, owner=owner)
-            except OSError:  # its folder is gone, or is a link or a file now
-                continue
+def _restore(tree: HostFolder, saved: Sequence[_Saved], owner: int | None) -> None:
+    """Put each saved path back through ``tree``: the failed tool ran in it, and what it
+    left at a name (a link, a FIFO) is replaced, never followed."""
+    # deepest paths first, so a created symlink is removed after what lies below it
+    for s in sorted(saved, key=lambda s: s.rel.count("/"), reverse=True):
+        try:
+            if s.content is None:
+                tree.remove(s.rel)
+            elif isinstance(s.content, str):
+                tree.symlink(s.rel, s.content, owner=owner)
+            else:
+                tree.write(s.rel, s.content, mode=s.mode, owner=owner)
+        except (OSError, UntrustedFile):  # its folder is gone or is a link or a file now
+            continue
