@@ -219,6 +219,12 @@ def _clean(text: str) -> object:
     return clean_text(text)
 
 
+def _one_line(text: str) -> object:
+    from fixbugs.inputs.inert import one_line
+
+    return one_line(text)
+
+
 def _snippet_judge(text: str) -> object:
     from fixbugs.inputs.snippets import Snippet
     from fixbugs.stages.snippet import judge_snippet_run
@@ -243,5 +249,6 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "final_exception": _final_exception,
     "snippet verdict": _snippet_judge,
     "log line": _log_line,
+    "one_line": _one_line,
     "failure hints": _hints,
 }
