@@ -24,7 +24,7 @@ from fixbugs.inputs.report import BugReport, load_report
 from fixbugs.inputs.screenshots import Screenshot, load_screenshot
 from fixbugs.inputs.traces import Trace, load_traces
 
-__all__ = ["BugInputs", "load_inputs"]
+__all__ = ["BugInputs", "TextInputs", "load_inputs", "read_texts", "with_repo"]
 
 
 @dataclass(frozen=True)
@@ -38,21 +38,24 @@ class BugInputs:
     notes: tuple[str, ...]
 
 
-def load_inputs(
-    report: Path,
-    repo: Path,
-    logs: Sequence[Path] = (),
-    traces: Sequence[Path] = (),
-    test: str | None = None,
-    screenshots: Sequence[Path] = (),
-    artifacts_dir: Path | None = None,
-) -> BugInputs:
-    """Load and validate everything; logs are checked here but streamed later."""
+@dataclass(frozen=True)
+class TextInputs:
+    """The untrusted texts of a run, read and checked: what :func:`read_texts` returns.
+
+    Plain data (a report, kept log paths, traces, notes), so a worker process
+    can read them and hand them back as JSON (:mod:`fixbugs.inputs.isolated`).
+    """
+
+    report: BugReport
+    logs: tuple[Path, ...]
+    traces: tuple[Trace, ...]
+    notes: tuple[str, ...]  # the logs' and traces' (the report keeps its own)
+
+
+def read_texts(report: Path, logs: Sequence[Path] = (), traces: Sequence[Path] = ()) -> TextInputs:
+    """Read and check the report, logs and traces: the parsing of untrusted text."""
     notes: list[str] = []
     bug = load_report(report)
-    notes.extend(bug.notes)
-    repository = open_repo(repo)
-    notes.extend(repository.notes())
     kept_logs: list[Path] = []
     for log in logs:
         path, note = check_log(log)
@@ -70,15 +73,41 @@ def load_inputs(
         if not loaded:
             notes.append(f"trace file {trace_file} holds no spans; skipped")
         all_traces.extend(loaded)
+    return TextInputs(bug, tuple(kept_logs), tuple(all_traces), tuple(notes))
+
+
+def with_repo(
+    texts: TextInputs,
+    repo: Path,
+    test: str | None = None,
+    screenshots: Sequence[Path] = (),
+    artifacts_dir: Path | None = None,
+) -> BugInputs:
+    """The run's inputs: ``texts`` and the repository, test command and screenshots."""
+    repository = open_repo(repo)
     shots = [load_screenshot(s, artifacts_dir, index=i) for i, s in enumerate(screenshots)]
+    notes = [*texts.report.notes, *repository.notes(), *texts.notes]
     notes.extend(s.note for s in shots if s.note)
     command = test.strip() if test else None
     return BugInputs(
-        report=bug,
+        report=texts.report,
         repo=repository,
-        logs=tuple(kept_logs),
-        traces=tuple(all_traces),
+        logs=texts.logs,
+        traces=texts.traces,
         test_command=command or None,
         screenshots=tuple(shots),
         notes=tuple(notes),
     )
+
+
+def load_inputs(
+    report: Path,
+    repo: Path,
+    logs: Sequence[Path] = (),
+    traces: Sequence[Path] = (),
+    test: str | None = None,
+    screenshots: Sequence[Path] = (),
+    artifacts_dir: Path | None = None,
+) -> BugInputs:
+    """Load and validate everything; logs are checked here but streamed later."""
+    return with_repo(read_texts(report, logs, traces), repo, test, screenshots, artifacts_dir)

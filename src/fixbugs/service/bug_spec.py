@@ -54,3 +54,13 @@ class BugSpec(BaseModel):
             traces=list(self.traces),
             test=self.test,
         )
+
+    async def load_isolated(self) -> BugInputs:
+        """:meth:`load`, its parsing of the report, logs and traces in a process of its
+        own that is killed at a deadline (:mod:`fixbugs.inputs.isolated`): a tenant's
+        text cannot hold the service's event loop."""
+        from fixbugs.inputs.isolated import load_inputs_isolated
+
+        return await load_inputs_isolated(
+            self.report, self.repo, list(self.logs), list(self.traces), self.test
+        )
