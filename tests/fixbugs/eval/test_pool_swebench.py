@@ -82,8 +82,9 @@ def _write(repo: Path, files: dict[str, str]) -> None:
 
 
 def _merged_pr(repo: Path, pr_files: dict[str, str]) -> tuple[str, str]:
-    """A repository whose master moves on after ``base`` and then merges a PR branch
-    that writes ``pr_files``: (base, merge)."""
+    """A repository where a PR branch that writes ``pr_files`` leaves master, master
+    moves on to ``base`` (SWE-bench's base: master when the PR was opened) and then
+    merges the branch: (base, merge)."""
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "master")
     _write(
@@ -97,8 +98,7 @@ def _merged_pr(repo: Path, pr_files: dict[str, str]) -> tuple[str, str]:
         },
     )
     _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "base")
-    base = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "commit", "-q", "-m", "start")
     _git(repo, "checkout", "-q", "-b", "pr")
     _write(repo, pr_files)
     _git(repo, "add", "-A")
@@ -107,6 +107,7 @@ def _merged_pr(repo: Path, pr_files: dict[str, str]) -> tuple[str, str]:
     _write(repo, {"other.py": "x = 1\n"})  # master moves on: not the PR's change
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "elsewhere")
+    base = _git(repo, "rev-parse", "HEAD")
     _git(repo, "merge", "-q", "--no-ff", "-m", "Merge pull request #7", "pr")
     return base, _git(repo, "rev-parse", "HEAD")
 
