@@ -30,6 +30,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from fixbugs.errors import InputError
 from fixbugs.eval.archive import extract_tree
 from fixbugs.eval.pool.outcome import PoolBuild
 from fixbugs.eval.pool.prdiff import PrPatches, changed_lines, changed_tests, pr_diff, split_pr
@@ -182,6 +183,9 @@ def build_sympy(
                     SYMPY_PYTHON, SYMPY_REQUIREMENTS, (), cache_dir=venvs or default_venvs()
                 )
             _build(inst, case_dir, git_dir, texts[inst.idx], python_bin, timeout_s, workspace)
+        except InputError as exc:  # no venv, no sandbox: nothing about the instance
+            results.append(PoolBuild(inst.id, "swebench", skipped=str(exc)))
+            continue
         except _Skip as skip:
             if skip.remember:
                 remembered.parent.mkdir(parents=True, exist_ok=True)
@@ -259,7 +263,7 @@ def _build(
         if not applied.applied:
             raise _Skip(f"gold patch does not apply: {_first(applied.message)}")
         chosen = _verify(candidates, before, after, python_bin, timeout_s, workspace)
-        _write_case(inst, case_dir, tmp / "case", pr, chosen, text, before, issue_tgz)
+        _write_case(inst, case_dir, pr, chosen, text, before, issue_tgz)
 
 
 def _first(message: str) -> str:
@@ -329,16 +333,17 @@ def _verify(
 def _write_case(
     inst: Instance,
     case_dir: Path,
-    staging: Path,
     pr: PrPatches,
     chosen: Selection,
     text: str,
     tree: Path,
     issue_tgz: Path,
 ) -> None:
-    """Write every file into ``staging``, then move it into place (a half-written
-    case is never taken for a built one)."""
-    staging.mkdir()
+    """Write every file into a staging folder beside ``case_dir``, then rename it into
+    place: a half-written case is never taken for a built one."""
+    staging = case_dir.with_name(f".{case_dir.name}.staging")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
     _tar_tree(tree, staging / "repo.tar.gz")
     shutil.copyfile(issue_tgz, staging / "repo-issue.tar.gz")
     body = text if text.endswith("\n") else text + "\n"
@@ -368,8 +373,7 @@ def _write_case(
     }
     (staging / "case.json").write_text(json.dumps(case, indent=1) + "\n")
     shutil.rmtree(case_dir, ignore_errors=True)
-    case_dir.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(staging, case_dir)
+    staging.rename(case_dir)
 
 
 def _tar_tree(tree: Path, dest: Path) -> None:
