@@ -22,6 +22,7 @@ import pytest
 from agentrt import FakeClock
 from fixbugs.inputs.repo import Repository
 from fixbugs.pyenv.userenv import Interpreter
+from fixbugs.repair.demotions import change_checks
 from fixbugs.repair.patch import make_diff
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.repair.verdict import VerdictLevel
@@ -319,3 +320,32 @@ def test_apply_refuses_a_fix_that_only_passes_tests_without_force(tmp_path: Path
         _report(VerdictLevel.VALIDATED, patch).model, tree
     )
     assert (tree / "m.py").read_text() == new
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        # a widened condition: its branch now runs for something it did not test
+        ("def f(name, strip):\n    if strip:\n        name = name.strip()\n    return name\n",
+         "def f(name, strip):\n    if strip or name.startswith(' '):\n"
+         "        name = name.strip()\n    return name\n", "changes_condition"),
+        # a bare except that does something: not a swallow, still every error caught
+        ("def f(d, k):\n    return d[k]\n",
+         "def f(d, k):\n    try:\n        return d[k]\n"
+         "    except:\n        return d.get(k.lower())\n",
+         "bare_except"),
+        # a number of the failing test, compared with
+        ("def f(n):\n    return n * 2\n",
+         "def f(n):\n    if n == 21:\n        return 42\n    return n * 2\n", "special_case"),
+    ],
+    ids=["widened", "bare-except", "number"],
+)  # fmt: skip
+def test_pure_demoting_shapes(old: str, new: str, kind: str) -> None:
+    checks = change_checks(old, new, frozenset({"21", "42"}))
+    assert kind in [c.kind for c in checks]
+
+
+def test_a_guard_on_what_the_condition_tests_is_no_demotion() -> None:
+    old = "def f(x):\n    if x.ready:\n        return 1\n    return 0\n"
+    new = "def f(x):\n    if x is not None and x.ready:\n        return 1\n    return 0\n"
+    assert change_checks(old, new) == ()
