@@ -245,6 +245,10 @@ from fixbugs.index.bench import scale_command as bench_scale_command  # noqa: E4
 
 bench_app.command("scale")(bench_scale_command)
 
+from fixbugs.run.hostile_bench import hostile_command as bench_hostile_command  # noqa: E402
+
+bench_app.command("hostile")(bench_hostile_command)
+
 from fixbugs.queued.worker import worker_command  # noqa: E402
 
 app.command("worker")(worker_command)

@@ -9,8 +9,10 @@ never ``repo/sympy/core/basic.py``. A real tree always has more than one
 entry at its root (a README, a setup file, the package), so nothing else is
 ever stripped.
 
-Members go through the tar ``data`` filter (no absolute paths, no escapes,
-no device files) before their names are shortened.
+The archive's headers are checked first (:func:`fixbugs.inputs.archives.check_tar`:
+a long-name or pax header over 64 KiB would be read whole by ``tarfile``), and
+members go through the tar ``data`` filter (no absolute paths, no escapes, no
+device files) before their names are shortened.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import tarfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from fixbugs.inputs.archives import CASE_LIMITS, check_tar
 
 __all__ = ["extract_tree"]
 
@@ -42,7 +46,7 @@ def extract_tree(archive: Path, dest: Path, *, only: Sequence[str] | None = None
     """Extract ``archive`` into ``dest`` as the repository root (``only``: just these
     root-relative paths)."""
     wanted = None if only is None else {p.strip().removeprefix("./") for p in only}
-    with tarfile.open(archive) as tar:
+    with archive.open("rb") as f, tarfile.open(fileobj=f, mode=check_tar(f, CASE_LIMITS)) as tar:
         members = tar.getmembers()
         top = _wrapper_folder(members)
         keep: list[tarfile.TarInfo] = []

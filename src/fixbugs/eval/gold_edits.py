@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixbugs.eval.score import Gold, load_gold
+from fixbugs.inputs.archives import CASE_LIMITS, check_tar
 from fixbugs.localize.regions import function_spans
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair.edits import (
@@ -50,7 +51,7 @@ class GoldFix:
 
 def _read_tree_files(tarball: Path, paths: set[str]) -> dict[str, str]:
     out: dict[str, str] = {}
-    with tarfile.open(tarball) as tar:
+    with tarball.open("rb") as fh, tarfile.open(fileobj=fh, mode=check_tar(fh, CASE_LIMITS)) as tar:
         for m in tar.getmembers():
             name = m.name.removeprefix("./")
             if name in paths and m.isreg() and m.size <= _MAX_FILE:

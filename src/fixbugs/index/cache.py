@@ -211,7 +211,7 @@ class IndexCache:
                 )
                 db.execute("COMMIT")
                 self._prune(db)
-            except sqlite3.Error as e:
+            except (sqlite3.Error, UnicodeError) as e:  # UnicodeError: text SQLite cannot hold
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
                 self.notes.append(f"index cache: not saved ({e})")

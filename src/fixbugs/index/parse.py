@@ -10,6 +10,12 @@ The walk visits nodes in :func:`ast.walk`'s order (breadth first), so the
 first literal of a file holding a text is the one the signals always
 took; it skips only leaves that hold nothing the index keeps (names,
 operators, load/store contexts).
+
+A string literal may decode to text that is no valid UTF-8: ``'\\udcff'``
+written as an escape is a lone surrogate once parsed (pytest's own sources
+hold one), and a row holding one cannot be stored (SQLite) nor sent as
+JSON. Such a literal is kept in its escaped form (``backslashreplace``),
+the same text in a fresh parse and in a row read back from the cache.
 """
 
 from __future__ import annotations
@@ -53,6 +59,15 @@ class FileFacts:
     entry: ModuleEntry | None
     words: Words | None
     symbol_words: tuple[Words, ...] = ()
+
+
+def _utf8_safe(text: str) -> str:
+    """``text``, its lone surrogates (if any) written as ``\\udcff`` escapes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _bases(node: ast.ClassDef) -> tuple[str, ...]:
@@ -105,7 +120,8 @@ def parse_module(path: str, module: str, is_package: bool, text: str) -> ModuleE
         if t is ast.Constant:
             value = node.value  # type: ignore[attr-defined]
             if type(value) is str:
-                literals.append(Literal(value, node.lineno, id(node) in docs))  # type: ignore[attr-defined]
+                text = value if value.isascii() else _utf8_safe(value)
+                literals.append(Literal(text, node.lineno, id(node) in docs))  # type: ignore[attr-defined]
             continue
         if t in _DOC_TYPES:
             body = node.body  # type: ignore[attr-defined]

@@ -35,7 +35,7 @@ __all__ = ["md_code", "md_fence", "md_text", "one_line", "quote_name", "strip_co
 # overrides and isolates ("Trojan source": text shown in an order other than
 # its own) and the Unicode line and paragraph separators.
 _LEFT_OVER = re.compile("[\x80-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-_BREAKS = re.compile(r"\s*[\n\t]\s*")
+_BREAKS = re.compile(r"(?<!\s)\s*[\n\t]\s*")  # from a run's start only: linear on spaces
 # Markdown punctuation that makes inline structure anywhere in a line: code
 # spans, emphasis, links and images, raw HTML, entities, strikethrough, cells.
 _MD_INLINE = re.compile(r"([\\`*_\[\]<>&~|])")

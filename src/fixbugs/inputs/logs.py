@@ -12,7 +12,6 @@ refused with a clear error.
 from __future__ import annotations
 
 import gzip
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, cast
 
 from fixbugs.errors import InputError
+from fixbugs.inputs.boundedjson import JsonLimit, loads
 from fixbugs.inputs.textfile import (
     GZIP_MAGIC,
     SNIFF_BYTES,
@@ -153,8 +153,8 @@ def parse_line(
     fmt: LogFormat = "text"
     if stripped.startswith("{"):
         try:
-            doc = json.loads(stripped)
-        except ValueError:
+            doc = loads(stripped, "a log line")
+        except (ValueError, JsonLimit):  # not JSON, or past its bounds: read as text
             doc = None
         if isinstance(doc, dict):
             fields, fmt = _flatten(doc), "json"

@@ -6,7 +6,8 @@ exported into a temporary directory by :func:`fixbugs.inputs.hostgit.export_head
 which runs nothing the repository configures. :meth:`files` lists what is
 worth reading: text source files, without version control, virtualenvs,
 dependency trees, caches, binaries or very large files; FIFOs, sockets and
-devices are never opened, and :meth:`notes` names them.
+devices are never opened, and :meth:`notes` names them, as it names the
+paths left out because their names are not valid UTF-8.
 """
 
 from __future__ import annotations
@@ -45,21 +46,31 @@ class Repository:
         return self._walk[1]
 
     def notes(self) -> tuple[str, ...]:
-        """What the run should say about the tree: the special files it left out."""
+        """What the run should say about the tree: the special files and misnamed paths it
+        left out."""
+        out = []
         special = self.special_files()
-        if not special:
-            return ()
-        names = ", ".join(repr(s) for s in special[:5]) + (", ..." if len(special) > 5 else "")
-        return (
-            f"left out {len(special)} special file(s) of the repository "
-            f"(FIFO, socket or device; never opened): {names}",
-        )
+        if special:
+            out.append(
+                f"left out {len(special)} special file(s) of the repository "
+                f"(FIFO, socket or device; never opened): {_names(special)}"
+            )
+        misnamed = self._walk[2]
+        if misnamed:
+            out.append(
+                f"left out {len(misnamed)} path(s) of the repository whose names are not "
+                f"valid UTF-8: {_names(misnamed)}"
+            )
+        return tuple(out)
 
     @cached_property
-    def _walk(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def _walk(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         special: list[str] = []
-        files = walk_text_files(self.root, max_file_bytes=self.max_file_bytes, special=special)
-        return tuple(sorted(files)), tuple(sorted(special))
+        misnamed: list[str] = []
+        files = walk_text_files(
+            self.root, max_file_bytes=self.max_file_bytes, special=special, misnamed=misnamed
+        )
+        return tuple(sorted(files)), tuple(sorted(special)), tuple(sorted(misnamed))
 
     @cached_property
     def _resolved_root(self) -> Path:
@@ -98,6 +109,10 @@ class Repository:
         """Delete the exported copy, if we made one."""
         if self.temp_dir is not None:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def _names(paths: tuple[str, ...]) -> str:
+    return ", ".join(repr(s) for s in paths[:5]) + (", ..." if len(paths) > 5 else "")
 
 
 def open_repo(path: Path) -> Repository:

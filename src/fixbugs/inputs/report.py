@@ -5,7 +5,9 @@ a body), plain text (the first line is the title), and a GitHub issue as
 JSON, either as ``gh issue view --json title,body,comments`` prints it (a
 ``comments`` list) or as the REST API returns it (``comments`` a count; the
 comments, if given, beside it as ``{"issue": {...}, "comments": [...]}`` or
-as a list whose first item is the issue).
+as a list whose first item is the issue). JSON is parsed within bounds
+(:mod:`~fixbugs.inputs.boundedjson`): one nested past them is refused
+with one line, never a ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fixbugs.errors import InputError
+from fixbugs.inputs.boundedjson import loads
 from fixbugs.inputs.textfile import clean_text, looks_binary_document, require_file
 
 __all__ = ["BugReport", "ReportFormat", "load_report"]
@@ -62,7 +65,7 @@ def load_report(path: Path) -> BugReport:
 def _parse(p: Path, text: str) -> BugReport:
     if p.suffix.lower() == ".json":
         return _github(p, text)
-    if text.lstrip().startswith(("{", "[")) and _is_json(text):
+    if text.lstrip().startswith(("{", "[")) and _is_json(p, text):
         return _github(p, text)  # an issue saved as JSON under another name
     # a title like "[bug] mean fails" is no JSON: the extension decides
     if p.suffix.lower() in (".md", ".markdown", ".mdown"):
@@ -70,9 +73,9 @@ def _parse(p: Path, text: str) -> BugReport:
     return _plain(p, text)
 
 
-def _is_json(text: str) -> bool:
+def _is_json(p: Path, text: str) -> bool:
     try:
-        json.loads(text)
+        loads(text, f"bug report {p}")
     except json.JSONDecodeError:
         return False
     return True
@@ -96,7 +99,7 @@ def _plain(p: Path, text: str) -> BugReport:
 
 def _github(p: Path, text: str) -> BugReport:
     try:
-        doc = json.loads(text)
+        doc = loads(text, f"bug report {p}")
     except json.JSONDecodeError as e:
         raise InputError(
             f"bug report {p} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); "

@@ -28,6 +28,7 @@ import shlex
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from fixbugs.inputs.fences import fenced_blocks, without_fenced
 from fixbugs.inputs.textfile import clean_text
 from fixbugs.pyenv.failures import final_exception
 
@@ -39,16 +40,12 @@ _MAX_TEXT = 1 << 20  # only the report's first MiB is read
 
 SnippetKind = Literal["block", "session", "command"]
 
-_FENCE = re.compile(
-    r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<tag>[^\n`]*)\n(?P<body>.*?)^[ \t]*(?P=fence)[ \t]*$",
-    re.M | re.S,
-)
 _PY_TAGS = frozenset({"python", "py", "python3", "py3", "pycon", "pytb-repl", "ipython"})
 _PROMPT = re.compile(r"^(?P<p>>>>|\.\.\.)(?: |$)")
 _PY_C = re.compile(
     r"^[ \t]*(?:\$[ \t]*)?(?:\S*/)?python(?:\d+(?:\.\d+)?)?[ \t]+-c[ \t]+(?P<rest>.+)$"
 )
-_INLINE_C = re.compile(r"`((?:\S*/)?python(?:\d+(?:\.\d+)?)? -c [^`\n]+)`")
+_INLINE_C = re.compile(r"`((?:[^\s`/]*+/)*+python(?:\d+(?:\.\d+)?)? -c [^`\n]+)`")
 _TRACEBACK = "Traceback (most recent call last):"
 _EXPECTED = re.compile(
     r"\b(?:expected|expect(?:ing)?|instead of|wanted|want"
@@ -101,19 +98,17 @@ def extract_snippets(text: str) -> tuple[Snippet, ...]:
     """The report's runnable snippets, in the order the report shows them (at most 5)."""
     text = clean_text(text[:_MAX_TEXT]).text.replace("\t", "    ")
     blocks = [
-        _Block(
-            m["tag"].strip().lower().split()[0] if m["tag"].strip() else "", m["body"], m.start()
-        )
-        for m in _FENCE.finditer(text)
+        _Block(f.tag.strip().lower().split()[0] if f.tag.strip() else "", f.body, f.start)
+        for f in fenced_blocks(text)
     ]
     found: list[Snippet] = []
     for i, block in enumerate(blocks):
         after = blocks[i + 1] if i + 1 < len(blocks) else None
         found.extend(_from_block(block, after))
-    for m in _INLINE_C.finditer(_outside_fences(text)):
+    for m in _INLINE_C.finditer(without_fenced(text)):
         found.extend(_from_command_line(m.group(1), ""))
     fallback = _report_exception(text)
-    wanted = _EXPECTED.search(_outside_fences(text))
+    wanted = _EXPECTED.search(without_fenced(text))
     expected = wanted["value"] if wanted else None
     out: list[Snippet] = []
     for s in found:
@@ -123,10 +118,6 @@ def extract_snippets(text: str) -> tuple[Snippet, ...]:
         if s not in out:
             out.append(s)
     return tuple(out[:MAX_SNIPPETS])
-
-
-def _outside_fences(text: str) -> str:
-    return _FENCE.sub("", text)
 
 
 def _from_block(block: _Block, after: _Block | None) -> list[Snippet]:
@@ -248,12 +239,12 @@ def _imports(source: str) -> bool:
 
 def _report_exception(text: str) -> tuple[str, str] | None:
     """The exception the report shows elsewhere: its pasted traceback's, else one in prose."""
-    for block in reversed(list(_FENCE.finditer(text))):
-        body = block["body"]
+    for block in reversed(fenced_blocks(text)):
+        body = block.body
         if _TRACEBACK in body and (final := final_exception(body)) is not None:
             return _short(final[0]), final[1].strip()
     # in prose only the type is trusted: what follows a colon there is the user's sentence
-    m = _PROSE_EXC.search(_outside_fences(text))
+    m = _PROSE_EXC.search(without_fenced(text))
     return (m["type"], "") if m is not None and not m["type"].endswith("Warning") else None
 
 

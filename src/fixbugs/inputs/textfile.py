@@ -59,7 +59,6 @@ _ANSI = re.compile(
     r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI (colours, cursor moves)
     r"|\x1b[@-Z\\-_]"  # two-byte escapes
 )
-_OVERSTRIKE = re.compile(r"[^\x08\n]\x08")
 _CONTROLS = re.compile(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -136,13 +135,22 @@ def clean_text(text: str) -> CleanedText:
         kept, redrawn = _collapse_cr(line)
         crs += redrawn
         lines.append(kept)
-    text = "\n".join(lines)
-    while "\b" in text:
-        text, n = _OVERSTRIKE.subn("", text)
-        if not n:
-            break
+    text = "\n".join(_overstruck(line) if "\b" in line else line for line in lines)
     text, controls = _CONTROLS.subn("", text)
     return CleanedText(text, ansi, nul, crs, controls)
+
+
+def _overstruck(line: str) -> str:
+    """``line`` with each backspace and the character before it removed, as a terminal
+    shows it; one pass with a stack (removing pairs by pattern until none is left
+    took one pass per backspace, quadratic on a long run of them)."""
+    kept: list[str] = []
+    for c in line:
+        if c == "\b" and kept and kept[-1] != "\b":
+            kept.pop()
+        else:
+            kept.append(c)
+    return "".join(kept)
 
 
 def require_file(path: Path, what: str) -> Path:

@@ -8,8 +8,11 @@ control, caches, dependency trees, virtualenvs (by name or by their
 links, binaries by suffix or content, and very large files. Only regular
 files are opened, by ``lstat`` and then without following a link or
 blocking: a FIFO blocks an ordinary ``open`` until a writer comes, and a
-device reads without end. The walk lists the special files it left out
-when asked (``special``), so a run can say so.
+device reads without end. A file or folder whose name is not valid UTF-8
+is left out too (its name, decoded with surrogates, would break every
+report, cache row and JSON line that names it). The walk lists the special
+files and the misnamed paths it left out when asked (``special``,
+``misnamed``), so a run can say so.
 """
 
 from __future__ import annotations
@@ -49,17 +52,43 @@ def skip_dir(parent: Path, name: str, *, at_root: bool) -> bool:
     )
 
 
+def _utf8(name: str) -> bool:
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def walk_text_files(
-    root: Path, *, max_file_bytes: int = MAX_FILE_BYTES, special: list[str] | None = None
+    root: Path,
+    *,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    special: list[str] | None = None,
+    misnamed: list[str] | None = None,
 ) -> Iterator[str]:
     """Text files under ``root`` as POSIX paths relative to it, in sorted order.
 
     FIFOs, sockets and devices are never opened; their paths go to ``special``.
+    Files and folders whose names are not valid UTF-8 are never entered; their
+    paths (their bad bytes as ``\\xff`` escapes) go to ``misnamed``.
     """
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not skip_dir(here, d, at_root=here == root))
+        bad = [n for n in (*dirnames, *filenames) if not _utf8(n)]
+        if bad and misnamed is not None:
+            rel = here.relative_to(root)
+            misnamed.extend(
+                os.fsencode((rel / n).as_posix()).decode("utf-8", "backslashreplace") for n in bad
+            )
+        dirnames[:] = sorted(
+            d for d in dirnames if _utf8(d) and not skip_dir(here, d, at_root=here == root)
+        )
         for name in sorted(filenames):
+            if not _utf8(name):
+                continue
             path = here / name
             try:
                 st = os.lstat(path)

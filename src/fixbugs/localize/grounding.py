@@ -31,8 +31,12 @@ from fixbugs.localize.traceback import is_test_path
 
 __all__ = ["NamedCode", "ground_named_code", "read_named_code"]
 
-_PATH = re.compile(r"[\w./\\-]+\.\w+")
-_FUNCTION = re.compile(r"\b(?:function|def|method)\s+`?([A-Za-z_][\w.]*)|`?([A-Za-z_][\w.]*)\(\)")
+# each from the start of its run of name characters only: linear on one long run
+_PATH = re.compile(r"(?<![\w./\\-])[\w./\\-]+\.\w+")
+_FUNCTION = re.compile(
+    r"\b(?:function|def|method)\s+`?([A-Za-z_][\w.]*)"
+    r"|`?(?<![\w.])(?:[^\W_A-Za-z]|\.)*+([A-Za-z_][\w.]*+)\(\)"
+)
 _LINE = re.compile(r"\blines?\s+(\d{1,6})\b")
 _NUMBERED = re.compile(r"^\s*\d{1,6}\s*\|\s?")
 _INLINE = re.compile(r"`([^`\n]+)`")

@@ -20,6 +20,7 @@ but writing ``Thing.method`` in prose counts here too.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Collection
 
@@ -35,11 +36,16 @@ MAX_CLASSES = 3  # ``Class.member`` where more classes share the name points now
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w])")
 _PATH = re.compile(r"(?<![\w/.~-])((?:~?[/\\]|[A-Za-z]:[/\\])?(?:[\w.-]+[/\\])+[\w-]+\.pyx?)\b")
 # a code host's link to a file at a commit or branch, maybe to its lines:
-# https://github.com/o/r/blob/<ref>/pkg/mod.py#L12-L14 (GitLab: /-/blob/, #L12-14)
-_LINK = re.compile(
-    r"https?://[^\s/]+/[^\s#]*?/blob/[^\s/]+/(?P<path>[^\s#)>\]]+\.pyx?)"
-    r"(?:#L(?P<a>\d+)(?:-L?(?P<b>\d+))?)?"
-)
+# https://github.com/o/r/blob/<ref>/pkg/mod.py#L12-L14 (GitLab: /-/blob/, #L12-14);
+# read by :func:`_links`, in one pass (a pattern with a lazy middle and a greedy path
+# is cubic on a run of ``https://h/blob/x/``)
+_RUN = re.compile(r"[^\s#]+")
+_SCHEME = re.compile(r"https?://")
+_BLOB = re.compile(r"(?=/blob/)")
+_SLASH = re.compile("/")
+_STOP = re.compile(r"[)>\]]")
+_PY = re.compile(r"\.py")
+_LINES = re.compile(r"#L(?P<a>\d{1,9})(?:-L?(?P<b>\d{1,9}))?")
 _SKIP_HEADS = frozenset({"self", "cls", "np", "numpy", "os", "sys", "re", "e", "i", "www"})
 
 
@@ -103,12 +109,10 @@ def path_evidence(
     file as a traceback frame's do (:func:`fixbugs.localize.traceback.relativize`).
     """
     out: dict[str, Evidence] = {}
-    for m in _LINK.finditer(report):
-        path = relativize(m.group("path"), files)
+    for link, a, b in _links(report):
+        path = relativize(link, files)
         if path is None or is_test_path(path) or path in out or path in located:
             continue
-        a = int(m.group("a")) if m.group("a") else None
-        b = int(m.group("b")) if m.group("b") else a
         lines = ((a, max(a, b or a)),) if a else ()
         at = f", line {a}" if a else ""
         out[path] = Evidence(path, "path", 1.0, f"the report links to the file {path}{at}", lines)
@@ -119,3 +123,62 @@ def path_evidence(
             continue
         out[path] = Evidence(path, "path", 1.0, f"the report names the file {raw}")
     return list(out.values())
+
+
+def _links(text: str) -> list[tuple[str, int | None, int | None]]:
+    """(path, first line, last line) of each code-host link to a Python file in ``text``.
+
+    A link is ``http(s)://host/<anything>/blob/<ref>/<path>.py`` (or ``.pyx``),
+    maybe with ``#L<a>`` or ``#L<a>-L<b>`` after it: the first ``/blob/``
+    after the host that a ref and a path follow, the path running to its last
+    ``.py`` before a ``)``, ``>`` or ``]``. No link holds white space or
+    ``#`` before its anchor, so each run of other characters is read alone,
+    with sorted positions and binary searches: O(n log n) whatever the text.
+    """
+    out: list[tuple[str, int | None, int | None]] = []
+    for run in _RUN.finditer(text):
+        r = run.group()
+        if "/blob/" not in r:
+            continue
+        slashes = [m.start() for m in _SLASH.finditer(r)]
+        stops = [m.start() for m in _STOP.finditer(r)]
+        pys = [m.start() for m in _PY.finditer(r)]
+        valid: list[tuple[int, int, int]] = []  # (blob, path start, path end)
+        for m in _BLOB.finditer(r):
+            k = m.start()
+            ref_end = _after(slashes, k + 6)
+            if ref_end is None or ref_end == k + 6:
+                continue
+            stop = _after(stops, ref_end + 1)
+            stop = len(r) if stop is None else stop
+            at = bisect.bisect_right(pys, stop - 3) - 1
+            if at < 0 or pys[at] < ref_end + 2:
+                continue
+            dot = pys[at]
+            end = dot + (4 if dot + 4 <= stop and r[dot + 3] == "x" else 3)
+            valid.append((k, ref_end + 1, end))
+        blobs = [v[0] for v in valid]
+        pos = 0
+        for m in _SCHEME.finditer(r):
+            if m.start() < pos:
+                continue
+            host_end = _after(slashes, m.end())
+            if host_end is None or host_end == m.end():
+                continue
+            i = bisect.bisect_left(blobs, host_end + 1)
+            if i == len(blobs):
+                continue
+            _, start, end = valid[i]
+            a = b = None
+            if end == len(r) and (lines := _LINES.match(text, run.end())) is not None:
+                a = int(lines["a"])
+                b = int(lines["b"]) if lines["b"] else None
+            out.append((r[start:end], a, b))
+            pos = end
+    return out
+
+
+def _after(positions: list[int], at: int) -> int | None:
+    """The first of the sorted ``positions`` at or after ``at``."""
+    i = bisect.bisect_left(positions, at)
+    return positions[i] if i < len(positions) else None

@@ -28,11 +28,12 @@ __all__ = [
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
-_PROMPT = re.compile(r"^\s*(?:[\w.@-]+[:~\w/.-]*)?[$%❯»]\s+(?P<cmd>\S.*)$")
+# possessive: the user@host:dir part cannot be split two ways (quadratic on a long word)
+_PROMPT = re.compile(r"^\s*+(?:[\w.@-]++[:~\w/.-]*+)?[$%❯»]\s+(?P<cmd>\S.*)$")
 _PROGRAM = re.compile(r"^[a-z][a-z0-9_.+-]*$")
 _CODE_HINT = re.compile(r"[()=\[\].]")
 _FRAME = re.compile(r'^\s*File "|^\s*Traceback \(|^[\w./-]+\.py:\d+')
-_CHAIN = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_CHAIN = re.compile(r"&&|\|\||;|\|")  # the pieces are stripped: no \s* to rescan
 _TOKEN = re.compile(r"[a-z0-9]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SHAPED = re.compile(r"^[A-Za-z][a-z0-9]+[A-Z]")  # camelCase / CamelCase

@@ -9,9 +9,12 @@ that runs the test files once under ``coverage`` with per-test dynamic
 contexts (one run, not one per test), through an executor (a sandbox fork,
 :class:`fixbugs.sandbox.Executor`), and reads the outcomes from pytest -v.
 The per-line contexts are written by FixBugs' own small reader, run by the
-tests' interpreter: each context named once, each line a list of its
-indices. ``coverage json --show-contexts`` repeats every context name on
-every line: 104-283 MB on black's and tornado's dev-wide cases, over the cap.
+tests' interpreter as ``python -c``: each context named once, each line a
+list of its indices. ``coverage json --show-contexts`` repeats every context
+name on every line: 104-283 MB on black's and tornado's dev-wide cases, over
+the cap. FixBugs writes its helper files into the copy before the tests run
+and nothing after: they may have planted a link, a hard link or a FIFO at
+any name there (:class:`fixbugs.sandbox.untrusted.HostFolder`).
 Coverage runs with FixBugs' own settings alone: its rcfile, not the
 project's coverage sections, and the project's pytest-cov switched off.
 The coverage report is the tests' to write (a package of the repository may
@@ -24,7 +27,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -33,7 +35,13 @@ from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.sandbox.executor import Executor
 from fixbugs.sandbox.reported import CopyPaths
-from fixbugs.sandbox.untrusted import UntrustedFile, not_a_regular_file, read_untrusted
+from fixbugs.sandbox.untrusted import (
+    HostFolder,
+    UntrustedFile,
+    not_a_regular_file,
+    read_untrusted,
+    remove_tree,
+)
 
 __all__ = [
     "SbflResult",
@@ -82,14 +90,17 @@ def pytest_addoption(parser):
 
 # The contexts report, run by the tests' interpreter (Python 3.6 and later, coverage.py
 # 5.1 and later): {"contexts": [name, ...], "files": {path: {line: [context index, ...]}}}.
+# It runs as ``python -c SOURCE NAME DATA OUT``: no file of it is written where the tests
+# ran. NAME (the reader's name, unused) tells the command apart in a process listing.
 _READER = "fixbugs_sbfl_report"
+_SCRATCH = ".fixbugs-sbfl-"
 _REPORT_SOURCE = '''"""FixBugs' SBFL reader: which test contexts ran each measured line."""
 import json
 import sys
 
 from coverage import CoverageData
 
-data = CoverageData(basename=sys.argv[1])
+data = CoverageData(basename=sys.argv[2])
 data.read()
 index = {}
 files = {}
@@ -102,7 +113,7 @@ for path in sorted(data.measured_files()):
     if lines:
         files[path] = lines
 names = sorted(index, key=index.get)
-with open(sys.argv[2], "w") as out:
+with open(sys.argv[3], "w") as out:
     json.dump({"contexts": names, "files": files}, out, separators=(",", ":"))
 '''
 
@@ -254,85 +265,100 @@ async def run_sbfl(
     the tree itself) get scores, and of ``listed`` (the repository's file
     listing) when given; see :class:`CopyPaths`.
     """
-    from fixbugs.pyenv.testrun import parse_outcomes
-
     if not test_files:
         return SbflResult(notes=("no test files to run; SBFL skipped",))
     root = executor.root
     # Scratch space inside the tree: the tree is a throwaway copy, and a
     # sandboxed runner can write nowhere else. World-writable because the
-    # contained command runs under another uid.
-    # the test may swap the folder for a link; cleanup must not fail on that
-    with tempfile.TemporaryDirectory(
-        prefix=".fixbugs-sbfl-", dir=root, ignore_cleanup_errors=True
-    ) as tmp:
-        os.chmod(tmp, 0o777)
-        rc, data, out_json = Path(tmp) / "coveragerc", Path(tmp) / "data", Path(tmp) / "cov.json"
-        rc.write_text(_COVERAGE_RC.format(data=data))
-        (Path(tmp) / f"{_PLUGIN}.py").write_text(_PLUGIN_SOURCE)
-        run_env = {**(env or {}), "PYTHONPATH": _path_first(tmp, (env or {}).get("PYTHONPATH"))}
-        cov = [str(python), "-m", "coverage"]
-        run = await executor.run(
-            [
-                *cov,
-                "run",
-                f"--rcfile={rc}",
-                "-m",
-                "pytest",
-                "-v",
-                "-p",
-                "no:cacheprovider",
-                "-p",
-                "no:cov",
-                "-p",
-                _PLUGIN,
-                *test_files,
-            ],
-            timeout_s=timeout_s,
-            env=run_env,
-        )
-        if run.timed_out:
-            return SbflResult(
-                notes=(f"tests under coverage ran past {timeout_s:.0f}s; SBFL skipped",)
-            )
-        output = run.stdout + run.stderr
-        outcomes = parse_outcomes(output)
-        if not outcomes:
-            tail = output.strip().splitlines()[-1:] or ["no output"]
-            return SbflResult(
-                notes=(f"no test outcomes under coverage ({tail[0][:120]}); SBFL skipped",)
-            )
-        (Path(tmp) / f"{_READER}.py").write_text(_REPORT_SOURCE)
-        report = await executor.run(
-            [str(python), "-m", _READER, str(data), str(out_json)],
-            timeout_s=_REPORT_TIMEOUT_S,
-            env=run_env,
-        )
-        if report.timed_out:  # what it wrote is cut short, or it wrote into a planted FIFO
-            planted = not_a_regular_file(out_json)
-            if planted:
-                return SbflResult(notes=(f"the coverage report failed ({planted})",))
-            return SbflResult(
-                notes=(f"the coverage report ran past {_REPORT_TIMEOUT_S:.0f}s; SBFL skipped",)
-            )
-        # cov.json was written where the tests ran: it may be a FIFO, a link to
-        # /dev/zero or huge. Read it without following links, capped, off the loop.
+    # contained command runs under another uid. FixBugs writes there before
+    # the tests run, through a descriptor (its helper files, fresh, read-only);
+    # after they ran it only reads (no link followed) and removes it.
+    with HostFolder.make(root, prefix=_SCRATCH, mode=0o700) as scratch:
         try:
-            raw = await read_untrusted(
-                out_json, max_bytes=_MAX_COVERAGE_BYTES, timeout_s=30, within=root
-            )
-            spectrum = spectrum_from_coverage(json.loads(raw), outcomes)
-        except UntrustedFile as exc:
-            said = (report.stdout + report.stderr).strip()[:160]
-            msg = f"the coverage report failed ({exc}): {said}"
-            return SbflResult(notes=(msg,))
-        except (ValueError, TypeError, AttributeError, AssertionError):
-            return SbflResult(notes=("the coverage report is not one; SBFL skipped",))
+            rc, data = scratch.path / "coveragerc", scratch.path / "data"
+            scratch.write("coveragerc", _COVERAGE_RC.format(data=data).encode(), mode=0o444)
+            scratch.write(f"{_PLUGIN}.py", _PLUGIN_SOURCE.encode(), mode=0o444)
+            scratch.chmod(0o777)
+            measured = await _measure(executor, python, test_files, rc, timeout_s, env)
+        finally:
+            remove_tree(scratch.path)
+    if isinstance(measured, SbflResult):
+        return measured
     # the sandbox binds the copy at its own path: that is where the run saw it
     paths = CopyPaths.of(baseline or root, seen_at=(root,), listed=listed)
-    spectrum, note = baseline_spectrum(spectrum, paths)
+    spectrum, note = baseline_spectrum(measured, paths)
     result = ochiai(spectrum)
     return replace(result, notes=(*result.notes, note)) if note else result
+
+
+async def _measure(
+    executor: Executor,
+    python: Path,
+    test_files: Sequence[str],
+    rc: Path,
+    timeout_s: float,
+    env: Mapping[str, str] | None,
+) -> Spectrum | SbflResult:
+    """The coverage run and the contexts report, in ``rc``'s folder: a spectrum, or why not."""
+    from fixbugs.pyenv.testrun import parse_outcomes
+
+    root, tmp = executor.root, rc.parent
+    data, out_json = tmp / "data", tmp / "cov.json"
+    run_env = {**(env or {}), "PYTHONPATH": _path_first(str(tmp), (env or {}).get("PYTHONPATH"))}
+    cov = [str(python), "-m", "coverage"]
+    run = await executor.run(
+        [
+            *cov,
+            "run",
+            f"--rcfile={rc}",
+            "-m",
+            "pytest",
+            "-v",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:cov",
+            "-p",
+            _PLUGIN,
+            *test_files,
+        ],
+        timeout_s=timeout_s,
+        env=run_env,
+    )
+    if run.timed_out:
+        return SbflResult(notes=(f"tests under coverage ran past {timeout_s:.0f}s; SBFL skipped",))
+    output = run.stdout + run.stderr
+    outcomes = parse_outcomes(output)
+    if not outcomes:
+        tail = output.strip().splitlines()[-1:] or ["no output"]
+        return SbflResult(
+            notes=(f"no test outcomes under coverage ({tail[0][:120]}); SBFL skipped",)
+        )
+    # the reader is a program text, not a file: nothing is written after the tests ran
+    report = await executor.run(
+        [str(python), "-c", _REPORT_SOURCE, _READER, str(data), str(out_json)],
+        timeout_s=_REPORT_TIMEOUT_S,
+        env=run_env,
+    )
+    if report.timed_out:  # what it wrote is cut short, or it wrote into a planted FIFO
+        planted = not_a_regular_file(out_json)
+        if planted:
+            return SbflResult(notes=(f"the coverage report failed ({planted})",))
+        return SbflResult(
+            notes=(f"the coverage report ran past {_REPORT_TIMEOUT_S:.0f}s; SBFL skipped",)
+        )
+    # cov.json was written where the tests ran: it may be a FIFO, a link to
+    # /dev/zero or huge. Read it without following links, capped, off the loop.
+    try:
+        raw = await read_untrusted(
+            out_json, max_bytes=_MAX_COVERAGE_BYTES, timeout_s=30, within=root
+        )
+        return spectrum_from_coverage(json.loads(raw), outcomes)
+    except UntrustedFile as exc:
+        said = (report.stdout + report.stderr).strip()[:160]
+        return SbflResult(notes=(f"the coverage report failed ({exc}): {said}",))
+    except (ValueError, TypeError, AttributeError, AssertionError):
+        return SbflResult(notes=("the coverage report is not one; SBFL skipped",))
 
 
 def _path_first(folder: str, rest: str | None) -> str:

@@ -46,7 +46,9 @@ _EXC_LINE = re.compile(
 _PLAIN_EXC = re.compile(
     r"^(?P<type>(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)):\s*(?P<msg>.*)$"
 )
-_NODE_ID = re.compile(r"(?P<id>[\w./-]+\.py::[\w:]+(?:\[[^\]\n]*\])?)")
+# from the start of a path only, and a parameter list up to the next bracket: linear on
+# a run of path characters or of unclosed brackets
+_NODE_ID = re.compile(r"(?<![\w./-])(?P<id>[\w./-]+\.py::[\w:]+(?:\[[^\[\]\n]*+\])?)")
 # a line a person leaves where they cut a pasted traceback short
 _CUT = re.compile(r"^\s*(?:\.\.\.|\[\.\.\.\]|…|\[…\]|\(\.\.\.\)|\[snip\w*\]|<snip\w*>)\s*$", re.I)
 _SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$")

@@ -28,7 +28,10 @@ __all__ = [
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 
-_PYTEST_LINE = re.compile(r"^(?P<id>\S+::\S.*?) (?P<out>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
+# the file part holds no colon, so it ends at the first "::" (linear on a run of colons)
+_PYTEST_LINE = re.compile(
+    r"^(?P<id>[^\s:]++::\S.*?) (?P<out>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b"
+)
 _UNITTEST_LINE = re.compile(
     r"^(?P<name>\w+) \((?P<cls>[\w.]+)\)(?:\n.*?)? \.\.\. (?P<out>ok|FAIL|ERROR|skipped.*)$"
 )

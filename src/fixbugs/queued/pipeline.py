@@ -191,6 +191,8 @@ class StagedAgent:
         options = await self.options()
         if validation_slots is not None:
             options = replace(options, validation_slots=validation_slots)
+        if isinstance(index_dir := sctx.input.get("index_dir"), str):  # the job's own cache
+            options = replace(options, index_dir=Path(index_dir))
         job = sctx.job
 
         def sink(ev: ProgressEvent) -> None:

@@ -35,6 +35,8 @@ _LOCATION = re.compile(r"^([^\s:][^:\n]*\.py):(\d+): (\w+)$", re.M)
 # the test's own frame (the crash line has the exception's name instead: _LOCATION)
 _FRAME = re.compile(r"^([^\s:][^:\n]*\.py):(\d+):(?: in [\w<>.]+)? ?$", re.M)
 # a None used as a value (``'NoneType' object has no attribute 'x'``, ``... is not iterable``)
+# CPython's frame line; [ \t], not \s: a \s* would run on over blank lines from every line
+_FILE_LINE = re.compile(r'^[ \t]*File "([^"]+\.py)", line (\d+)', re.M)
 _NONE_VALUE = re.compile(r"'NoneType' object")
 # an empty string reached as a value: ``KeyError: ''``, ``invalid literal for int() ...: ''``
 # a key the failing line reads: ``result['id']``, ``info.get("title")`` on pytest's ``>`` lines
@@ -46,7 +48,7 @@ _GOT_NOTHING = re.compile(
     r"(?:None|\[\]|''|\{\}) == )",
     re.M,
 )
-_EMPTY_VALUE = re.compile(r"^E?\s*\w*(?:Error|Exception)\b.*: ''$", re.M)
+_EMPTY_VALUE = re.compile(r"^E?[ \t]*\w*(?:Error|Exception)\b.*: ''$", re.M)
 _ASSERT_EQ = re.compile(r"^E\s+(?:AssertionError: )?assert (.+?) == (.+)$", re.M)
 _DIFF = re.compile(r"^E\s{3,}([-+]) (.*)$", re.M)
 _WORD = re.compile(r"[-\w.:/@']+")
@@ -100,7 +102,7 @@ def parse_hints(output: str, is_test: object = None) -> FailureHints:
         locs.setdefault((m.group(1), int(m.group(2))), None)
     for m in _FRAME.finditer(output):
         locs.setdefault((m.group(1), int(m.group(2))), None)
-    for m in re.finditer(r'^\s*File "([^"]+\.py)", line (\d+)', output, re.M):
+    for m in _FILE_LINE.finditer(output):
         locs.setdefault((m.group(1), int(m.group(2))), None)
     sides = tuple((m.group(1).strip(), m.group(2).strip()) for m in _ASSERT_EQ.finditer(output))
     minus = tuple(m.group(2) for m in _DIFF.finditer(output) if m.group(1) == "-")
@@ -137,10 +139,7 @@ def failure_frames(output: str) -> list[tuple[str, int]]:
     found: list[tuple[int, tuple[str, int]]] = []
     for rx in (_FRAME, _LOCATION):
         found += [(m.start(), (m.group(1), int(m.group(2)))) for m in rx.finditer(output)]
-    found += [
-        (m.start(), (m.group(1), int(m.group(2))))
-        for m in re.finditer(r'^\s*File "([^"]+\.py)", line (\d+)', output, re.M)
-    ]
+    found += [(m.start(), (m.group(1), int(m.group(2)))) for m in _FILE_LINE.finditer(output)]
     out: dict[tuple[str, int], None] = {}
     for _, at in sorted(found, reverse=True):
         out.setdefault(at, None)

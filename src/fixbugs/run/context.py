@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentrt import Clock, SpendBudget, Trust
@@ -83,6 +84,9 @@ class AgentOptions:
     slack_lines: int = 3  # how far outside the localized lines a fix may reach
     max_cost_usd: float | None = None  # the run's model spend, in dollars (--max-cost)
     max_model_tokens: int | None = None  # and in tokens, input + output (--max-tokens)
+    # the index cache's folder; None: the user's (~/.cache/fixbugs/index). The service
+    # gives each job its own, inside the job's directory, so it leaves with the job
+    index_dir: Path | None = None
 
     @classmethod
     def for_env(cls, env: TestEnv) -> AgentOptions:
@@ -98,8 +102,9 @@ class _Files:
     """A repository's index, built (or read from the cache) on first use: the run's one
     read of the tree. Stages may ask from threads; the first builds, the others wait."""
 
-    def __init__(self, repo: Repository) -> None:
+    def __init__(self, repo: Repository, index_dir: Path | None) -> None:
         self.repo = repo
+        self.index_dir = index_dir
         self.index: RepoIndex | None = None
         self._lock = threading.Lock()
 
@@ -108,7 +113,8 @@ class _Files:
             if self.index is None:
                 from fixbugs.index import IndexCache, index_repository
 
-                self.index = index_repository(self.repo, cache=IndexCache.default())
+                cache = IndexCache(self.index_dir) if self.index_dir else IndexCache.default()
+                self.index = index_repository(self.repo, cache=cache)
             return self.index
 
 
@@ -155,7 +161,7 @@ class RunContext:
             clock,
             recorder or MetricsRecorder(clock),
             journal,
-            _Files(repo),
+            _Files(repo, options.index_dir),
             spend,
         )
 

@@ -11,12 +11,12 @@ deletes those whose owner is gone.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import threading
 from pathlib import Path
 
 from fixbugs.sandbox.hosttools import run_tool
 from fixbugs.sandbox.owners import owner_alive, owner_mark
+from fixbugs.sandbox.untrusted import remove_tree
 
 __all__ = ["SOURCE", "mark_owner", "mount_tmpfs", "sweep_stale", "unmount"]
 
@@ -89,6 +89,6 @@ def sweep_stale(parent: Path) -> list[Path]:
         if base in mounted:
             unmount(base / "repo")
         with contextlib.suppress(OSError):
-            shutil.rmtree(base, ignore_errors=True)
+            remove_tree(base)
         gone.append(base)
     return gone

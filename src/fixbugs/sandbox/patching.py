@@ -9,7 +9,11 @@ in its tree (contained, or a plain host tool, and with which git settings).
 refuses ``..`` paths and writes through symlinks. ``patch -p1`` is the
 fallback; it is not atomic, so it is dry-run first, and when it fails all
 the same every path the diff names is put back as it was. Only a path
-whose folder, links resolved, is inside the tree is saved or put back.
+whose folder, links resolved, is inside the tree is saved or put back, and
+it is put back through a descriptor of that folder, by a fresh file renamed
+over the name (:class:`~fixbugs.sandbox.untrusted.HostFolder`): whatever the
+failed tool, or anything else that ran in the tree, left there is replaced,
+never followed or written through.
 """
 
 from __future__ import annotations
@@ -17,12 +21,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from fixbugs.sandbox.hosttools import ToolRun
-from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
+from fixbugs.sandbox.untrusted import HostFolder, UntrustedFile, open_folder, read_untrusted_sync
 
 __all__ = ["PatchResult", "ToolRunner", "apply_patch", "diff_files"]
 
@@ -88,52 +93,90 @@ def apply_patch(diff: str, root: Path, run: ToolRunner, *, owner: int | None = N
                 messages.append(f"{attempt.tool}: {checked.said()}")
                 continue
         saved = _save(root, files)
-        done = run(attempt.apply, data)
-        if done.ok:
-            return PatchResult(True, attempt.tool, files, done.said())
-        _restore(root, saved, owner)
+        with HostFolder.open(root) as tree:  # held before the tool runs in the tree
+            done = run(attempt.apply, data)
+            if done.ok:
+                return PatchResult(True, attempt.tool, files, done.said())
+            _restore(tree, saved, owner)
         messages.append(f"{attempt.tool}: {done.said()}")
     return PatchResult(False, "none", files, "\n".join(messages))
 
 
-def _inside(root: Path, path: Path) -> bool:
-    """``path``'s folder, symlinks resolved, is ``root`` or below it."""
+@dataclass(frozen=True)
+class _Saved:
+    """What one path the diff names held before a tool ran: put back if the tool fails."""
+
+    folder: str  # its folder, links resolved, relative to the tree ("" for the top)
+    name: str
+    content: bytes | str | None  # a file's bytes, a link's target, or None: nothing there
+    mode: int = 0o644
+
+    @property
+    def rel(self) -> str:
+        return f"{self.folder}/{self.name}" if self.folder else self.name
+
+
+def _folder_inside(root: Path, path: Path) -> str | None:
+    """``path``'s folder, symlinks resolved, relative to ``root``, if it is ``root`` or below."""
     parent = os.path.realpath(path.parent)
-    return parent == str(root) or parent.startswith(str(root) + os.sep)
+    if parent == str(root):
+        return ""
+    if parent.startswith(str(root) + os.sep):
+        return parent[len(str(root)) + 1 :]
+    return None
 
 
-def _save(root: Path, files: Sequence[str]) -> dict[Path, bytes | str | None]:
-    """What each named path inside ``root`` holds: bytes, a link's target (str), or None."""
-    saved: dict[Path, bytes | str | None] = {}
+def _save(root: Path, files: Sequence[str]) -> list[_Saved]:
+    """What each named path inside ``root`` holds; a folder, FIFO or device is left alone."""
+    saved: dict[tuple[str, str], _Saved] = {}
     for rel in files:
         # patch -p1 strips the first component, whatever the prefix is
         for candidate in {rel, rel.split("/", 1)[-1]}:
             path = root / candidate
-            if not _inside(root, path):
+            folder = _folder_inside(root, path)
+            if folder is None or (folder, path.name) in saved or path.name in ("", "..", "."):
                 continue
-            if path.is_symlink():
-                saved[path] = os.readlink(path)
-            elif path.is_file():
-                try:
-                    saved[path] = read_untrusted_sync(path, max_bytes=_MAX_SAVED_BYTES)
-                except UntrustedFile:
-                    continue
-            elif not path.exists():
-                saved[path] = None
-    return saved
+            found = _saved(root, folder, path.name)
+            if found is not None:
+                saved[(folder, path.name)] = found
+    return list(saved.values())
 
 
-def _restore(root: Path, saved: Mapping[Path, bytes | str | None], owner: int | None) -> None:
+def _saved(root: Path, folder: str, name: str) -> _Saved | None:
+    try:
+        fd = open_folder(root, folder)
+    except FileNotFoundError:  # a new folder: what a failed tool puts there is removed
+        return _Saved(folder, name, None)
+    except OSError:
+        return None
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        if stat.S_ISLNK(st.st_mode):
+            return _Saved(folder, name, os.readlink(name, dir_fd=fd))
+        if stat.S_ISREG(st.st_mode):
+            where = root / folder / name
+            data = read_untrusted_sync(where, max_bytes=_MAX_SAVED_BYTES, within=root)
+            return _Saved(folder, name, data, stat.S_IMODE(st.st_mode))
+        return None
+    except FileNotFoundError:
+        return _Saved(folder, name, None)
+    except (OSError, UntrustedFile):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _restore(tree: HostFolder, saved: Sequence[_Saved], owner: int | None) -> None:
+    """Put each saved path back through ``tree``: the failed tool ran in it, and what it
+    left at a name (a link, a FIFO) is replaced, never followed."""
     # deepest paths first, so a created symlink is removed after what lies below it
-    for path in sorted(saved, key=lambda p: len(p.parts), reverse=True):
-        if not _inside(root, path):
+    for s in sorted(saved, key=lambda s: s.rel.count("/"), reverse=True):
+        try:
+            if s.content is None:
+                tree.remove(s.rel)
+            elif isinstance(s.content, str):
+                tree.symlink(s.rel, s.content, owner=owner)
+            else:
+                tree.write(s.rel, s.content, mode=s.mode, owner=owner)
+        except (OSError, UntrustedFile):  # its folder is gone or is a link or a file now
             continue
-        content = saved[path]
-        if path.is_symlink() or path.is_file():
-            path.unlink()
-        if isinstance(content, str):
-            os.symlink(content, path)
-        elif isinstance(content, bytes):
-            path.write_bytes(content)
-        if content is not None and owner is not None:
-            os.lchown(path, owner, owner)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixbugs.sandbox.hosttools import ToolRun, git_env, run_tool
-from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
+from fixbugs.sandbox.untrusted import UntrustedFile, open_folder, read_untrusted_sync
 
 __all__ = ["TreeStore"]
 
@@ -48,7 +48,6 @@ _CONFIG = (
 )
 _BASELINE_REF = "refs/fixbugs/baseline"
 _GIT_S = 600.0  # one snapshot or diff of a large copy, never this slow
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 _MAX_GITIGNORE_BYTES = 1 << 20
 _CHUNK = 1 << 20
@@ -70,6 +69,9 @@ class TreeStore:
     Only this class writes in ``git_dir``; git reads it with the system and
     global configuration off and our ``config``. The ignore shadow is made
     in ``scratch`` (the sandbox's base, outside the copy), one per walk.
+    Both are in the sandbox's base, root's and closed to the sandbox uid
+    (see :class:`fixbugs.sandbox.Sandbox`): nothing here writes into the copy,
+    which is only read, one descriptor at a time.
     """
 
     def __init__(self, git_dir: Path, *, scratch: Path) -> None:
@@ -154,7 +156,7 @@ class TreeStore:
     ) -> Iterator[tuple[str, _Node]]:
         """Blobs of ``folder``'s files and links; one that is gone or changed type is skipped."""
         try:
-            fd = _open_folder(root, folder)
+            fd = open_folder(root, folder)
         except OSError:
             return
         try:
@@ -269,20 +271,6 @@ class _NotData(Exception):
     """An entry that is no regular file any more (a FIFO, a device): not in the snapshot."""
 
 
-def _open_folder(root: Path, folder: str) -> int:
-    """A descriptor of ``root/folder``, opened one name at a time, following no link."""
-    fd = os.open(root, _DIR)
-    try:
-        for part in folder.split("/") if folder else ():
-            nxt = os.open(part, _DIR, dir_fd=fd)
-            os.close(fd)
-            fd = nxt
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
 def _entries(root: Path, folder: str, shadow: Path) -> Iterator[tuple[str, bytes]]:
     """``folder``'s folders, files and links (relative path, git mode); its shadow too.
 
@@ -291,7 +279,7 @@ def _entries(root: Path, folder: str, shadow: Path) -> Iterator[tuple[str, bytes
     file, its copy there. Entries named ``.git`` in any case are left out.
     """
     try:
-        fd = _open_folder(root, folder)
+        fd = open_folder(root, folder)
     except OSError:
         return
     try:

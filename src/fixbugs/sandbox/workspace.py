@@ -31,6 +31,7 @@ from fixbugs.sandbox.mounts import mark_owner, mount_tmpfs, sweep_stale, unmount
 from fixbugs.sandbox.runner import run_contained, run_contained_sync
 from fixbugs.sandbox.snapshot import TreeStore
 from fixbugs.sandbox.trees import chown_tree, ignore_noise, kill_uid, tree_bytes
+from fixbugs.sandbox.untrusted import remove_tree
 
 __all__ = ["DEFAULT_DISK_MB", "Sandbox"]
 
@@ -183,13 +184,17 @@ class Sandbox(ClosedOnExit):
         )
 
     def close(self) -> None:
-        """Kill anything left of the sandbox uid, unmount and delete the copy."""
+        """Kill anything left of the sandbox uid, unmount and delete the copy.
+
+        The deletion follows no link the tests left in the copy
+        (:func:`~fixbugs.sandbox.untrusted.remove_tree`, descriptor-based).
+        """
         if self.uid is not None:
             kill_uid(self.uid)
         if self._tmpfs:
             unmount(self.root)
             self._tmpfs = False
-        shutil.rmtree(self.base, ignore_errors=True)
+        remove_tree(self.base)
 
     # --- commands ------------------------------------------------------------
 

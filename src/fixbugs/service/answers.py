@@ -5,7 +5,9 @@ one choke point where error text is made safe to hand to a hostile client:
 its absolute server paths are rewritten (:class:`~.redact.PathRedactor`),
 and a 422 names where and why the input is wrong but never the input
 itself, since FastAPI's default handler echoes it whole (a 60 MB body with
-an unknown field came back as a 60 MB 422).
+an unknown field came back as a 60 MB 422). Last, any other exception is a
+one-line 500 naming its kind and message (redacted), never the bare
+"Internal Server Error" or a traceback.
 """
 
 from __future__ import annotations
@@ -55,3 +57,8 @@ def install_answers(app: FastAPI, redact: PathRedactor) -> None:
             for e in list(exc.errors())[:_MAX_ERRORS]
         ]
         return JSONResponse({"detail": errors}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        reason = redact.reason(f"{type(exc).__name__}: {exc}")
+        return JSONResponse({"detail": f"internal error: {reason}"}, status_code=500)

@@ -110,7 +110,9 @@ def create_app(
     def public(st: JobStatus) -> Status:
         """A status as clients see it: a failed run's error names no server path."""
         shown = Status.model_validate(st.to_dict())
-        return shown if st.error is None else shown.model_copy(update={"error": redact(st.error)})
+        if st.error is None:
+            return shown
+        return shown.model_copy(update={"error": redact.reason(st.error)})
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -194,7 +196,7 @@ def create_app(
         ] = None,
     ) -> Accepted:
         """Submit a bug with its artifacts (multipart)."""
-        from fixbugs.inputs import load_report
+        from fixbugs.inputs import load_report, load_traces
 
         await service.check_room(tenant)
         job = service.new_id()
@@ -214,6 +216,8 @@ def create_app(
                     for i, f in enumerate(traces or ())
                 )
                 title = load_report(rep).title
+                for t in trace_paths:  # parsed within bounds here: a hostile one is a 400
+                    load_traces(t)
                 return BugSpec(
                     title=title,
                     report=rep,
@@ -308,7 +312,7 @@ def create_app(
                     continue
                 seq, ev = item
                 if ev.get("kind") == "failed" and isinstance(ev.get("message"), str):
-                    ev = {**ev, "message": redact(ev["message"])}
+                    ev = {**ev, "message": redact.reason(ev["message"])}
                 yield f"id: {seq}\nevent: {ev.get('kind', 'note')}\ndata: {json.dumps(ev)}\n\n"
         # the report is recorded just after the last event: wait for the state
         while True:

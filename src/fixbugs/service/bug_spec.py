@@ -30,6 +30,9 @@ class BugSpec(BaseModel):
     logs: tuple[Path, ...] = ()
     traces: tuple[Path, ...] = ()
     test: str | None = None
+    # the run's index cache (inside the job's directory: it leaves with the job); None:
+    # the user's cache, as a CLI run uses
+    index_dir: Path | None = None
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any]) -> BugSpec:
@@ -50,4 +53,14 @@ class BugSpec(BaseModel):
             logs=list(self.logs),
             traces=list(self.traces),
             test=self.test,
+        )
+
+    async def load_isolated(self) -> BugInputs:
+        """:meth:`load`, its parsing of the report, logs and traces in a process of its
+        own that is killed at a deadline (:mod:`fixbugs.inputs.isolated`): a tenant's
+        text cannot hold the service's event loop."""
+        from fixbugs.inputs.isolated import load_inputs_isolated
+
+        return await load_inputs_isolated(
+            self.report, self.repo, list(self.logs), list(self.traces), self.test
         )

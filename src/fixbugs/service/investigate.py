@@ -45,9 +45,11 @@ def agent_investigator(
         return probed[0]
 
     async def investigate(spec: BugSpec, sink: EventSink) -> ReportModel:
-        inputs = await asyncio.to_thread(spec.load)
+        inputs = await spec.load_isolated()  # its own process, with a deadline
         env = await test_env()
-        options = replace(AgentOptions.for_env(env), use_model=models is not None)
+        options = replace(
+            AgentOptions.for_env(env), use_model=models is not None, index_dir=spec.index_dir
+        )
         report = await run_bug(inputs, models=models, options=options, clock=clock, sink=sink)
         return report.model
 

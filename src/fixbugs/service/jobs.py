@@ -202,7 +202,10 @@ class JobService:
             title = spec.title or job
             self._titles[job] = title
             self.index.record(JobMeta(job, tenant, title, self.clock.now()))
-            payload = spec.payload()
+            # the run's index cache lives in the job's directory and is deleted with it:
+            # a tenant's source never stays in a cache another tenant's run reads
+            index_dir = self.workspace.job_dir(job) / "index"
+            payload = spec.model_copy(update={"index_dir": index_dir}).payload()
             self.workspace.write_text(job, "spec.json", json.dumps(payload))
             self.hub.open(job)
             for m in self.pipeline.entry_messages(job, job, payload, group=tenant):

@@ -8,6 +8,8 @@ issue 21 needed exactly such names), so every error body goes through
 :class:`PathRedactor` once, at the app's answer: a path inside a job's
 directory becomes relative to it (``input/report.md``), the rest of the
 workspace becomes ``<workspace>``, and any other absolute path ``<path>``.
+A failed job's reason is that, on one line and bounded (:meth:`PathRedactor.reason`):
+an exception's text can span lines (a traceback, a validation error's list).
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from fixbugs.inputs.inert import one_line
+
 __all__ = ["PathRedactor"]
+
+_REASON_CHARS = 500  # the longest failure reason a client reads
 
 # an absolute POSIX path: a slash that does not continue a word or a relative
 # path, up to the first character that cannot be part of a name in prose
@@ -37,3 +43,8 @@ class PathRedactor:
         text = self._job.sub(".", text)
         text = self._root.sub("<workspace>", text)
         return _ABSOLUTE.sub("<path>", text)
+
+    def reason(self, text: str) -> str:
+        """A failure's reason as a client reads it: redacted, on one line, bounded."""
+        line = one_line(self(text))
+        return line if len(line) <= _REASON_CHARS else line[: _REASON_CHARS - 3] + "..."

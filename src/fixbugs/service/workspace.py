@@ -1,37 +1,48 @@
 """Each job's files under one workspace directory, and nothing outside it.
 
 Uploads are untrusted: a file name or an archive member that is absolute,
-climbs with ``..``, or is a link, device or FIFO is rejected (the whole
-submission, with a one-line reason), and every byte written is counted
-against the limits, so an archive bomb stops at the limit instead of filling
-the disk.
+climbs with ``..``, is deeper than ``MAX_DEPTH`` folders, is not valid
+UTF-8, or is a link, device or FIFO is rejected (the whole submission, with
+a one-line reason). An archive's headers, entries and declared sizes are
+checked before it is opened (:mod:`fixbugs.inputs.archives`: ``tarfile``
+would read a 1 GiB long-name header whole), and every byte written is
+counted against the limits, so an archive bomb stops at the limit instead
+of filling memory or the disk.
 """
 
 from __future__ import annotations
 
-import io
+import lzma
 import shutil
 import tarfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
 from fixbugs.errors import InputError
+from fixbugs.inputs.archives import ArchiveLimits, TooLarge, check_tar, check_zip
 
-__all__ = ["Limits", "TooLarge", "UnsafePath", "Workspace", "safe_relpath"]
+__all__ = ["MAX_DEPTH", "Limits", "TooLarge", "UnsafePath", "Workspace", "safe_relpath"]
 
 _CHUNK = 1 << 16
 _NAME_MAX = 255  # bytes in one path component (Linux NAME_MAX)
 _PATH_MAX = 4096
+MAX_DEPTH = 64  # folders in one path (a real tree's deepest is a few dozen)
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    RuntimeError,
+    NotImplementedError,
+    EOFError,
+    zlib.error,
+    lzma.LZMAError,
+)
 
 
 class UnsafePath(InputError):
     """A name that would reach outside the job's directory."""
-
-
-class TooLarge(InputError):
-    """An upload over the configured limits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +50,10 @@ class Limits:
     max_file_bytes: int = 5 << 20  # one report, log or trace
     max_archive_bytes: int = 50 << 20  # the repository, unpacked
     max_archive_members: int = 5000
+
+    def archive(self) -> ArchiveLimits:
+        """What an uploaded archive is checked against before it is opened."""
+        return ArchiveLimits(max_members=self.max_archive_members, max_bytes=self.max_archive_bytes)
 
 
 def safe_relpath(name: str) -> PurePosixPath:
@@ -52,9 +67,15 @@ def safe_relpath(name: str) -> PurePosixPath:
     parts = [s for s in p.parts if s not in ("", ".")]
     if not parts or any(s == ".." for s in parts):
         raise UnsafePath(f"path {name!r} would escape the workspace")
-    if any(len(s.encode("utf-8", "surrogateescape")) > _NAME_MAX for s in parts):
+    try:
+        norm.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UnsafePath(f"path {name[:80]!r} is not valid UTF-8; rename it") from None
+    if len(parts) > MAX_DEPTH:
+        raise UnsafePath(f"path {name[:80]!r}... is {len(parts)} levels deep (limit {MAX_DEPTH})")
+    if any(len(s.encode()) > _NAME_MAX for s in parts):
         raise UnsafePath(f"path {name[:80]!r}... has a name over {_NAME_MAX} bytes")
-    if len(norm.encode("utf-8", "surrogateescape")) > _PATH_MAX:
+    if len(norm.encode()) > _PATH_MAX:
         raise UnsafePath(f"path {name[:80]!r}... is over {_PATH_MAX} bytes")
     return PurePosixPath(*parts)
 
@@ -147,8 +168,9 @@ class Workspace:
 
     def _untar(self, data: IO[bytes], dest: Path) -> None:
         left = self.limits.max_archive_bytes
+        mode = check_tar(data, self.limits.archive(), "repository archive")
         try:
-            with tarfile.open(fileobj=data, mode="r:*") as tar:
+            with tarfile.open(fileobj=data, mode=mode) as tar:
                 for n, m in enumerate(tar):
                     if n >= self.limits.max_archive_members:
                         raise TooLarge(
@@ -166,13 +188,14 @@ class Workspace:
                             continue
                         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                         left -= _copy_limited(src, dest / rel, left, "the unpacked repository")
-        except tarfile.TarError as exc:
+        except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError) as exc:
             raise InputError(f"repository archive is not a readable tar file: {exc}") from None
 
     def _unzip(self, data: IO[bytes], dest: Path) -> None:
         left = self.limits.max_archive_bytes
+        check_zip(data, self.limits.archive(), "repository archive")
         try:
-            with zipfile.ZipFile(io.BytesIO(data.read())) as zf:
+            with zipfile.ZipFile(data) as zf:
                 infos = zf.infolist()
                 if len(infos) > self.limits.max_archive_members:
                     raise TooLarge(
@@ -189,7 +212,7 @@ class Workspace:
                         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                         with zf.open(info) as src:
                             left -= _copy_limited(src, dest / rel, left, "the unpacked repository")
-        except zipfile.BadZipFile as exc:
+        except _ZIP_ERRORS as exc:  # RuntimeError: encrypted; NotImplementedError: a method
             raise InputError(f"repository archive is not a readable zip file: {exc}") from None
 
 

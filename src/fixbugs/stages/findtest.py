@@ -21,6 +21,7 @@ import shlex
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from fixbugs.inputs.fences import fenced_blocks
 from fixbugs.localize.traceback import ParsedFailure, is_test_path, parse_failure
 from fixbugs.pyenv.failures import (
     Failure,
@@ -37,9 +38,8 @@ __all__ = [
     "matching_failure",
 ]
 
-_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 _TEST_CMD = re.compile(
-    r"^\s*(?:[$>]\s*)?((?:python\d?(?:\.\d+)? -m (?:pytest|unittest)|pytest|py\.test|tox|nox|"
+    r"^[ \t]*(?:[$>][ \t]*)?((?:python\d?(?:\.\d+)? -m (?:pytest|unittest)|pytest|py\.test|tox|nox|"
     r"make test|npm test|go test|cargo test)\b.*)$",
     re.M,
 )
@@ -50,14 +50,14 @@ _INLINE = re.compile(r"`((?:python\d?(?:\.\d+)? -m pytest|pytest|py\.test) [^`\n
 _PROMPT = re.compile(r"^(?:\$|>>>|\.\.\.|>)\s+")
 _QUOTED = re.compile(r"['\"`]([^'\"`\n]{6,80})['\"`]")
 _REPORT_EXC = re.compile(
-    r"\b(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure))"
+    r"\b(?P<type>(?:[A-Za-z_]\w*\.){0,16}[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure))"
     r"(?::[ \t]*(?P<msg>[^\n`]*))?"
 )
 
 
 def command_from_report(text: str) -> str | None:
     """The first test command in a code block, a reproduce section or inline code."""
-    for block in _FENCE.findall(text):
+    for block in (f.body for f in fenced_blocks(text)):
         m = _TEST_CMD.search(block)
         if m:
             return m.group(1).strip()
@@ -117,7 +117,7 @@ def _report_texts(report: str) -> list[str]:
     quoted = _QUOTED.findall(report)[:10]
     shown = [
         _PROMPT.sub("", line.strip())
-        for block in _FENCE.findall(report)
+        for block in (f.body for f in fenced_blocks(report))
         for line in block.splitlines()
     ]
     return list(dict.fromkeys(t for t in (*quoted, *shown) if 6 <= len(t) <= 200))

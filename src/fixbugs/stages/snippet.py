@@ -1,7 +1,9 @@
 """Reproduction from the report's own code: run a :class:`~fixbugs.inputs.snippets.Snippet`.
 
 The script is written into the workspace copy under a name the repository
-cannot know beforehand (a fresh ``.fixbugs-snippet-*`` folder) and run as
+cannot know beforehand (a fresh ``.fixbugs-snippet-*`` folder, made and
+filled through a descriptor: the repository's code may have run in that
+copy before, see :class:`~fixbugs.sandbox.untrusted.HostFolder`) and run as
 ``python SCRIPT`` through the workspace's executor (the sandbox) with the
 project's interpreter, the repository root first on ``PYTHONPATH``, for a
 bounded time; the folder is removed afterwards.
@@ -31,8 +33,6 @@ import json
 import os
 import re
 import shlex
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +41,7 @@ from typing import Literal
 from fixbugs.inputs.snippets import Snippet
 from fixbugs.pyenv.failures import environment_signature, final_exception
 from fixbugs.sandbox.executor import Workspace
+from fixbugs.sandbox.untrusted import HostFolder, remove_tree
 
 __all__ = [
     "SCRATCH_PREFIX",
@@ -151,11 +152,19 @@ def judge_snippet_run(
     )
 
 
-def scratch_dir(root: Path) -> Path:
-    """A fresh folder inside the copy that the sandboxed uid may read (and write: scripts do)."""
-    d = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=root))
-    os.chmod(d, 0o777)
-    return d
+def scratch_dir(root: Path, files: Mapping[str, str]) -> Path:
+    """A fresh folder of the copy holding ``files`` (name -> text), that the sandboxed uid
+    may read (and write: scripts do).
+
+    Made and filled through a descriptor, before the uid can write it: the
+    copy may be one where the repository's code already ran (an earlier
+    snippet), so no path in it is followed (:class:`HostFolder`).
+    """
+    with HostFolder.make(root, prefix=SCRATCH_PREFIX, mode=0o700) as d:
+        for name, text in files.items():
+            d.write(name, text.encode("utf-8"), mode=0o644)
+        d.chmod(0o777)
+        return d.path
 
 
 def _python_path(root: Path, env: Mapping[str, str] | None) -> str:
@@ -173,19 +182,16 @@ async def run_snippet(
 ) -> SnippetRun:
     """Write ``snippet`` into the copy, run it there once, judge it, remove it."""
     root = workspace.root
-    d = scratch_dir(root)
+    d = scratch_dir(root, {SCRIPT_NAME: snippet.source})
     try:
-        script = d / SCRIPT_NAME
-        script.write_text(snippet.source, encoding="utf-8")
-        os.chmod(script, 0o644)
-        rel = str(script.relative_to(root))
+        rel = str((d / SCRIPT_NAME).relative_to(root))
         run = await workspace.run(
             [python, rel],
             timeout_s=timeout_s,
             env={**(env or {}), "PYTHONPATH": _python_path(root, env)},
         )
     finally:
-        shutil.rmtree(d, ignore_errors=True)  # never follows a link the script left there
+        remove_tree(d)  # never follows a link the script left there
     verdict = judge_snippet_run(
         snippet, rel, run.returncode, run.stdout, run.stderr, timed_out=run.timed_out
     )
@@ -272,13 +278,9 @@ def write_snippet_test(snippet: Snippet, root: Path) -> str:
 
     The folder is the caller's to remove (it lives in a throwaway fork).
     """
-    d = scratch_dir(root)
-    (d / SCRIPT_NAME).write_text(snippet.source, encoding="utf-8")
     blob = base64.b64encode(
         json.dumps({"output": snippet.output, "expected": snippet.expected}).encode()
     ).decode()
-    test = d / SNIPPET_TEST
-    test.write_text(_AS_TEST.replace("{blob}", blob).replace("{script}", SCRIPT_NAME))
-    for f in (d / SCRIPT_NAME, test):
-        os.chmod(f, 0o644)
-    return str(test.relative_to(root))
+    test = _AS_TEST.replace("{blob}", blob).replace("{script}", SCRIPT_NAME)
+    d = scratch_dir(root, {SCRIPT_NAME: snippet.source, SNIPPET_TEST: test})
+    return str((d / SNIPPET_TEST).relative_to(root))
