@@ -112,6 +112,13 @@ def run(
         bool, typer.Option("--no-model", help="Static signals only; no model calls.")
     ] = False,
     apply: Annotated[bool, typer.Option(help="Apply a validated patch to --repo.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="With --apply: apply a fix whose verdict is 'passes tests' (the tests pass "
+            "but a check does not hold) too."
+        ),
+    ] = False,
     python: Annotated[
         Path | None,
         typer.Option(
@@ -193,18 +200,21 @@ def run(
             on_event=render_event,
         )
     )
+    from fixbugs.run.report import verdict_line
+
     console.print(Markdown(result.markdown()))
+    console.print(terminal(verdict_line(result.model)), highlight=False)
     if json_out:
         result.write_json(json_out)
         console.print(f"JSON report written to {terminal(str(json_out))}")
     if markdown_out:
         markdown_out.write_text(result.markdown())
     if apply:
-        from fixbugs.run.agent import apply_to_repo
+        from fixbugs.run.agent import apply_report
 
         if example:
             raise InputError("--apply does not modify the bundled example; copy it first")
-        console.print(terminal(apply_to_repo(result.model.patch, repo)), highlight=False)
+        console.print(terminal(apply_report(result.model, repo, force=force)), highlight=False)
     calls = result.model.model_calls
     if result.model.degraded and calls is not None:
         err_console.print(

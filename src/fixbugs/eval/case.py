@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fixbugs.localize import RankedFile
+from fixbugs.repair.verdict import VerdictLevel
 
 __all__ = ["AgentOutput", "AgentRunner", "Case"]
 
@@ -42,6 +43,8 @@ class AgentOutput:
     sbfl_ran: bool = False
     # each stage's time to its first streamed token (stages that streamed a model call)
     stage_ttft_s: dict[str, float] = field(default_factory=dict)
+    # the run's verdict on ``patch``: only ``validated`` counts as a validated fix
+    verdict: VerdictLevel = VerdictLevel.NO_FIX
 
 
 AgentRunner = Callable[[Case, Path, Path], Awaitable[AgentOutput]]

@@ -46,6 +46,7 @@ def output_from_report(report: ReportModel) -> AgentOutput:
         report.degraded,
         report.reproduction.status == "confirmed" and report.reproduction.sbfl_skipped is None,
         ttft,
+        report.verdict,
     )
 
 

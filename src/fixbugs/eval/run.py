@@ -29,6 +29,7 @@ from fixbugs.inputs.inert import terminal
 from fixbugs.inputs.walk import walk_text_files
 from fixbugs.localize import bm25_baseline, traceback_baseline
 from fixbugs.pyenv.testenv import ensure_python_env
+from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.context import Models
 from fixbugs.run.model_steps import ModelStepsOption
 
@@ -55,6 +56,7 @@ class CaseResult:
     bm25_baseline: list[str]
     scores: dict[str, LocalizationScore]  # "agent" / "traceback" / "bm25" → its score
     reproduction_confirmed: bool | None
+    # the run said "validated" and the case's own tests, redone from scratch, hold
     validated: bool
     validation_detail: str
     stage_s: dict[str, float]
@@ -64,6 +66,8 @@ class CaseResult:
     degraded: bool = False
     sbfl_ran: bool = False
     stage_ttft_s: dict[str, float] = field(default_factory=dict)  # stages that streamed
+    verdict: str = "no_fix"  # the run's verdict level (fixbugs.repair.verdict.VerdictLevel)
+    gold_passes: bool = False  # the case's tests hold with the run's patch, whatever its verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +96,16 @@ class EvalSummary:
     reproduction_confirmed: int
     root_cause_region: float
     degraded: int
-    validated_fixes: int
+    validated_fixes: int  # the run said "validated" and the case's tests hold
     stage_s: dict[str, StageTimes]
     sbfl_ran: int = 0  # cases where SBFL gave evidence (reproduced, coverage scored lines)
     # time to the first streamed token, per stage, over the cases where the stage streamed
     ttft_s: dict[str, StageTimes] = field(default_factory=dict)
+    # the run said "validated" but the case's tests do not hold: a wrong claim
+    validated_wrong: int = 0
+    # the run said "passes tests" (a check failed); of those, how many the case's tests pass
+    passes_tests: int = 0
+    passes_tests_gold: int = 0
 
 
 def load_cases(cases: Path, *, case_id: str | None = None, limit: int | None = None) -> list[Case]:
@@ -193,6 +202,7 @@ async def run_eval(
             "bm25": score_localization([r.path for r in bm], gold),
         }
         val = await validate_patch(case.dir, out.patch, python_bin)
+        said = "passes tests: " if out.verdict == VerdictLevel.PASSES_TESTS else ""
         res = CaseResult(
             case.id,
             [r.path for r in out.ranked[:10]],
@@ -200,8 +210,8 @@ async def run_eval(
             [r.path for r in bm[:10]],
             scores,
             out.reproduction_confirmed,
-            val.validated,
-            val.detail,
+            val.validated and out.verdict == VerdictLevel.VALIDATED,
+            said + val.detail,
             {"env_setup": setup_s, **out.stage_s, "agent_total": agent_s},
             out.notes,
             region_hit(out.root_cause, gold),
@@ -209,6 +219,8 @@ async def run_eval(
             out.degraded,
             out.sbfl_ran,
             out.stage_ttft_s,
+            out.verdict.value,
+            val.validated,
         )
         results.append(res)
         if on_case:
@@ -249,6 +261,9 @@ def summarize(results: list[CaseResult]) -> EvalSummary:
         root_cause_region=share(r.region_hit for r in results),
         degraded=sum(1 for r in results if r.degraded),
         validated_fixes=sum(1 for r in results if r.validated),
+        validated_wrong=sum(1 for r in results if r.verdict == "validated" and not r.gold_passes),
+        passes_tests=sum(1 for r in results if r.verdict == "passes_tests"),
+        passes_tests_gold=sum(1 for r in results if r.verdict == "passes_tests" and r.gold_passes),
         sbfl_ran=sum(1 for r in results if r.sbfl_ran),
         stage_s={k: times(v) for k, v in stages.items()},
         ttft_s={k: times(v) for k, v in ttfts.items()},
@@ -275,7 +290,11 @@ def _print_summary(summary: EvalSummary) -> None:
         f"reproduction confirmed: {summary.reproduction_confirmed}/{n}   "
         f"root-cause region (gold file, within 3 lines of a gold hunk): "
         f"{summary.root_cause_region:.0%}   "
-        f"validated fixes: {summary.validated_fixes}/{n}   SBFL ran: {summary.sbfl_ran}/{n}"
+        f"validated fixes: {summary.validated_fixes}/{n} "
+        f"({summary.validated_wrong} more said validated but fail the case's tests)   "
+        f"passes tests, not validated: {summary.passes_tests}/{n} "
+        f"({summary.passes_tests_gold} of them pass the case's tests)   "
+        f"SBFL ran: {summary.sbfl_ran}/{n}"
     )
     st = Table(title="Per-stage wall time (s), and TTFT of the stages that streamed a model call")
     for col in ("stage", "mean", "median", "max", "TTFT mean", "TTFT max"):
@@ -415,7 +434,7 @@ def eval_command(
         console.print(
             f"{terminal(r.id):<14} agent rank {rank or '-':>2}  top: {top}  "
             f"repro={r.reproduction_confirmed} sbfl={r.sbfl_ran} region={r.region_hit} "
-            f"validated={r.validated}  "
+            f"verdict={r.verdict} validated={r.validated}  "
             f"{r.stage_s.get('agent_total', 0):.1f}s",
             highlight=False,
         )

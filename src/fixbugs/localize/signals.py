@@ -40,6 +40,7 @@ __all__ = [
     "is_source",
     "module_tests",
     "naming_evidence",
+    "package_tests",
     "symbol_evidence",
     "tokenize_code",
     "traceback_evidence",
@@ -178,6 +179,41 @@ def module_tests(path: str, files: Mapping[str, str]) -> list[str]:
         ):
             out.append(test)
     return sorted(out)
+
+
+def package_tests(
+    path: str, files: Mapping[str, str], *, exclude: Iterable[str] = (), cap: int = 12
+) -> list[str]:
+    """The test files of the package holding ``path``, beyond ``exclude``: at most ``cap``.
+
+    A test file belongs to the package when it imports one of the package's
+    modules (the index's import graph, :meth:`RepoIndex.importers_of`) or is
+    named for one; those that import ``path`` itself come first. Validation
+    runs them once, on the leading fix (:mod:`fixbugs.stages.lead`): a change
+    can break what its module's own tests never reach.
+    """
+    if is_test_path(path) or not path.endswith(".py"):
+        return []
+    index = as_index(files)
+    folder = PurePosixPath(path).parent
+    siblings = [
+        p
+        for p in index.paths
+        if p.endswith(".py") and not is_test_path(p) and PurePosixPath(p).parent == folder
+    ]
+    names = {PurePosixPath(p).name for p in siblings if PurePosixPath(p).stem != "__init__"}
+    skip = set(exclude)
+    first = [t for t in index.importers_of(path) if _runnable_test(t)]
+    rest = sorted(
+        {t for p in siblings if p != path for t in index.importers_of(p) if _runnable_test(t)}
+        | {t for t in index.paths if _runnable_test(t) and _named_source(t) in names}
+    )
+    out = [t for t in dict.fromkeys([*first, *rest]) if t not in skip]
+    return out[:cap]
+
+
+def _runnable_test(path: str) -> bool:
+    return path.endswith(".py") and is_test_path(path) and PurePosixPath(path).name != "conftest.py"
 
 
 def _definitions(entry: ModuleEntry) -> set[str]:

@@ -27,11 +27,12 @@ returns follow-ups built on it (:mod:`fixbugs.repair.followup`), which join
 the queue of candidates not yet taken (:class:`~fixbugs.repair.schedule.CandidateQueue`).
 
 The first candidate to pass every stage stops the search unless it is a
-high overfitting risk or its change has an overfitting shape (it swallows
-the exception, negates a whole condition, returns a constant:
-:mod:`fixbugs.repair.shapes`); then the search goes on for a lower-risk one
-while the budget lasts, and such a candidate is listed after every other
-validated one; leaving the scatter cancels the candidates in flight, and
+high overfitting risk or it fails a check (its change swallows the
+exception, negates a whole condition, returns a constant:
+:mod:`fixbugs.repair.shapes`; or another demoting shape,
+:mod:`fixbugs.repair.demotions`, judged once it passed); then the search
+goes on for a lower-risk one while the budget lasts, and such a candidate
+is listed after every other validated one; leaving the scatter cancels the candidates in flight, and
 each one's fork is closed — processes killed, directory removed — before the
 cancellation finishes.
 """
@@ -130,13 +131,16 @@ async def validate_parallel(
     alternatives: int = 0,
     on_outcome: Callable[[RepairCandidate, CandidateOutcome], None] | None = None,
     refine: Refiner | None = None,
+    judge: Callable[[RepairCandidate], RepairCandidate] | None = None,
 ) -> ValidationRun:
     """Validate ``candidates`` (best first) concurrently; stop at the first low-risk pass.
 
     ``alternatives`` more validated fixes are collected while the budget
     lasts. ``limit=1`` is the sequential baseline the benchmark compares with.
     ``refine`` sees each candidate whose failing tests ran and still failed;
-    its follow-ups join the queue (their ids must be new).
+    its follow-ups join the queue (their ids must be new). ``judge`` sees each
+    candidate that passed every stage and returns it with the checks it fails
+    (:func:`fixbugs.stages.lead.judge`): one with any does not end the search.
     """
     started = clock.now()
     deadline = started + budget_s
@@ -191,6 +195,7 @@ async def validate_parallel(
     best: list[int] = []  # order of the best validated candidate that ends the search
     queue: CandidateQueue[RepairCandidate] = CandidateQueue(candidates, ident=lambda c: c.id)
     order_of: dict[int, int] = {}  # candidate id -> the order it was taken in
+    judged: dict[int, RepairCandidate] = {}  # id -> the candidate with its failed checks
 
     async def check(item: tuple[int, RepairCandidate]) -> CandidateOutcome:
         pos, c = item
@@ -232,6 +237,9 @@ async def validate_parallel(
                             # a follow-up may name a queued candidate again: added once
                             run_state.added.extend(queue.add(more.candidates, urgent=more.urgent))
                     return record(c, "rejected", stage.name, why, t0)
+            if judge is not None:
+                c = await in_thread(functools.partial(judge, c))
+                judged[c.id] = c
             return record(c, "validated", None, "every stage passed", t0)
         except asyncio.CancelledError:
             record(c, "cancelled", None, "cancelled: another candidate validated", t0)
@@ -255,7 +263,7 @@ async def validate_parallel(
             asyncio.create_task(baselines.get(st, -1.0)) for st in first if st.lazy_baseline
         ]
     try:
-        await _drain(check, queue, workers, done, best, run_state, alternatives)
+        await _drain(check, queue, workers, done, best, run_state, alternatives, judged)
     finally:
         for t in prefetch:
             t.cancel()
@@ -274,6 +282,7 @@ async def _drain(
     best: list[int],
     run_state: ValidationRun,
     alternatives: int,
+    judged: Mapping[int, RepairCandidate],
 ) -> None:
     """Consume outcomes until the best-ranked pass that ends the search is settled (see above)."""
     low_risk_found = 0
@@ -284,6 +293,7 @@ async def _drain(
             outcome = o.value
             assert outcome is not None
             pos, cand = o.item
+            cand = judged.get(cand.id, cand)
             done.add(pos)
             if outcome.status == "validated":
                 run_state.validated.append(cand)

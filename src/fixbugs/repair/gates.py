@@ -29,6 +29,7 @@ __all__ = [
     "fork",
     "in_thread",
     "joint",
+    "once",
     "stage_verdict",
     "still_fails",
 ]
@@ -191,3 +192,45 @@ async def stage_verdict(stage: Stage, res: Ran, baseline: Mapping[str, str] | No
         where = " elsewhere in the suite" if stage.name == "suite" else ""
         return f"breaks {len(broken)} previously passing test(s){where}, e.g. {broken[0]}"
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Once:
+    """One stage run for one candidate outside the search (:func:`once`).
+
+    ``broke``: tests that passed before fail (why: how many, one named);
+    ``unjudged``: the stage gave no verdict (timed out, or its tests did not
+    run before the change), why in one line; neither: it holds.
+    """
+
+    broke: str | None = None
+    unjudged: str | None = None
+
+
+async def once(
+    stage: Stage, diff: str, make_fork: Callable[[], Workspace], run: Runner, timeout_s: float
+) -> Once:
+    """``stage`` (a baseline stage) on a pristine fork, then on a fork with ``diff`` applied."""
+    limit_s = stage.timeout_s or timeout_s
+    sb = await fork(make_fork)
+    try:
+        before = await run(sb, stage.command, f"{stage.name} baseline", limit_s)
+    finally:
+        await close(sb)
+    if before.timed_out:
+        return Once(unjudged=f"timed out after {limit_s:.0f} s before the change")
+    baseline = dict(parse_outcomes(before.stdout + "\n" + before.stderr))
+    if not any(v == "passed" for v in baseline.values()):
+        return Once(unjudged="no test of them passed before the change")
+    sb = await fork(make_fork)
+    try:
+        applied = await in_thread(lambda: sb.apply_patch(diff))
+        if not applied.applied:
+            return Once(unjudged=f"the patch did not apply: {applied.message[:120]}")
+        res = await run(sb, stage.command, f"{stage.name} tests", limit_s)
+    finally:
+        await close(sb)
+    why = await stage_verdict(stage, res, baseline)
+    if why is None:
+        return Once()
+    return Once(unjudged=why) if res.timed_out else Once(broke=why)

@@ -26,6 +26,7 @@ __all__ = [
     "printed_literal_lines",
     "repo_path",
     "test_literals",
+    "test_numbers",
 ]
 
 _EXC = re.compile(r"^E\s+([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))\b", re.M)
@@ -170,6 +171,22 @@ def test_literals(test_sources: list[str]) -> frozenset[str]:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
                 out.add(node.value)
                 out.update(w for w in node.value.split() if len(w) > 1)
+    return frozenset(out)
+
+
+def test_numbers(test_sources: list[str]) -> frozenset[str]:
+    """Numbers of the failing tests' files other than 0, 1, -1 and 2, by ``repr``: a new
+    comparison with one special-cases the test (:mod:`fixbugs.repair.demotions`)."""
+    out: set[str] = set()
+    for src in test_sources:
+        try:
+            tree = ast.parse(src)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            v = node.value if isinstance(node, ast.Constant) else None
+            if isinstance(v, int | float) and not isinstance(v, bool) and v not in (0, 1, -1, 2):
+                out.add(repr(v))
     return frozenset(out)
 
 

@@ -22,6 +22,7 @@ from typing import Literal
 from fixbugs.repair.patch import diff_hunks, make_diff
 from fixbugs.repair.shapes import ChangeShape, classify_change, classify_diff
 from fixbugs.repair.source import Edit
+from fixbugs.repair.verdict import FailedCheck, shape_check
 
 __all__ = ["PRIORS", "RepairCandidate", "overfit_risk", "rank", "to_candidate", "with_shape"]
 
@@ -91,6 +92,12 @@ class RepairCandidate:
     # swallows the exception, negates a whole condition, returns a constant: even
     # when every test passes it is not a fix (None: none of these shapes, or not judged)
     shape: ChangeShape | None = None
+    # the checks it failed beyond its shape, judged once it passed every test gate
+    # (fixbugs.stages.lead.judge): a fix with any is at most "passes tests"
+    checks: tuple[FailedCheck, ...] = ()
+    # AST nodes its change adds or removes (fixbugs.repair.demotions.change_size): among
+    # candidates that pass, the smaller change leads; None until judged
+    change_nodes: int | None = None
 
     @classmethod
     def from_diff(cls, id: int, diff: str, origin: str, why: str) -> RepairCandidate:
@@ -107,13 +114,19 @@ class RepairCandidate:
 
     @property
     def looks_overfit(self) -> bool:
-        """Its change has an overfitting shape: it may pass the tests, it never leads."""
-        return self.shape is not None
+        """It failed a check (an overfitting shape, ...): it may pass the tests, it is
+        never ``validated`` and leads only when no clean candidate passed."""
+        return self.shape is not None or bool(self.checks)
+
+    @property
+    def failed_checks(self) -> tuple[FailedCheck, ...]:
+        """Every check it failed: its shape's first, then the others."""
+        return ((shape_check(self.shape),) if self.shape is not None else ()) + self.checks
 
     @property
     def ends_search(self) -> bool:
-        """Validated, it ends the search: not a high overfitting risk, no overfitting shape."""
-        return self.overfit_risk != "high" and self.shape is None
+        """Validated, it ends the search: not a high overfitting risk, no failed check."""
+        return self.overfit_risk != "high" and not self.looks_overfit
 
     @property
     def label(self) -> str:

@@ -4,9 +4,10 @@ The JSON report carries the structured record under ``repair``
 (:class:`fixbugs.repair.summary.RepairSummary`); this renders it for a
 person: each validated fix with its overfitting risk, diff and timings, and
 how many candidates each validation stage rejected; then, in a section of
-their own below every fix, the candidates that pass the tests but look like
-overfitting (their change swallows the exception, negates a whole condition
-or returns a constant), which are never the fix. A fix's path, its
+their own below every fix, the candidates that pass the tests but fail a
+check (their change swallows the exception, negates a whole condition,
+swaps a condition's operand, returns early past the function's effects...),
+each failed check on its line: none of them is validated. A fix's path, its
 "why" (which quotes the sources) and its diff are the repository's words:
 they go through :mod:`fixbugs.inputs.inert` and add no structure.
 """
@@ -19,7 +20,7 @@ from fixbugs.repair.summary import PassedCandidate, RepairSummary
 
 __all__ = ["OVERFITTING_HEADING", "repair_markdown"]
 
-OVERFITTING_HEADING = "Candidates that pass the tests but look like overfitting"
+OVERFITTING_HEADING = "Candidates that pass the tests but fail a check"
 
 
 def repair_markdown(rep: RepairSummary | None) -> list[str]:
@@ -47,18 +48,17 @@ def repair_markdown(rep: RepairSummary | None) -> list[str]:
             "",
             f"### {OVERFITTING_HEADING}",
             "",
-            "Each passed every validation stage, but its change only hides the failure: "
-            "none of them is the fix.",
+            "Each passed every validation stage, but its change hides the failure or "
+            "changes what else the code does: none of them is validated.",
         ]
     for fix in rep.overfitting:
-        shape = SHAPE_LABELS[fix.shape] if fix.shape else "looks like overfitting"
-        out += [
-            "",
-            f"- {_where(fix)}: {md_text(fix.why)} — it {md_text(shape)}: "
-            f"{md_text(fix.shape_reason or '')}",
-            "",
-            *md_fence(fix.diff.rstrip("\n"), "diff"),
-        ]
+        out += ["", f"- {_where(fix)}: {md_text(fix.why)}"]
+        if fix.checks:
+            out += [f"  - it {md_text(c.line())}" for c in fix.checks]
+        else:  # a record from before the checks: its shape only
+            shape = SHAPE_LABELS[fix.shape] if fix.shape else "looks like overfitting"
+            out.append(f"  - it {md_text(shape)}: {md_text(fix.shape_reason or '')}")
+        out += ["", *md_fence(fix.diff.rstrip("\n"), "diff")]
     return out
 
 

@@ -40,7 +40,16 @@ from typing import Literal
 
 from fixbugs.repair.patch import apply_to_text, changed_window, diff_files
 
-__all__ = ["SHAPE_LABELS", "ChangeShape", "ShapeKind", "classify_change", "classify_diff"]
+__all__ = [
+    "SHAPE_LABELS",
+    "ChangeShape",
+    "ShapeKind",
+    "classify_change",
+    "classify_diff",
+    "node_key",
+    "node_text",
+    "parse_module",
+]
 
 ShapeKind = Literal["swallows", "negates_condition", "returns_constant"]
 
@@ -268,6 +277,12 @@ def _text(node: ast.AST | None, limit: int = 60) -> str:
     except (ValueError, TypeError, AttributeError, RecursionError):
         return "..."
     return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+# the helpers other ast checks of a change share (fixbugs.repair.demotions)
+node_key = _key
+node_text = _text
+parse_module = _parse
 
 
 # -- walking the two trees ----------------------------------------------------

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from fixbugs.repair.candidate_runs import CandidateOutcome, Status, ValidationRun, default_limit
 from fixbugs.repair.ranking import OverfitRisk, RepairCandidate
 from fixbugs.repair.shapes import ShapeKind
+from fixbugs.repair.verdict import FailedCheck
 
 __all__ = [
     "CandidateRecord",
@@ -32,7 +33,7 @@ class _Frozen(BaseModel):
 
 
 class PassedCandidate(_Frozen):
-    """A candidate that passed every validation stage, ``validated`` unless it looks overfit."""
+    """A candidate that passed every validation stage, ``validated`` unless it fails a check."""
 
     id: int
     path: str
@@ -51,6 +52,8 @@ class PassedCandidate(_Frozen):
     validated: bool
     seconds: float | None
     found_at_s: float | None
+    checks: tuple[FailedCheck, ...] = ()  # every check it failed, its shape's first
+    change_nodes: int | None = None  # AST nodes its change adds or removes
 
     @classmethod
     def of(cls, c: RepairCandidate, outcome: CandidateOutcome | None) -> PassedCandidate:
@@ -73,6 +76,8 @@ class PassedCandidate(_Frozen):
             validated=not c.looks_overfit,
             seconds=outcome.seconds if outcome else None,
             found_at_s=outcome.finished_at if outcome else None,
+            checks=c.failed_checks,
+            change_nodes=c.change_nodes,
         )
 
 
@@ -108,8 +113,8 @@ class RepairSummary(_Frozen):
     """Validated fixes, overfitting passes, per-stage rejections and timings of one search."""
 
     candidates: int
-    validated: tuple[PassedCandidate, ...]
-    overfitting: tuple[PassedCandidate, ...] = ()  # passed every stage; the change only hides it
+    validated: tuple[PassedCandidate, ...]  # the lead first (fixbugs.stages.lead.lead_order)
+    overfitting: tuple[PassedCandidate, ...] = ()  # passed every stage but failed a check
     first_validated_s: float | None
     wall_s: float
     rejected_by_stage: dict[str, int]

@@ -26,12 +26,14 @@ from fixbugs.errors import InputError
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.pyenv.overlay import needs_shim, prepare_env, shim_dir
 from fixbugs.pyenv.userenv import Interpreter, TestEnv, choose_interpreter, probe_env
+from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.model_steps import NO_DEFAULT_STEPS, ModelSteps
 from fixbugs.run.preflight import preflight
 from fixbugs.run.progress import EventSink, Journal
 from fixbugs.run.record import BugRun
 from fixbugs.run.report import RunReport
+from fixbugs.run.report_schema import ReportModel
 from fixbugs.sandbox import Sandbox, Workspace, WorkspaceFactory
 from fixbugs.stages.analysis import run_analysis
 from fixbugs.stages.driver import (
@@ -49,6 +51,7 @@ from fixbugs.stages.rootcause import run_root_cause
 from fixbugs.stages.validate import run_validation
 
 __all__ = [
+    "apply_report",
     "apply_to_repo",
     "close_models",
     "env_for_interpreter",
@@ -348,10 +351,28 @@ async def close_models(models: Models | None) -> None:
             await models.judge.aclose()
 
 
-def apply_to_repo(patch: str | None, repo: Path) -> str:
-    """Apply a report's validated patch to the user's work tree (only when asked).
+def apply_report(report: ReportModel, repo: Path, *, force: bool = False) -> str:
+    """``fixbugs run --apply``: the report's fix applied when its verdict allows (one line).
 
-    ``patch`` is the report's ``patch``, which only a validated fix sets.
+    Only a ``validated`` fix is applied; one that only ``passes_tests`` (a
+    check does not hold) with ``force`` alone, and said so.
+    """
+    if report.verdict == VerdictLevel.NO_FIX or not report.patch:
+        return apply_to_repo(None, repo)
+    if report.verdict != VerdictLevel.VALIDATED and not force:
+        return (
+            f"not applied: the fix {report.verdict.label} but is not validated (see the "
+            "failed checks above); --force applies it anyway. The repository was not changed"
+        )
+    message = apply_to_repo(report.patch, repo)
+    if report.verdict != VerdictLevel.VALIDATED:
+        message = message.replace("validated patch", "patch that is not validated (--force)")
+    return message
+
+
+def apply_to_repo(patch: str | None, repo: Path) -> str:
+    """Apply a report's patch to the user's work tree (only when asked; see :func:`apply_report`).
+
     Through :func:`fixbugs.inputs.hostgit.apply_diff`: git runs with none of the
     repository's configuration, so its filters and hooks do not run.
     """

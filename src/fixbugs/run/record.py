@@ -31,6 +31,7 @@ from fixbugs.localize.regions import Region
 from fixbugs.localize.traceback import ParsedFailure
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.repair.summary import RepairSummary
+from fixbugs.repair.verdict import FailedCheck, VerdictLevel
 from fixbugs.run.progress import ProgressEvent
 
 __all__ = [
@@ -48,7 +49,8 @@ __all__ = [
 ]
 
 # bumped whenever a field changes meaning; a worker refuses a record of another version
-RECORD_VERSION: Literal[6] = 6
+# (7: ``Validation.validated`` became its ``level`` with the ``failed`` checks, issue 44)
+RECORD_VERSION: Literal[7] = 7
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,20 +126,29 @@ class RootCause:
 
 @dataclass(frozen=True, slots=True)
 class Validation:
-    """The validation stage: the fix proven by the repository's tests, if any, and what was run.
+    """The validation stage: the verdict, the fix it is about, and what was run.
 
-    ``overfitting`` passed every stage too, but each one's change only hides
-    the failure (swallows the exception, negates a whole condition, returns a
-    constant: its ``shape``), so none of them is ever ``candidate``.
+    ``level`` (:class:`~fixbugs.repair.verdict.VerdictLevel`): ``validated``
+    when ``candidate`` passed the tests and every check; ``passes_tests``
+    when it passed the tests but not the checks in ``failed`` (one line
+    each); ``no_fix`` when no candidate passed (``candidate`` is None).
+    ``overfitting``: the other candidates that passed the tests but fail a
+    check (swallow the exception, negate a whole condition, ...): listed apart.
     """
 
-    validated: bool
-    candidate: RepairCandidate | None  # the validated fix
+    level: VerdictLevel
+    candidate: RepairCandidate | None  # the leading fix (validated or passing the tests)
     tried: int
     summary: str
     rejected: tuple[str, ...] = ()
     repair: RepairSummary | None = None  # the report's ``repair`` object as it is
     overfitting: tuple[RepairCandidate, ...] = ()
+    failed: tuple[FailedCheck, ...] = ()  # the checks ``candidate`` does not meet
+
+    @property
+    def validated(self) -> bool:
+        """Only ``validated`` is a validated fix: printed, counted and applied as one."""
+        return self.level == VerdictLevel.VALIDATED
 
 
 class _Record(BaseModel):
@@ -189,7 +200,7 @@ class BugRun(_Record):
     journal and metrics recorder held when the record was taken.
     """
 
-    version: Literal[6] = RECORD_VERSION
+    version: Literal[7] = RECORD_VERSION
     started: float
     analysis: Analysis = Analysis()
     reproduction: Reproduction | None = None

@@ -6,8 +6,10 @@ at its end: ``fixbugs run --json`` writes
 it, ``fixbugs schema`` prints its JSON Schema, the service answers with it
 and the eval reads it back. Every figure comes from the run's own records: stage
 walls from the driver, model figures from the metrics recorder.
-``validated`` is true only when validation passed; a run without one says
-"no validated fix".
+Its ``verdict`` (:class:`~fixbugs.repair.verdict.VerdictLevel`) is
+``validated`` only when the fix passed the tests and every check;
+``passes_tests`` lists each failed check in one line; ``validated`` (a bool,
+for older readers) is true at ``validated`` only.
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from agentrt.flow import SpendSnapshot
 from agentrt.metrics import CallRecord
 from fixbugs.inputs.inert import md_code, md_fence, md_text, quote_name, strip_controls
 from fixbugs.repair.render import repair_markdown
+from fixbugs.repair.verdict import FailedCheck, VerdictLevel
 from fixbugs.run.preflight import model_failures
 from fixbugs.run.record import BugRun
 from fixbugs.run.report_schema import (
+    REPORT_VERSION,
+    CheckItem,
     CostItem,
     EnvironmentItem,
     EventItem,
@@ -42,15 +47,21 @@ from fixbugs.run.report_schema import (
 if TYPE_CHECKING:
     from fixbugs.pyenv.userenv import TestEnv
 
-__all__ = ["ORACLE", "ORACLE_LINE", "RunReport", "build_report"]
+__all__ = ["ORACLE", "ORACLE_LINE", "RunReport", "build_report", "verdict_line"]
 
 # Where "validated" comes from (issue 21, item 8): the repository's own tests,
 # which FixBugs runs but does not judge.
 ORACLE = "repository_tests"
 ORACLE_LINE = (
-    "Validated means the repository's own tests passed with the patch applied; "
-    "FixBugs does not judge those tests, so a weak or hostile test suite can pass "
-    "a wrong patch. Read the diff before applying it."
+    "Validated means the bug's failing tests now pass, the changed module's and its "
+    "package's tests that passed still pass, and the change has none of the shapes that "
+    "hide a failure or change what else the code does. FixBugs does not judge the "
+    "repository's tests: a weak or hostile suite can still pass a wrong patch. "
+    "Read the diff before applying it."
+)
+PASSES_LINE = (
+    "Not validated: the tests pass, but the checks above do not hold. "
+    "`fixbugs run --apply` applies it only with `--force`."
 )
 
 
@@ -104,8 +115,14 @@ class RunReport:
             why = md_text(d["reproduction"]["sbfl_skipped"])
             out += [f"SBFL did not run ({why}): the root cause stands on static evidence.", ""]
         summary = md_text(d["validation"]["summary"])
-        if d["validated"]:
+        level = self.model.verdict
+        if level == VerdictLevel.VALIDATED:
             out += [f"**Validated fix** — {summary}.", "", ORACLE_LINE]
+        elif level == VerdictLevel.PASSES_TESTS:
+            out += [f"**Passes tests, not validated** — {summary}.", ""]
+            out += [f"- it {md_text(FailedCheck(c.kind, c.why).line())}"
+                    for c in self.model.validation.failed_checks]  # fmt: skip
+            out += ["", PASSES_LINE]
         else:
             out.append(f"**No validated fix.** {summary}.")
         out += repair_markdown(self.model.repair)
@@ -176,6 +193,21 @@ class RunReport:
             out += ["", "## Notes", ""] + [f"- {md_text(n, starts_line=True)}" for n in d["notes"]]
         # invariant: no control character reaches a reader, whatever a field held
         return strip_controls("\n".join(out) + "\n")
+
+
+def verdict_line(model: ReportModel) -> str:
+    """The verdict in one line, as the terminal prints it after the report."""
+    level = model.verdict
+    if level == VerdictLevel.PASSES_TESTS:
+        failed = "; ".join(
+            FailedCheck(c.kind, c.why).line() for c in model.validation.failed_checks
+        )
+        return f"verdict: passes tests (not validated): {failed}"
+    return f"verdict: {level.label}"
+
+
+def _checks(failed: Sequence[FailedCheck]) -> list[CheckItem]:
+    return [CheckItem(kind=c.kind, why=c.why) for c in failed]
 
 
 def _dollars(usd: float | None) -> str:
@@ -276,8 +308,10 @@ def build_report(
         ],
         root_cause=RootCauseItem.model_validate(rc.to_dict()) if rc else None,
         suspicious_regions=[RegionItem.model_validate(r.to_dict()) for r in run.regions],
-        patch=v.candidate.diff if v and v.validated and v.candidate else None,
+        version=REPORT_VERSION,
+        patch=v.candidate.diff if v and v.candidate else None,
         validated=bool(v and v.validated),
+        verdict=v.level if v else VerdictLevel.NO_FIX,
         validation=ValidationItem(
             summary=v.summary if v else "not run",
             tried=v.tried if v else 0,
@@ -293,9 +327,11 @@ def build_report(
                     shape=c.shape.kind if c.shape else "",
                     diff=c.diff,
                     reason=c.shape.reason if c.shape else "",
+                    checks=_checks(c.failed_checks),
                 )
                 for c in (v.overfitting[:20] if v else ())
             ],
+            failed_checks=_checks(v.failed) if v else [],
         ),
         reproduction=ReproductionItem(
             command=rep.command if rep else None,

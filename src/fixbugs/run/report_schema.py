@@ -7,18 +7,27 @@ eval reads reports back through it, and ``fixbugs schema`` prints
 :func:`report_json_schema`, so a consumer can check a report without
 reading our code. Models allow extra keys, so a new
 field never breaks an old reader; the test suite checks that every key a
-run writes is described here.
+run writes is described here. ``version`` is bumped whenever a field
+changes meaning (:data:`REPORT_VERSION`): 2 added ``verdict`` and
+``validation.failed_checks``, and ``patch`` is set at ``passes_tests`` too.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fixbugs.repair.summary import RepairSummary
+from fixbugs.repair.verdict import CheckKind, VerdictLevel
+
+# 2: ``verdict`` and ``validation.failed_checks`` (issue 44); a report without
+# ``version`` is of version 1, whose ``validated`` meant "the tests passed"
+REPORT_VERSION = 2
 
 __all__ = [
+    "REPORT_VERSION",
+    "CheckItem",
     "CostItem",
     "EnvironmentItem",
     "EvidenceItem",
@@ -63,8 +72,15 @@ class RegionItem(_Open):
     reasons: list[str]
 
 
+class CheckItem(_Open):
+    """A check a passing fix does not meet (:class:`fixbugs.repair.verdict.FailedCheck`)."""
+
+    kind: CheckKind
+    why: str = Field(description="where and how, in one line")
+
+
 class OverfittingItem(_Open):
-    """A candidate that passed every validation stage but whose change only hides the failure."""
+    """A candidate that passed every validation stage but fails a check."""
 
     id: int
     path: str
@@ -74,6 +90,7 @@ class OverfittingItem(_Open):
     shape: str = Field(description="swallows, negates_condition or returns_constant")
     reason: str = Field(description="where and how, in one line")
     diff: str
+    checks: list[CheckItem] = Field(default_factory=list, description="every check it fails")
 
 
 class ValidationItem(_Open):
@@ -82,13 +99,17 @@ class ValidationItem(_Open):
     rejected: list[str] = Field(default_factory=list)
     overfitting: list[OverfittingItem] = Field(
         default_factory=list,
-        description="candidates that pass the tests but look like overfitting (they swallow "
-        "the exception, negate a whole condition or return a constant): never the fix",
+        description="other candidates that pass the tests but fail a check (they swallow "
+        "the exception, negate a whole condition, swap a condition's operand...)",
+    )
+    failed_checks: list[CheckItem] = Field(
+        default_factory=list,
+        description="verdict passes_tests: each check the leading fix does not meet",
     )
     oracle: str = Field(
         "repository_tests",
-        description="what a validated fix passed: the repository's own tests, which FixBugs "
-        "does not judge (a weak or hostile suite can pass a wrong patch)",
+        description="what a fix's tests are: the repository's own, which FixBugs does not "
+        "judge (a weak or hostile suite can pass a wrong patch); the checks are FixBugs' own",
     )
 
 
@@ -183,12 +204,20 @@ class ModelCalls(_Open):
 class ReportModel(_Open):
     """One run of ``fixbugs run``: the verdict, the localization, the evidence, the timing."""
 
+    version: int = Field(default=1, description="the report's format; absent: 1")
     title: str
     ranked_files: list[RankedFileItem]
     root_cause: RootCauseItem | None
     suspicious_regions: list[RegionItem] = Field(default_factory=list)
-    patch: str | None
-    validated: bool
+    patch: str | None = Field(
+        description="the leading fix's diff: verdict validated or passes_tests"
+    )
+    validated: bool = Field(description="verdict is validated: the only level that is a fix")
+    verdict: VerdictLevel = Field(
+        default=VerdictLevel.NO_FIX,
+        description="validated (the tests and every check hold), passes_tests (the tests "
+        "pass, a check in validation.failed_checks does not) or no_fix",
+    )
     validation: ValidationItem
     reproduction: ReproductionItem
     first_hypothesis_s: float | None
@@ -209,6 +238,14 @@ class ReportModel(_Open):
     environment: EnvironmentItem | None = Field(
         None, description="the interpreter and pytest that ran the tests"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_verdict(cls, data: Any) -> Any:
+        """A version 1 report has no ``verdict``: its ``validated`` stands for it."""
+        if isinstance(data, dict) and "verdict" not in data and data.get("validated") is True:
+            return {**data, "verdict": VerdictLevel.VALIDATED}
+        return data
 
 
 def report_json_schema() -> dict[str, Any]:

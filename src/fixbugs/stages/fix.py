@@ -37,6 +37,7 @@ from fixbugs.repair import (
 )
 from fixbugs.repair.edits import EDIT_FORMATS, AppliedEdits, EditRejected, apply_edits, parse_edits
 from fixbugs.repair.followup import Stepwise
+from fixbugs.repair.hints import test_numbers
 from fixbugs.repair.naturalness import naturalness_factors
 from fixbugs.repair.patch import diff_hunks
 from fixbugs.run.context import RunContext
@@ -55,6 +56,7 @@ __all__ = [
     "run_fix",
     "spectrum_top",
     "stepwise_refiner",
+    "test_constants",
 ]
 
 NOT_REPRODUCED = (
@@ -206,6 +208,15 @@ def _test_sources(prior: BugRun, sources: _Sources) -> list[str]:
         if text is not None:
             out.append(text)
     return out
+
+
+def test_constants(
+    prior: BugRun, files: Mapping[str, str], baseline: Path | None
+) -> frozenset[str]:
+    """The failing tests' strings (:func:`test_literals`) and numbers (by ``repr``), for the
+    special-case check of a passing fix (:mod:`fixbugs.repair.demotions`)."""
+    srcs = _test_sources(prior, _Sources(files, baseline))
+    return test_literals(srcs) | test_numbers(srcs)
 
 
 def stepwise_refiner(

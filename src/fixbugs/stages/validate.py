@@ -1,19 +1,23 @@
-"""The validation stage: a fix is claimed only when it is proven.
+"""The validation stage: a fix is claimed only when it is proven, and says how far.
 
 Ranked candidates are validated (:mod:`fixbugs.repair.candidate_runs`), up
 to ``AgentOptions.validation_slots`` at once (one per core by default; one
 at a time in the staged driver, whose repair stage holds one core), each in
 a fork of the workspace's pristine tree, stage by stage: the failing tests,
-then the tests of the changed module, then every test of the test folder
-that passed before. ``validated`` means every stage passed in such a fresh copy. The
-first low-risk fix ends the search (the rest are cancelled); a high
-overfitting risk one is kept but the search goes on within the budget.
+then the tests of the changed module (found by name and by import), then
+every test of the test folder that passed before, where there is one.
 
-A candidate whose change swallows the exception, negates a whole condition
-or returns a constant (:mod:`fixbugs.repair.shapes`, judged here too for a
-diff the engine did not write) is never the fix, whatever its tests say:
-it is listed apart, as passing the tests but looking like overfitting, and
-when no other candidate validated the verdict is "no validated fix".
+Passing those is not yet ``validated`` (issue 44): each candidate that
+passed is judged (:func:`fixbugs.stages.lead.judge`: shapes that only hide
+the failure or change what else the code does, a module no test of the
+project exercises), the lead is chosen among them, no failed check and the
+smallest change first (:func:`fixbugs.stages.lead.lead_order`), and the
+tests of its package run once on it. The verdict
+(:class:`~fixbugs.repair.verdict.VerdictLevel`) is ``validated`` when every
+check holds, ``passes_tests`` with each failed check in one line when one
+does not, ``no_fix`` when nothing passed. The first clean pass ends the
+search; one that fails a check is kept as a fallback and the search goes on
+within the budget.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from dataclasses import replace
 
 from agentrt import Trust
 from fixbugs.inputs import BugInputs
-from fixbugs.localize.signals import module_tests
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testrun import parse_test_command, suite_shards
 from fixbugs.repair.candidate_runs import (
@@ -34,15 +37,18 @@ from fixbugs.repair.candidate_runs import (
     default_limit,
     validate_parallel,
 )
+from fixbugs.repair.gates import Runner, once
 from fixbugs.repair.patch import Hunk, diff_hunks
 from fixbugs.repair.ranking import RepairCandidate, with_shape
 from fixbugs.repair.summary import RepairBench, bench_figures, repair_summary
+from fixbugs.repair.verdict import FailedCheck, VerdictLevel
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, Diagnosis, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.confirm import confirmed_diagnosis
-from fixbugs.stages.fix import can_validate, stepwise_refiner
+from fixbugs.stages.fix import can_validate, stepwise_refiner, test_constants
+from fixbugs.stages.lead import LEAD_TRIES, judge, lead_order, module_files, package_gate
 from fixbugs.stages.model_scope import rewrite_refusal, rewrite_roots
 from fixbugs.stages.repair_scope import fix_regions
 
@@ -99,7 +105,7 @@ def _stages(
         stages = [Stage("failing", repro.command or "")]
         module: Stage | None = None
         if parsed.runner == "pytest":
-            mods = sorted(set(parsed.files) | set(module_tests(c.path, files)[:8]))
+            mods = module_files(c.path, parsed.files, files)
             cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(
                 shlex.quote(m) for m in mods
             )
@@ -131,7 +137,9 @@ async def validate_candidates(
         raise ValueError("repair candidates must have distinct ids")
     repro = prior.reproduction
     if not can_validate(repro):
-        return Validation(False, None, 0, "no validated fix: the bug was not reproduced")
+        return Validation(
+            VerdictLevel.NO_FIX, None, 0, "no validated fix: the bug was not reproduced"
+        )
     files = ctx.files()
     regions = fix_regions(prior, files)
     cands: list[RepairCandidate] = []
@@ -149,17 +157,21 @@ async def validate_candidates(
         cands.append(cand)
     if not cands:
         return Validation(
-            False, None, 0, "no validated fix: no candidate to validate", tuple(refused.values())
+            VerdictLevel.NO_FIX,
+            None,
+            0,
+            "no validated fix: no candidate to validate",
+            tuple(refused.values()),
         )
     position = {c.id: i for i, c in enumerate(candidates)}
 
     def on_outcome(c: RepairCandidate, o: CandidateOutcome) -> None:
-        if o.status == "validated" and c.shape is not None:
+        if o.status == "validated" and c.looks_overfit:
+            first = c.failed_checks[0]
             ctx.journal.emit(
                 "candidate", "validation",
-                f"#{c.id} {c.why} passes the tests but looks like overfitting: "
-                f"it {c.shape.label} ({c.shape.reason})",
-                diff=c.diff, shape=c.shape.kind,
+                f"#{c.id} {c.why} passes the tests but is not validated: it {first.line()}",
+                diff=c.diff, shape=first.kind,
             )  # fmt: skip
         elif o.status == "validated":
             ctx.journal.emit("validated", "validation", f"validated: {c.why}", diff=c.diff,
@@ -174,6 +186,7 @@ async def validate_candidates(
             return await sb.run(cmd, timeout_s=timeout_s, env=ctx.options.test_env)
 
     stages = _stages(repro, files, ctx.options.suite_timeout_s)
+    judged = judge(files, test_constants(prior, files, workspace.baseline))
 
     async def validate(limit: int) -> ValidationRun:
         # each search its own follow-ups: the bench's two runs must not share seeds
@@ -190,6 +203,7 @@ async def validate_candidates(
             alternatives=ctx.options.repair_alternatives,
             on_outcome=on_outcome,
             refine=refine,
+            judge=judged,
         )
 
     bench: RepairBench | None = None
@@ -204,12 +218,16 @@ async def validate_candidates(
     for c in result.added:
         position[c.id] = len(position)
     cands += result.added
-    repair = repair_summary(result, cands, bench=bench)
     tried = sum(
         1
         for o in result.outcomes.values()
         if o.status in ("validated", "rejected", "did_not_apply")
     )
+    # the choice among the candidates that passed, explicit (fixbugs.stages.lead)
+    passing = lead_order(result.validated, position)
+    lead, broke = await _lead(passing, repro, files, ctx, workspace, run)
+    result.validated = [c for c in passing if c.id not in broke]
+    repair = repair_summary(result, cands, bench=bench)
     ordered: list[tuple[int, str]] = [
         (position[c.id], f"{c.label}: {o.detail}")
         for c in cands
@@ -217,39 +235,85 @@ async def validate_candidates(
         and o.status in ("rejected", "did_not_apply")
     ]
     ordered += list(refused.items())
+    ordered += [(position[i], f"{_label(cands, i)}: {why}") for i, why in broke.items()]
     rejected = tuple(w for _p, w in sorted(ordered))[:50]
     stages_txt = ", ".join(f"{k}: {v}" for k, v in result.rejected_by_stage().items()) or "none"
-    real = [c for c in result.validated if not c.looks_overfit]
+    if broke:
+        stages_txt += f", package: {len(broke)}"
     # in rank order, as the repair summary lists them
     overfit = tuple(
-        sorted((c for c in result.validated if c.looks_overfit), key=lambda c: position[c.id])
+        sorted(
+            (c for c in result.validated if c.looks_overfit and c is not lead),
+            key=lambda c: position[c.id],
+        )
     )
     ran = f"{tried} candidate(s) run, rejected by stage: {stages_txt}"
-    if real:
-        best = sorted(real, key=lambda c: (c.overfit_risk == "high", -c.score))[0]
-        risk = "" if best.overfit_risk == "low" else f" [overfit risk: {best.overfit_risk}]"
-        also = f"; {len(overfit)} more pass the tests but look like overfitting" if overfit else ""
+    if lead is not None and not lead.looks_overfit:
+        risk = "" if lead.overfit_risk == "low" else f" [overfit risk: {lead.overfit_risk}]"
+        also = f"; {len(overfit)} more pass the tests but fail a check" if overfit else ""
         return Validation(
-            True, best, tried,
-            f"validated fix ({best.template}): {best.path}:{best.start}: {best.why}{risk}; "
+            VerdictLevel.VALIDATED, lead, tried,
+            f"validated fix ({lead.template}): {lead.path}:{lead.start}: {lead.why}{risk}; "
             f"{ran}{also}",
             rejected, repair, overfit,
         )  # fmt: skip
-    if overfit:
-        top = overfit[0]
-        shape = f" {top.shape.label} ({top.shape.reason})" if top.shape else ""
+    if lead is not None:
+        failed = lead.failed_checks
+        others = f"; {len(overfit)} more likewise" if overfit else ""
         return Validation(
-            False, None, tried,
-            f"no validated fix, only {len(overfit)} candidate(s) that pass the tests but look "
-            f"like overfitting: the first ({top.template}), {top.label},{shape}; {ran}",
-            rejected, repair, overfit,
+            VerdictLevel.PASSES_TESTS, lead, tried,
+            f"passes tests, not validated ({lead.template}): {lead.label}: it "
+            f"{failed[0].line()}" + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
+            + f"; {ran}{others}",
+            rejected, repair, overfit, failed,
         )  # fmt: skip
     why = " (repair budget spent)" if result.budget_spent else ""
+    if broke:
+        why += f"; {len(broke)} that passed broke the tests of the changed package"
     return Validation(
-        False, None, tried,
+        VerdictLevel.NO_FIX, None, tried,
         f"no validated fix ({tried} candidate(s) tested{why}); rejected by stage: {stages_txt}",
         rejected, repair,
     )  # fmt: skip
+
+
+def _label(cands: Sequence[RepairCandidate], id: int) -> str:
+    return next((c.label for c in cands if c.id == id), f"#{id}")
+
+
+async def _lead(
+    passing: Sequence[RepairCandidate],
+    repro: Reproduction,
+    files: Mapping[str, str],
+    ctx: RunContext,
+    workspace: Workspace,
+    run: Runner,
+) -> tuple[RepairCandidate | None, dict[int, str]]:
+    """The leading fix once its package's tests ran (:func:`fixbugs.stages.lead.package_gate`),
+    and the candidates rejected there (id -> why)."""
+    assert repro.command is not None
+    parsed = parse_test_command(repro.command)
+    broke: dict[int, str] = {}
+    for c in passing[:LEAD_TRIES]:
+        stage = (
+            package_gate(c, parsed.files, files, ctx.options.suite_timeout_s)
+            if parsed.runner == "pytest"
+            else None
+        )
+        if stage is None:
+            return c, broke
+        ctx.journal.note("validation", f"running the package's tests on #{c.id}: {stage.command}")
+        res = await once(stage, c.diff, workspace.fork, run, ctx.options.test_timeout_s)
+        if res.broke is not None:
+            broke[c.id] = f"rejected at package: {res.broke}"
+            ctx.journal.emit(
+                "candidate", "validation", f"rejected #{c.id} {c.why} at package: {res.broke}"
+            )
+            continue
+        if res.unjudged is not None:
+            c = replace(c, checks=(*c.checks, FailedCheck("package_tests", res.unjudged)))
+        return c, broke
+    return None, broke
 
 
 async def run_validation(

@@ -151,7 +151,9 @@ async def test_validation_rejects_regressions_stray_edits_and_test_edits(example
         v = await validate_candidates(prior, ctx, sandbox, candidates)
     finally:
         sandbox.close()
-    assert v.validated and v.candidate is candidates[4]
+    # the lead as judged (its failed checks, none, and its change's size)
+    assert v.validated and v.candidate is not None and v.candidate.id == candidates[4].id
+    assert v.candidate.diff == candidates[4].diff and v.candidate.change_nodes is not None
     negate, stray, test_edit, shared = v.rejected
     assert negate.startswith("negate:") and "previously passing" in negate
     assert stray.startswith("stray:") and "outside the localized region" in stray

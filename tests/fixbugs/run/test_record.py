@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import types
 import typing
@@ -42,6 +43,8 @@ def _strategy(hint: Any) -> st.SearchStrategy[Any]:
         }[hint]
     if origin is Literal:
         return st.sampled_from(args)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return st.sampled_from(list(hint))
     if origin in (typing.Union, types.UnionType):
         return st.one_of(*(_strategy(a) for a in args))
     if origin is tuple:
@@ -88,6 +91,8 @@ def test_the_strategy_fills_every_field() -> None:
             seen.add("validated candidate")
         if run.validation is not None and any(c.shape for c in run.validation.overfitting):
             seen.add("overfitting, with its shape")
+        if run.validation is not None and run.validation.failed:
+            seen.add("failed checks")
         if run.records:
             seen.add("call records")
         repair = run.validation.repair if run.validation is not None else None
@@ -100,6 +105,7 @@ def test_the_strategy_fills_every_field() -> None:
         "repairs",
         "validated candidate",
         "overfitting, with its shape",
+        "failed checks",
         "call records",
         "repair summary, with outcomes and bench figures",
     }

@@ -19,6 +19,7 @@ from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.localize.regions import Region
 from fixbugs.repair import RepairCandidate
 from fixbugs.repair.patch import make_diff
+from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.record import BugRun, Diagnosis, RootCause, Validation
 from fixbugs.stages.confirm import confirmed_diagnosis
 
@@ -52,7 +53,7 @@ THRESHOLD = _fix("if quantity > BULK_THRESHOLD:", "if quantity >= BULK_THRESHOLD
 
 def test_a_fix_in_another_listed_region_moves_the_root_cause_there(tmp_path: Path) -> None:
     prior = _run(WRONG, (RIGHT, WRONG))
-    validation = Validation(True, THRESHOLD, 1, "validated")
+    validation = Validation(VerdictLevel.VALIDATED, THRESHOLD, 1, "validated")
     diagnosis, note = confirmed_diagnosis(_inputs(tmp_path), prior, validation)
     assert diagnosis is not None and diagnosis.root_cause is not None
     rc = diagnosis.root_cause
@@ -77,14 +78,19 @@ def test_the_diagnosis_stands(
     tmp_path: Path, chosen: Region, regions: tuple[Region, ...], validated: bool
 ) -> None:
     prior = _run(chosen, regions)
-    validation = Validation(validated, THRESHOLD if validated else None, 1, "")
+    validation = Validation(
+        VerdictLevel.VALIDATED if validated else VerdictLevel.NO_FIX,
+        THRESHOLD if validated else None,
+        1,
+        "",
+    )
     assert confirmed_diagnosis(_inputs(tmp_path), prior, validation) == (prior.diagnosis, None)
 
 
 def test_an_unconfirmed_judgment_off_the_evidence_best_gives_way_to_it(tmp_path: Path) -> None:
     prior = _run(WRONG, (RIGHT, WRONG))
     diagnosis, note = confirmed_diagnosis(
-        _inputs(tmp_path), prior, Validation(False, None, 12, "no validated fix")
+        _inputs(tmp_path), prior, Validation(VerdictLevel.NO_FIX, None, 12, "no validated fix")
     )
     assert diagnosis is not None and diagnosis.root_cause is not None
     rc = diagnosis.root_cause
@@ -98,7 +104,7 @@ def test_an_unconfirmed_judgment_off_the_evidence_best_gives_way_to_it(tmp_path:
 def test_where_nothing_ran_or_the_evidence_chose_the_root_cause_stands(tmp_path: Path) -> None:
     inputs = _inputs(tmp_path)
     judged = _run(WRONG, (RIGHT, WRONG))  # not reproduced: no candidate could run
-    assert confirmed_diagnosis(inputs, judged, Validation(False, None, 0, "")) == (
+    assert confirmed_diagnosis(inputs, judged, Validation(VerdictLevel.NO_FIX, None, 0, "")) == (
         judged.diagnosis,
         None,
     )
@@ -110,7 +116,7 @@ def test_where_nothing_ran_or_the_evidence_chose_the_root_cause_stands(tmp_path:
             )
         }
     )
-    assert confirmed_diagnosis(inputs, evidence, Validation(False, None, 5, "")) == (
+    assert confirmed_diagnosis(inputs, evidence, Validation(VerdictLevel.NO_FIX, None, 5, "")) == (
         evidence.diagnosis,
         None,
     )
@@ -121,7 +127,9 @@ def test_a_pure_insertion_beside_the_region_touches_it(tmp_path: Path) -> None:
     line = "        total -= total * BULK_DISCOUNT\n"
     fix = _fix(line, line + "        pass\n")
     prior = _run(WRONG, (RIGHT, WRONG))
-    diagnosis, note = confirmed_diagnosis(_inputs(tmp_path), prior, Validation(True, fix, 1, ""))
+    diagnosis, note = confirmed_diagnosis(
+        _inputs(tmp_path), prior, Validation(VerdictLevel.VALIDATED, fix, 1, "")
+    )
     assert note is not None
     assert diagnosis is not None and diagnosis.root_cause is not None
     assert diagnosis.root_cause.start == 19

@@ -1,11 +1,12 @@
-"""A fix that swallows the error is not a fix (issue 23, item 5).
+"""A fix that swallows the error is not a validated fix (issue 23, item 5; issue 44).
 
 The validation stage on a fake workspace (no root, no test process): each
 fork answers the test commands as if the candidate applied there made the
 tests pass or not. A candidate that only catches and discards the failing
 exception, negates a whole condition or returns a constant may pass every
-stage; it never ends the search, never leads, and when nothing else passes
-the verdict is "no validated fix" with the candidate listed apart.
+stage; it never ends the search, never leads a clean fix, and when nothing
+else passes the verdict is "passes tests", with its failed check, never
+"validated".
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from fixbugs.repair.ranking import RepairCandidate, rank, to_candidate
 from fixbugs.repair.render import OVERFITTING_HEADING
 from fixbugs.repair.source import SourceFile
 from fixbugs.repair.statements import try_edits
+from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.context import AgentOptions, RunContext
 from fixbugs.run.progress import Journal, ProgressEvent
 from fixbugs.run.record import BugRun, Diagnosis, Reproduction, RootCause, Validation
@@ -142,7 +144,7 @@ async def test_a_swallowing_fix_that_validates_first_does_not_end_the_search(tmp
     v = await validate_candidates(prior, ctx, box, [swallow, model, real])  # type: ignore[arg-type]
     assert v.validated and v.candidate is not None and v.candidate.id == real.id
     assert v.summary.startswith("validated fix (test)")
-    assert "2 more pass the tests but look like overfitting" in v.summary
+    assert "2 more pass the tests but fail a check" in v.summary
     assert {c.id for c in v.overfitting} == {swallow.id, model.id}
     assert {c.shape.kind for c in v.overfitting if c.shape} == {"swallows"}
     # every candidate ran: the swallowing ones did not stop the search
@@ -154,30 +156,34 @@ async def test_a_swallowing_fix_that_validates_first_does_not_end_the_search(tmp
     # a person watching sees them as candidates, never as "validated"
     validated = [e for e in events if e.kind == "validated"]
     assert [e.data["diff"] for e in validated] == [real.diff]
-    assert any("looks like overfitting" in e.message for e in events if e.kind == "candidate")
+    assert any("is not validated" in e.message for e in events if e.kind == "candidate")
     # the report: the real fix is the patch, the others come below it, in their own section
     md = _report(prior, v)
     assert md.index("**validated**") < md.index(OVERFITTING_HEADING)
 
 
-async def test_only_a_swallowing_fix_validates_means_no_validated_fix(tmp_path: Path):
+async def test_only_a_swallowing_fix_validates_means_it_only_passes_tests(tmp_path: Path):
     prior, ctx, _ = _setup(tmp_path)
     swallow, real = _swallowing_candidate(), _real_fix(1)
     box = FakeWorkspace({swallow.diff})  # the real-looking fix fails the tests here
     v = await validate_candidates(prior, ctx, box, [swallow, real])  # type: ignore[arg-type]
-    assert not v.validated and v.candidate is None
-    assert v.summary.startswith("no validated fix, only 1 candidate(s) that pass the tests")
-    assert "look like overfitting" in v.summary and "swallows the exception" in v.summary
-    assert [c.id for c in v.overfitting] == [swallow.id]
+    assert not v.validated and v.level == VerdictLevel.PASSES_TESTS
+    assert v.candidate is not None and v.candidate.id == swallow.id
+    assert v.summary.startswith("passes tests, not validated")
+    assert "swallows the exception" in v.summary
+    assert [c.kind for c in v.failed] == ["swallows"] and v.overfitting == ()
     assert v.repair is not None and v.repair.first_validated_s is None  # no fix was found
     run = prior.model_copy(update={"validation": v})
     report = build_report(run, title="label fails", environment=None, total_s=1.0)
     d = report.to_dict()
-    assert d["validated"] is False and d["patch"] is None
-    (item,) = d["validation"]["overfitting"]
-    assert item["id"] == swallow.id and item["shape"] == "swallows" and item["diff"] == swallow.diff
+    assert d["validated"] is False and d["verdict"] == "passes_tests"
+    assert d["patch"] == swallow.diff
+    assert [c["kind"] for c in d["validation"]["failed_checks"]] == ["swallows"]
+    (item,) = v.repair.overfitting
+    assert item.id == swallow.id and item.shape == "swallows" and item.diff == swallow.diff
     md = report.markdown()
-    assert "**No validated fix.** no validated fix, only 1 candidate(s)" in md
+    assert "**Passes tests, not validated** — passes tests, not validated" in md
+    assert "- it swallows the exception: wraps existing code" in md
     assert f"### {OVERFITTING_HEADING}" in md and "**validated**" not in md
     assert md.index("## Repair") < md.index(OVERFITTING_HEADING) < md.index("## Root cause")
     # the record keeps them, and comes back from the queue's JSON equal
@@ -188,17 +194,17 @@ async def test_a_negated_condition_or_a_constant_return_never_leads(tmp_path: Pa
     prior, ctx, _ = _setup(tmp_path)
     negate = SRC.replace("if user.admin:", "if not user.admin:")
     constant = SRC.replace("return user.name in OWNERS", "return False")
-    admin_only = SRC.replace("user.admin", "user.is_admin")  # a real fix, ranked last
+    # a real fix, ranked last (``user.admin`` -> ``user.is_admin`` would swap the operand)
+    admin_only = SRC.replace("user.name in OWNERS", "user.name.lower() in OWNERS")
     cands = [
         RepairCandidate.from_diff(0, make_diff("m.py", SRC, negate), "model", "negated"),
         RepairCandidate.from_diff(1, make_diff("m.py", SRC, constant), "model", "return False"),
         RepairCandidate.from_diff(2, make_diff("m.py", SRC, admin_only), "model", "is_admin"),
     ]
     v = await validate_candidates(prior, ctx, FakeWorkspace({c.diff for c in cands[:2]}), cands)  # type: ignore[arg-type]
-    assert not v.validated and v.candidate is None
-    shapes = {c.id: c.shape.kind for c in v.overfitting if c.shape}
+    assert not v.validated and v.level == VerdictLevel.PASSES_TESTS and v.candidate is not None
+    shapes = {c.id: c.shape.kind for c in (v.candidate, *v.overfitting) if c.shape}
     assert shapes == {0: "negates_condition", 1: "returns_constant"}
-    assert "look like overfitting" in v.summary
     assert "negates a whole condition" in v.summary or "returns a constant" in v.summary
     # the same two, and the real fix passing too: it leads, though ranked after them
     v = await validate_candidates(prior, ctx, FakeWorkspace({c.diff for c in cands}), cands)  # type: ignore[arg-type]

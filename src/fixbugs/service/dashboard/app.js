@@ -106,8 +106,14 @@ function showBug(id) {
 async function loadReport(id) {
   const r = await api(`/v1/bugs/${id}/report`);
   $("#report").hidden = false;
-  $("#verdict").textContent = r.validated ? `Validated fix: ${r.validation.summary}` : `No validated fix. ${r.validation.summary}`;
-  $("#verdict").dataset.validated = String(r.validated);
+  // the level, as the report gives it: only "validated" reads as a validated fix
+  const level = r.verdict || (r.validated ? "validated" : "no_fix");
+  const head = { validated: "Validated fix", passes_tests: "Passes tests, not validated", no_fix: "No validated fix." }[level] || "No validated fix.";
+  $("#verdict").textContent = `${head}: ${r.validation.summary}`;
+  $("#verdict").dataset.validated = String(level === "validated");
+  $("#verdict").dataset.verdict = level;
+  const failed = $("#failed-checks"); failed.replaceChildren();
+  for (const c of r.validation.failed_checks || []) failed.append(el("li", `${c.kind}: ${c.why}`));
   const tb = $("#stage-table tbody"); tb.replaceChildren();
   for (const [name, s] of Object.entries(r.stages)) {
     const calls = r.calls.filter((c) => c.stage === name);
@@ -126,7 +132,7 @@ async function loadReport(id) {
   for (const f of r.ranked_files.slice(0, 10)) ranked.append(el("li", `${f.path} ${fmt(f.score, 3)} — ${f.reasons.slice(0, 2).join("; ")}`));
   const evid = $("#evidence"); evid.replaceChildren();
   for (const e of r.evidence.slice(0, 20)) evid.append(el("li", `[${e.source}] ${e.path ? e.path + (e.line ? ":" + e.line : "") + " " : ""}${e.text}`));
-  $("#patch").textContent = r.patch || "(no validated patch)";
+  $("#patch").textContent = r.patch ? (level === "validated" ? r.patch : `# not validated (${level.replace("_", " ")})\n${r.patch}`) : "(no validated patch)";
   $("#validation").textContent = `${r.validation.summary} (${r.validation.tried} tried)`;
   drawGantt(r);
 }

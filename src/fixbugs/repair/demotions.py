@@ -1,0 +1,416 @@
+"""Shapes of a passing change that keep it from being *validated* (issue 44, item 5).
+
+:mod:`fixbugs.repair.shapes` finds changes that only hide the failure
+(swallow it, negate a whole condition, return a constant). These are the
+others that held-out bugs showed passing every test while wrong; each gives
+one :class:`~fixbugs.repair.verdict.FailedCheck`:
+
+- ``bare_except``: a new bare ``except:`` (it catches every error, exits too);
+- ``special_case``: a new comparison with a literal of the failing test
+  (``if x == 'the test's value'``): the test's case, not the bug's;
+- ``deletes_check``: an ``assert`` or a ``raise`` of the function gone;
+- ``replaces_operand``: a condition's ``a.x`` now ``a.y``
+  (``'push' in command.script_parts`` → ``'push' in command.output``: the
+  rule now fires on any command whose output mentions push);
+- ``changes_condition``: a condition given a new ``and``/``or`` part on
+  something it did not test (``if disable:`` → ``if disable and mininterval
+  is None:``, so ``disable=True`` no longer disables); a guard on what it
+  already tests (``x is not None and x.y``) is not this;
+- ``skips_effects``: a new ``return`` with effects of the function after it
+  (assignments to attributes, subscripts or globals, calls): what the
+  function still has to do is skipped.
+
+Pure and ``ast``-based: the buggy and the patched text of one file in,
+checks out; run on candidates that passed the tests only
+(:func:`fixbugs.stages.lead.judge`), so a whole-file parse is affordable.
+:func:`change_size` measures a change for the choice among passing
+candidates: the smaller behavioural change leads.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from fixbugs.repair.shapes import classify_change, node_key, node_text, parse_module
+from fixbugs.repair.verdict import FailedCheck, shape_check
+
+__all__ = ["change_checks", "change_size", "scope_pairs"]
+
+# numbers too common in code to make a comparison a special case
+_PLAIN_NUMBERS = frozenset({0, 1, -1, 2})
+
+
+def change_checks(
+    old: str, new: str, literals: frozenset[str] = frozenset()
+) -> tuple[FailedCheck, ...]:
+    """The failed checks of rewriting one file's ``old`` text as ``new``.
+
+    ``literals``: the failing tests' constants (strings as
+    :func:`fixbugs.repair.hints.test_literals` gives them, numbers by
+    ``repr``). A text that does not parse gives no check.
+    """
+    if old == new:
+        return ()
+    out: list[FailedCheck] = []
+    shape = classify_change(old, new)
+    if shape is not None:
+        out.append(shape_check(shape))
+    for a, b in scope_pairs(old, new):
+        out += _bare_except(a, b, swallowed=shape is not None and shape.kind == "swallows")
+        out += _special_case(a, b, literals)
+        out += _deleted_checks(a, b)
+        out += _conditions(a, b)
+        out += _early_returns(a, b)
+    return tuple(dict.fromkeys(out))
+
+
+def change_size(old: str, new: str) -> int:
+    """How many AST nodes the change adds or removes, each node by its kind and own value.
+
+    ``a.x`` → ``a.y`` is 2; a new ``and m is None`` part is 6. Unparsable
+    text: its changed lines, as a fallback that still orders candidates.
+    """
+    pairs = scope_pairs(old, new)
+    if not pairs and (parse_module(old) is None or parse_module(new) is None):
+        sm = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), False)
+        return sum(max(i2 - i1, j2 - j1) for t, i1, i2, j1, j2 in sm.get_opcodes() if t != "equal")
+    total = 0
+    for a, b in pairs:
+        ca, cb = Counter(_labels(a.node)), Counter(_labels(b.node))
+        total += sum((ca - cb).values()) + sum((cb - ca).values())
+    return total
+
+
+# -- scopes: each function (and the module's own code), old and new ---------------
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A function, or the module's top-level code: its node, its own statements' keys."""
+
+    name: str
+    node: ast.AST
+
+    def own(self) -> Iterator[ast.AST]:
+        """Its nodes, not those of the functions defined in it (a class body's are)."""
+        stack = list(ast.iter_child_nodes(self.node))
+        while stack:
+            n = stack.pop()
+            yield n
+            if not isinstance(n, _NESTED):
+                stack.extend(ast.iter_child_nodes(n))
+
+
+# a scope's own code stops at the functions defined in it (each is a scope of its own)
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def scope_pairs(old: str, new: str) -> list[tuple[Scope, Scope]]:
+    """The scopes whose code changed, old and new, matched by qualified name."""
+    t0, t1 = parse_module(old), parse_module(new)
+    if t0 is None or t1 is None:
+        return []
+    s0, s1 = _scopes(t0), _scopes(t1)
+    return [(s0[n], s1[n]) for n in s1 if n in s0 and _own_key(s0[n]) != _own_key(s1[n])]
+
+
+def _scopes(tree: ast.Module) -> dict[str, Scope]:
+    out = {"<module>": Scope("<module>", tree)}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    out.setdefault(name, Scope(name, child))
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return out
+
+
+def _own_key(s: Scope) -> str:
+    return "|".join(sorted(node_key(n) for n in s.own() if isinstance(n, ast.stmt)))
+
+
+def _labels(node: ast.AST) -> Iterator[str]:
+    """Each node of ``node``'s own code as its kind and its own scalar values."""
+    for n in Scope("", node).own():
+        own = [
+            repr(v)
+            for f in n._fields
+            if not isinstance(v := getattr(n, f, None), ast.AST | list) and v is not None
+        ]
+        yield type(n).__name__ + "(" + ",".join(own) + ")"
+
+
+def _count(nodes: Iterator[ast.AST]) -> Counter[str]:
+    return Counter(node_key(n) for n in nodes)
+
+
+# -- the checks -------------------------------------------------------------------
+
+
+def _bare_except(a: Scope, b: Scope, *, swallowed: bool) -> Iterator[FailedCheck]:
+    if swallowed:
+        return  # the swallowing handler is already named
+    old = _count(h for h in a.own() if isinstance(h, ast.ExceptHandler) and h.type is None)
+    for h in b.own():
+        if isinstance(h, ast.ExceptHandler) and h.type is None:
+            k = node_key(h)
+            if old[k] > 0:
+                old[k] -= 1
+                continue
+            yield FailedCheck(
+                "bare_except",
+                f"at line {h.lineno} in {b.name}: it catches every error, "
+                "KeyboardInterrupt and SystemExit included",
+            )
+            return
+
+
+def _special_case(a: Scope, b: Scope, literals: frozenset[str]) -> Iterator[FailedCheck]:
+    if not literals:
+        return
+    old = _count(n for n in a.own() if isinstance(n, ast.Compare))
+    for n in b.own():
+        if not isinstance(n, ast.Compare) or old[node_key(n)] > 0:
+            continue
+        if not all(isinstance(op, ast.Eq | ast.NotEq | ast.Is | ast.IsNot) for op in n.ops):
+            continue
+        for side in (n.left, *n.comparators):
+            lit = _literal(side)
+            if lit is not None and lit in literals:
+                yield FailedCheck(
+                    "special_case",
+                    f"compares with {node_text(side)}, a value of the failing test, "
+                    f"at line {n.lineno} in {b.name}: {node_text(n)}",
+                )
+                return
+
+
+def _literal(e: ast.expr) -> str | None:
+    if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value:
+        return e.value
+    if (
+        isinstance(e, ast.Constant)
+        and isinstance(e.value, int | float)
+        and not isinstance(e.value, bool)
+        and e.value not in _PLAIN_NUMBERS
+    ):
+        return repr(e.value)
+    return None
+
+
+def _deleted_checks(a: Scope, b: Scope) -> Iterator[FailedCheck]:
+    new = _count(n for n in b.own() if isinstance(n, ast.Assert | ast.Raise))
+    for n in a.own():
+        if not isinstance(n, ast.Assert | ast.Raise):
+            continue
+        k = node_key(n)
+        if new[k] > 0:
+            new[k] -= 1
+            continue
+        what = "assertion" if isinstance(n, ast.Assert) else "raise"
+        yield FailedCheck(
+            "deletes_check",
+            f"removes the {what} `{node_text(n)}` (old line {n.lineno}) from {a.name}",
+        )
+        return
+
+
+# a condition: the test of these statements and expressions
+_TESTED = (ast.If, ast.While, ast.IfExp, ast.Assert)
+
+
+def _tests(s: Scope) -> list[ast.expr]:
+    out: list[ast.expr] = []
+    for n in s.own():
+        if isinstance(n, _TESTED):
+            out.append(n.test)
+        elif isinstance(n, ast.comprehension):
+            out.extend(n.ifs)
+    return sorted(out, key=lambda e: (e.lineno, e.col_offset))
+
+
+def _conditions(a: Scope, b: Scope) -> Iterator[FailedCheck]:
+    """Conditions rewritten in place: an operand swapped, or a part added on something new."""
+    olds, news = _tests(a), _tests(b)
+    sm = difflib.SequenceMatcher(
+        None, [node_key(x) for x in olds], [node_key(y) for y in news], False
+    )
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag != "replace" or i2 - i1 != j2 - j1:
+            continue
+        for x, y in zip(olds[i1:i2], news[j1:j2], strict=True):
+            swap = next(_attr_swaps(x, y), None)
+            if swap is not None:
+                yield FailedCheck(
+                    "replaces_operand",
+                    f"the condition at line {y.lineno} in {b.name} now tests "
+                    f"`{node_text(swap[1])}` where it tested `{node_text(swap[0])}`",
+                )
+                continue
+            extra = _new_part(x, y)
+            if extra is not None:
+                op, part = extra
+                if op == "and":
+                    why = f"narrows `{node_text(x)}` with `and {node_text(part)}`"
+                    what = f"no longer runs whenever `{node_text(x)}` holds"
+                else:
+                    why = f"widens `{node_text(x)}` with `or {node_text(part)}`"
+                    what = f"now also runs when `{node_text(part)}` holds"
+                yield FailedCheck(
+                    "changes_condition", f"{why} at line {y.lineno} in {b.name}: its branch {what}"
+                )
+
+
+def _attr_swaps(x: object, y: object) -> Iterator[tuple[ast.Attribute, ast.Attribute]]:
+    """``a.p`` in ``x`` at the place where ``y`` has ``a.q`` (the same ``a``)."""
+    if isinstance(x, ast.AST) and isinstance(y, ast.AST):
+        if type(x) is not type(y) or node_key(x) == node_key(y):
+            return
+        if (
+            isinstance(x, ast.Attribute)
+            and isinstance(y, ast.Attribute)
+            and x.attr != y.attr
+            and node_key(x.value) == node_key(y.value)
+        ):
+            yield x, y
+            return
+        for f in x._fields:
+            yield from _attr_swaps(getattr(x, f, None), getattr(y, f, None))
+    elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+        for ex, ey in zip(x, y, strict=True):
+            yield from _attr_swaps(ex, ey)
+
+
+def _new_part(x: ast.expr, y: ast.expr) -> tuple[str, ast.expr] | None:
+    """(``and``/``or``, the part) when ``y`` is ``x`` with a part on something ``x`` does
+    not test; a part on what ``x`` tests (a guard, ``x is not None and x.y``) is None."""
+    if not isinstance(y, ast.BoolOp):
+        return None
+    had = (
+        [node_key(v) for v in x.values]
+        if isinstance(x, ast.BoolOp) and type(x.op) is type(y.op)
+        else [node_key(x)]
+    )
+    keys = [node_key(v) for v in y.values]
+    if not all(k in keys for k in had):
+        return None
+    added = [v for v in y.values if node_key(v) not in had]
+    if not added:
+        return None
+    tested = {c for part in (x.values if isinstance(x, ast.BoolOp) else [x]) for c in _chains(part)}
+    for part in added:
+        mine = _chains(part)
+        if mine and not any(_related(c, t) for c in mine for t in tested):
+            return ("and" if isinstance(y.op, ast.And) else "or"), part
+    return None
+
+
+def _chains(e: ast.expr) -> set[str]:
+    """The dotted names ``e`` reads (``self.a.b``, ``x``), the longest of each."""
+    out: set[str] = set()
+    inner: set[int] = set()
+    for n in ast.walk(e):
+        if isinstance(n, ast.Attribute | ast.Name) and id(n) not in inner:
+            text = _dotted(n)
+            if text is not None:
+                out.add(text)
+                inner.update(id(m) for m in ast.walk(n))
+    return out
+
+
+def _dotted(n: ast.expr) -> str | None:
+    if isinstance(n, ast.Name):
+        return n.id
+    if isinstance(n, ast.Attribute):
+        base = _dotted(n.value)
+        return None if base is None else f"{base}.{n.attr}"
+    return None
+
+
+def _related(a: str, b: str) -> bool:
+    """One dotted name is the other or holds it (``x`` and ``x.y``)."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def _early_returns(a: Scope, b: Scope) -> Iterator[FailedCheck]:
+    if not isinstance(b.node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return
+    old_returns = _count(n for n in a.own() if isinstance(n, ast.Return))
+    old_stmts = _count(n for n in a.own() if isinstance(n, ast.stmt))
+    declared = {
+        name for n in b.own() if isinstance(n, ast.Global | ast.Nonlocal) for name in n.names
+    }
+    for path in _return_paths(b.node.body, []):
+        ret = path[-1][0][path[-1][1]]
+        assert isinstance(ret, ast.Return)
+        k = node_key(ret)
+        if old_returns[k] > 0:
+            old_returns[k] -= 1
+            continue
+        for after in _after(path):
+            if old_stmts[node_key(after)] > 0 and _has_effect(after, declared):
+                yield FailedCheck(
+                    "skips_effects",
+                    f"returns at line {ret.lineno} in {b.name} before `{node_text(after)}` "
+                    f"(line {after.lineno}), which the function did after it",
+                )
+                return
+
+
+Path = list[tuple[list[ast.stmt], int]]  # (a statement list, the index in it) from the body down
+
+
+def _return_paths(body: list[ast.stmt], up: Path) -> Iterator[Path]:
+    for i, s in enumerate(body):
+        here = [*up, (body, i)]
+        if isinstance(s, ast.Return):
+            yield here
+        elif not isinstance(s, _NESTED):
+            for f in ("body", "orelse", "finalbody"):
+                inner = getattr(s, f, None)
+                if isinstance(inner, list):
+                    yield from _return_paths(inner, here)
+            for h in getattr(s, "handlers", None) or []:
+                yield from _return_paths(h.body, here)
+
+
+def _after(path: Path) -> Iterator[ast.stmt]:
+    """The statements that would run after the return, had it not returned: each enclosing
+    block's later statements, innermost first (a sibling branch is not among them)."""
+    for body, i in reversed(path):
+        for s in body[i + 1 :]:
+            yield s
+            for n in ast.walk(s):
+                if isinstance(n, ast.stmt) and n is not s and not isinstance(n, _NESTED):
+                    yield n
+
+
+def _has_effect(s: ast.stmt, declared: set[str]) -> bool:
+    """An assignment to an attribute, a subscript or a global, a ``del``, or a call made
+    for its effect (an expression statement)."""
+    if isinstance(s, ast.Expr):
+        return isinstance(s.value, ast.Call | ast.Await)
+    if isinstance(s, ast.Delete):
+        return True
+    targets: list[ast.expr] = []
+    if isinstance(s, ast.Assign):
+        targets = s.targets
+    elif isinstance(s, ast.AugAssign | ast.AnnAssign):
+        targets = [s.target]
+    for t in targets:
+        for n in ast.walk(t):
+            if isinstance(n, ast.Attribute | ast.Subscript):
+                return True
+            if isinstance(n, ast.Name) and n.id in declared:
+                return True
+    return False

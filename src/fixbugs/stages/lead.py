@@ -1,0 +1,126 @@
+"""Which passing candidate leads, and the verdict it earns (issue 44, items 1, 4 and 6).
+
+Passing the tests is what the search (:mod:`fixbugs.repair.candidate_runs`)
+proves; this module says what that proof is worth:
+
+- :func:`judge` runs on each candidate that passed every gate, in the
+  search: the checks its change fails (:mod:`fixbugs.repair.shapes`,
+  :mod:`fixbugs.repair.demotions`), whether any test of the project
+  exercises the changed module or its package, and the size of the change.
+  A candidate with a failed check does not end the search.
+- :func:`lead_order` is the choice among the candidates that passed: no
+  failed check first, then not a high overfitting risk, then the smallest
+  behavioural change (AST nodes added or removed), then score and rank. The
+  first that passed is not the lead by being first.
+- :func:`package_gate`: the tests of the changed module's package (found by
+  import, :func:`fixbugs.localize.signals.package_tests`) run once, on the
+  leading candidate only, after the search (a cap of
+  :data:`PACKAGE_TEST_FILES` files): one that breaks a test that passed
+  before is rejected and the next passing candidate is tried
+  (:data:`LEAD_TRIES` in all); tests that give no verdict are a failed check.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from fixbugs.localize.signals import module_tests, package_tests
+from fixbugs.repair.demotions import change_checks, change_size
+from fixbugs.repair.gates import Stage
+from fixbugs.repair.patch import apply_to_text, diff_files
+from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.repair.verdict import FailedCheck, shape_check
+
+__all__ = [
+    "LEAD_TRIES",
+    "MODULE_TEST_FILES",
+    "PACKAGE_TEST_FILES",
+    "judge",
+    "lead_order",
+    "module_files",
+    "package_gate",
+]
+
+MODULE_TEST_FILES = 8  # the changed module's test files run for every candidate that passes
+PACKAGE_TEST_FILES = 12  # more of its package's, run once, for the leading candidate
+LEAD_TRIES = 2  # passing candidates the package's tests are run for, at most
+
+
+def module_files(path: str, failing: Sequence[str], files: Mapping[str, str]) -> list[str]:
+    """The module stage's test files: the failing tests' and the changed module's (capped)."""
+    return sorted(set(failing) | set(module_tests(path, files)[:MODULE_TEST_FILES]))
+
+
+def package_gate(
+    c: RepairCandidate,
+    failing: Sequence[str],
+    files: Mapping[str, str],
+    timeout_s: float,
+) -> Stage | None:
+    """The package's tests the module stage did not run, as one baseline stage (pytest)."""
+    extra = package_tests(c.path, files, exclude=module_files(c.path, failing, files))
+    if not extra:
+        return None
+    cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(
+        shlex.quote(t) for t in extra[:PACKAGE_TEST_FILES]
+    )
+    return Stage("package", cmd, None, lazy_baseline=True, timeout_s=timeout_s)
+
+
+def judge(
+    files: Mapping[str, str], constants: frozenset[str]
+) -> Callable[[RepairCandidate], RepairCandidate]:
+    """What validation asks of a candidate that passed every gate (see the module doc).
+
+    ``files``: path -> old text; ``constants``: the failing tests' literals
+    (:func:`fixbugs.stages.fix.test_constants`).
+    """
+    tested: dict[str, bool] = {}
+
+    def exercised(path: str) -> bool:
+        if path not in tested:
+            tested[path] = bool(module_tests(path, files) or package_tests(path, files, cap=1))
+        return tested[path]
+
+    def of(c: RepairCandidate) -> RepairCandidate:
+        checks: list[FailedCheck] = []
+        size = 0
+        own = shape_check(c.shape) if c.shape is not None else None
+        for path in diff_files(c.diff) or [c.path]:
+            old = files.get(path)
+            new = c.new_text if path == c.path and c.new_text else None
+            if old is not None and new is None:
+                new = apply_to_text(old, c.diff, path)
+            if old is None or new is None:
+                continue
+            checks += [x for x in change_checks(old, new, constants) if x != own]
+            size += change_size(old, new)
+            if not exercised(path):
+                checks.append(
+                    FailedCheck(
+                        "untested",
+                        f"no test file of the project imports {path} or a module of its "
+                        "package, or is named for one",
+                    )
+                )
+        return replace(c, checks=tuple(dict.fromkeys(checks)), change_nodes=size)
+
+    return of
+
+
+def lead_order(
+    passing: Sequence[RepairCandidate], position: Mapping[int, int]
+) -> list[RepairCandidate]:
+    """The candidates that passed, the one that should lead first (see the module doc)."""
+    return sorted(
+        passing,
+        key=lambda c: (
+            c.looks_overfit,
+            c.overfit_risk == "high",
+            c.change_nodes if c.change_nodes is not None else c.size,
+            -c.score,
+            position.get(c.id, len(position)),
+        ),
+    )
