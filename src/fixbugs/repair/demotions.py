@@ -350,6 +350,7 @@ def _early_returns(a: Scope, b: Scope) -> Iterator[FailedCheck]:
     declared = {
         name for n in b.own() if isinstance(n, ast.Global | ast.Nonlocal) for name in n.names
     }
+    local = _locals(b) - declared
     for path in _return_paths(b.node.body, []):
         ret = path[-1][0][path[-1][1]]
         assert isinstance(ret, ast.Return)
@@ -358,7 +359,7 @@ def _early_returns(a: Scope, b: Scope) -> Iterator[FailedCheck]:
             old_returns[k] -= 1
             continue
         for after in _after(path):
-            if old_stmts[node_key(after)] > 0 and _has_effect(after, declared):
+            if old_stmts[node_key(after)] > 0 and _has_effect(after, declared, local):
                 yield FailedCheck(
                     "skips_effects",
                     f"returns at line {ret.lineno} in {b.name} before `{node_text(after)}` "
@@ -395,22 +396,50 @@ def _after(path: Path) -> Iterator[ast.stmt]:
                     yield n
 
 
-def _has_effect(s: ast.stmt, declared: set[str]) -> bool:
-    """An assignment to an attribute, a subscript or a global, a ``del``, or a call made
-    for its effect (an expression statement)."""
+def _has_effect(s: ast.stmt, declared: set[str], local: set[str]) -> bool:
+    """An effect that outlives the call: an assignment to an attribute or item of what the
+    function did not make itself (``self``, a parameter, a global), to a global, a ``del``
+    of such, or a call made for its effect that is not a method of one of its own locals.
+
+    Work on the function's own locals (``buf.seek(0)``, ``parts[0] = x``) is not: an early
+    return that skips it only skips computing what it returns. On the real fixes of dev,
+    dev-wide and the pool's first 77 cases (113 in all), counting every call and item
+    assignment flagged 7 (an early return for an edge case, then local work); this, none.
+    """
     if isinstance(s, ast.Expr):
-        return isinstance(s.value, ast.Call | ast.Await)
-    if isinstance(s, ast.Delete):
-        return True
+        value = s.value.value if isinstance(s.value, ast.Await) else s.value
+        if not isinstance(value, ast.Call):
+            return isinstance(s.value, ast.Await)
+        return not (isinstance(value.func, ast.Attribute) and _base_name(value.func) in local)
     targets: list[ast.expr] = []
-    if isinstance(s, ast.Assign):
+    if isinstance(s, ast.Delete | ast.Assign):
         targets = s.targets
     elif isinstance(s, ast.AugAssign | ast.AnnAssign):
         targets = [s.target]
     for t in targets:
         for n in ast.walk(t):
-            if isinstance(n, ast.Attribute | ast.Subscript):
+            if isinstance(n, ast.Attribute | ast.Subscript) and _base_name(n) not in local:
                 return True
             if isinstance(n, ast.Name) and n.id in declared:
                 return True
     return False
+
+
+def _base_name(node: ast.expr) -> str | None:
+    """The name an attribute or item chain starts from (``a`` of ``a.b[c].d``), if a name."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _locals(scope: Scope) -> set[str]:
+    """The names a function binds itself (assignments, loops, ``with``), not its parameters."""
+    out: set[str] = set()
+    for n in scope.own():
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+    if isinstance(scope.node, ast.FunctionDef | ast.AsyncFunctionDef):
+        a = scope.node.args
+        params = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+        out -= {p.arg for p in params if p is not None}
+    return out

@@ -349,3 +349,22 @@ def test_a_guard_on_what_the_condition_tests_is_no_demotion() -> None:
     old = "def f(x):\n    if x.ready:\n        return 1\n    return 0\n"
     new = "def f(x):\n    if x is not None and x.ready:\n        return 1\n    return 0\n"
     assert change_checks(old, new) == ()
+
+
+def test_an_early_return_before_local_work_only_is_no_demotion() -> None:
+    # black-17's real fix: an edge case returns before work on the function's own locals
+    old = (
+        "import io\n\n\ndef decode(src):\n    buf = io.BytesIO(src)\n    lines = buf.readlines()\n"
+        "    first = lines[0]\n    buf.seek(0)\n    parts = [first]\n    parts[0] = first.strip()\n"
+        "    return parts\n"
+    )
+    new = old.replace(
+        "    first = lines[0]\n", "    if not lines:\n        return []\n    first = lines[0]\n"
+    )
+    assert change_checks(old, new) == ()
+
+
+def test_an_early_return_before_work_on_a_parameter_demotes() -> None:
+    old = "def add(items, x):\n    y = x * 2\n    items.append(y)\n    return y\n"
+    new = old.replace("    items.append", "    if y > 9:\n        return x\n    items.append")
+    assert [c.kind for c in change_checks(old, new)] == ["skips_effects"]
