@@ -235,6 +235,10 @@ from fixbugs.index.bench import scale_command as bench_scale_command  # noqa: E4
 
 bench_app.command("scale")(bench_scale_command)
 
+from fixbugs.eval.pool.build import pool_app  # noqa: E402
+
+app.add_typer(pool_app, name="pool")
+
 from fixbugs.queued.worker import worker_command  # noqa: E402
 
 app.command("worker")(worker_command)
