@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from fixbugs.localize import RankedFile
 
-__all__ = ["AgentOutput", "AgentRunner", "Case"]
+__all__ = ["AgentOutput", "AgentRunner", "Case", "ReproductionKind"]
+
+ReproductionKind = Literal["genuine", "environment", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,7 @@ class Case:
     python: str
     requirements: tuple[str, ...]
     report_file: Path | None = None  # the report's file when not dir/report.md (--reports)
+    archive: str = "repo.tar.gz"  # the tree the agent gets (a pool's issue mode: repo-issue)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,10 @@ class AgentOutput:
     sbfl_ran: bool = False
     # each stage's time to its first streamed token (stages that streamed a model call)
     stage_ttft_s: dict[str, float] = field(default_factory=dict)
+    # the run's own verdict: its fix passed its validation (the scorer checks it again)
+    agent_validated: bool = False
+    # genuine, environment (could not run, or failed for the machine's sake) or none
+    reproduction_kind: ReproductionKind = "none"
 
 
 AgentRunner = Callable[[Case, Path, Path], Awaitable[AgentOutput]]

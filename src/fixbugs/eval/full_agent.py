@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fixbugs.eval.case import AgentOutput, AgentRunner, Case
+from fixbugs.eval.reproduction import reproduction_kind
 from fixbugs.inputs import load_inputs
 from fixbugs.localize import RankedFile
 from fixbugs.pyenv.userenv import Interpreter
@@ -46,6 +47,8 @@ def output_from_report(report: ReportModel) -> AgentOutput:
         report.degraded,
         report.reproduction.status == "confirmed" and report.reproduction.sbfl_skipped is None,
         ttft,
+        report.validated,
+        reproduction_kind(report.reproduction.status, report.reproduction.output_tail),
     )
 
 

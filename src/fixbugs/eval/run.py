@@ -24,7 +24,7 @@ import typer
 
 from fixbugs.errors import InputError
 from fixbugs.eval.archive import extract_tree
-from fixbugs.eval.case import AgentRunner, Case
+from fixbugs.eval.case import AgentRunner, Case, ReproductionKind
 from fixbugs.inputs.inert import terminal
 from fixbugs.inputs.walk import walk_text_files
 from fixbugs.localize import bm25_baseline, traceback_baseline
@@ -64,6 +64,8 @@ class CaseResult:
     degraded: bool = False
     sbfl_ran: bool = False
     stage_ttft_s: dict[str, float] = field(default_factory=dict)  # stages that streamed
+    agent_validated: bool = False  # the run's own verdict (``validated`` is the scorer's)
+    reproduction_kind: ReproductionKind = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +179,7 @@ async def run_eval(
         with tempfile.TemporaryDirectory(prefix=f"fixbugs-eval-{case.id}-") as tmp:
             tree = Path(tmp) / "repo"
             tree.mkdir()
-            extract_tree(case.dir / "repo.tar.gz", tree)
+            extract_tree(case.dir / case.archive, tree)
             files = read_tree(tree)
             tb = traceback_baseline(files, case.report)
             bm = bm25_baseline(files, case.report)
@@ -209,6 +211,8 @@ async def run_eval(
             out.degraded,
             out.sbfl_ran,
             out.stage_ttft_s,
+            out.agent_validated,
+            out.reproduction_kind,
         )
         results.append(res)
         if on_case:
@@ -288,7 +292,13 @@ def _print_summary(summary: EvalSummary) -> None:
 
 
 def eval_command(
-    cases: Annotated[Path, typer.Option(help="A folder of case folders (or one case folder).")],
+    cases: Annotated[
+        Path | None,
+        typer.Option(
+            help="A folder of case folders (or one case folder); with --pool, the pool "
+            "(default ~/.cache/fixbugs/pool)."
+        ),
+    ] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write results as JSON here.")
     ] = None,
@@ -356,6 +366,27 @@ def eval_command(
         int | None,
         typer.Option(min=0, help="Each case's model budget in tokens (input + output)."),
     ] = None,
+    pool: Annotated[
+        bool,
+        typer.Option(
+            "--pool",
+            help="Run the whole pool as a user would: each case with its failing test, and "
+            "from its issue text alone where it has one; resumable (see --fresh).",
+        ),
+    ] = False,
+    jobs: Annotated[
+        int | None, typer.Option(min=1, help="With --pool: case-modes at once (default: cores).")
+    ] = None,
+    fresh: Annotated[
+        bool, typer.Option(help="With --pool: rerun the case-modes already in the results.")
+    ] = False,
+    previous: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --pool: a previous run's --json to compare with (default: the last "
+            "run kept in the pool's results folder)."
+        ),
+    ] = None,
 ) -> None:
     """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
 
@@ -367,6 +398,32 @@ def eval_command(
     from fixbugs.run.model_steps import ModelSteps
 
     steps = ModelSteps.parse(model_steps) if model_steps is not None else None
+    if pool:
+        from fixbugs.eval.pool.command import PoolOptions, pool_eval
+
+        if oracle or reports is not None or case or limit or localize_only:
+            raise InputError(
+                "--pool runs every case as a user: no --oracle, --reports, "
+                "--case, --limit or --localize-only with it"
+            )
+        pool_eval(
+            PoolOptions(
+                cases,
+                json_out,
+                jobs,
+                fresh,
+                previous,
+                config,
+                no_model,
+                repair_budget,
+                steps,
+                max_cost,
+                max_tokens,
+            )
+        )
+        return
+    if cases is None:
+        raise InputError("give --cases (a folder of case folders) or --pool")
     if oracle_noise and not oracle:
         raise InputError("--oracle-noise needs --oracle")
     if oracle and (no_model or config is not None):

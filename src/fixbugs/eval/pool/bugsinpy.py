@@ -106,8 +106,13 @@ async def _build_one(
     try:
         with tempfile.TemporaryDirectory(prefix=f"fixbugs-pool-{cid}-") as tmp:
             tree = Path(tmp) / bug.project
-            tree_at(mirror, bug.buggy_commit, tree, overlay_from=bug.fixed_commit,
-                    overlay=bug.test_files)
+            tree_at(
+                mirror,
+                bug.buggy_commit,
+                tree,
+                overlay_from=bug.fixed_commit,
+                overlay=bug.test_files,
+            )
             checked = await check_case(
                 tree,
                 python_bin,
@@ -151,7 +156,9 @@ async def _build_one(
         # the scorer itself must take the real fix, and refuse the bare tree
         val = await validate_patch(stage, bug.patch, python_bin)
         if not val.validated:
-            return PoolBuild(cid, "bugsinpy", skipped=f"the scorer refuses the real fix: {val.detail}")
+            return PoolBuild(
+                cid, "bugsinpy", skipped=f"the scorer refuses the real fix: {val.detail}"
+            )
         final = out / cid
         shutil.rmtree(final, ignore_errors=True)
         stage.rename(final)

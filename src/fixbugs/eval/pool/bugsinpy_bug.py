@@ -64,7 +64,11 @@ def _unittest_id(target: str, test_files: tuple[str, ...]) -> str | None:
     for i, p in enumerate(parts):  # the first capitalised part is the class
         if p[:1].isupper() and i:
             rest = parts[i:]
-            return f"{'/'.join(parts[:i])}.py::{'::'.join(rest)}" if rest[-1].startswith("test") else None
+            return (
+                f"{'/'.join(parts[:i])}.py::{'::'.join(rest)}"
+                if rest[-1].startswith("test")
+                else None
+            )
     return None
 
 
@@ -117,6 +121,4 @@ def parse_bug(folder: Path, project: str) -> BugsInPyBug:
     if "\n+++ " not in "\n" + patch:
         raise InputError(f"{folder}/bug_patch.txt: not a unified diff")
     pins = clean_pins(_read(folder, "requirements.txt"), project)
-    return BugsInPyBug(
-        project, int(folder.name), buggy, fixed, test_files, failing, pins, patch
-    )
+    return BugsInPyBug(project, int(folder.name), buggy, fixed, test_files, failing, pins, patch)

@@ -102,7 +102,7 @@ def build_command(
         raise InputError(f"--mirrors {mirrors}: not a folder of mirrors")
     ids = {i.strip() for i in (only or "").split(",") if i.strip()}
     projects = tuple(project or PROJECTS)
-    console = Console(emoji=False, highlight=False)
+    console = Console(emoji=False, highlight=False, soft_wrap=True)
 
     def show(b: PoolBuild) -> None:
         console.print(_line(b))

@@ -37,7 +37,7 @@ REPORT_LINES = 150
 def _git(mirror: Path, *args: str, timeout_s: float = 300) -> bytes:
     run = run_tool(["git", f"--git-dir={mirror}", *args], env=git_env(), timeout_s=timeout_s)
     if not run.ok:
-        raise InputError(f"git {args[0]} in {mirror}: {run.said.splitlines()[-1:] or ['failed']}")
+        raise InputError(f"git {args[0]} in {mirror}: {run.said().splitlines()[-1:] or ['failed']}")
     return run.stdout
 
 
@@ -50,8 +50,14 @@ def has_commit(mirror: Path, commit: str) -> bool:
     return run.ok
 
 
-def tree_at(mirror: Path, commit: str, dest: Path, *, overlay_from: str | None = None,
-            overlay: Sequence[str] = ()) -> None:
+def tree_at(
+    mirror: Path,
+    commit: str,
+    dest: Path,
+    *,
+    overlay_from: str | None = None,
+    overlay: Sequence[str] = (),
+) -> None:
     """``commit``'s tree in ``dest``; with ``overlay_from``, the files ``overlay`` as that
     commit has them (the fixed commit's tests over the buggy tree)."""
     archive = _git(mirror, "archive", "--format=tar", commit)

@@ -95,7 +95,7 @@ def installable_pins(python: str, pins: Sequence[str], cache: Path) -> Pins:
         data = json.loads(memo.read_text())
         return Pins(tuple(data["kept"]), tuple(data["dropped"]))
     bare = ensure_python_env(python, (), (), cache_dir=cache)
-    kept, dropped = list(pins), []
+    kept, dropped = list(pins), list[str]()
     while kept:
         run = run_tool(
             [
@@ -113,7 +113,7 @@ def installable_pins(python: str, pins: Sequence[str], cache: Path) -> Pins:
         )
         if run.ok:
             break
-        said = run.said
+        said = run.said()
         bad = _failing_pin(said, kept)
         if bad is None or len(dropped) >= _MAX_DROPS:
             last = said.splitlines()[-1:] or ["no output"]
