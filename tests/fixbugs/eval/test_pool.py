@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 import tarfile
@@ -83,6 +84,48 @@ def test_a_project_without_its_mirror_is_skipped_saying_what_to_fetch(tmp_path: 
     (b,) = build_bugsinpy(tmp_path / "pool", mirrors, projects=("fastapi",))
     assert b.case_id == "fastapi-7" and not b.built
     assert b.skipped is not None and "fetch github:fastapi/fastapi first" in b.skipped
+
+
+def _mirror(work: Path, files: dict[str, str], bare: Path) -> str:
+    """A bare clone at ``bare`` of one commit of ``files``; its commit id."""
+    for path, text in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text)
+    _git("init", "-q", cwd=work)
+    _git("add", ".", cwd=work)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c", cwd=work)
+    _git("clone", "-q", "--bare", str(work), str(bare), cwd=work.parent)
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def test_a_built_case_gains_its_issue_text_and_the_tree_as_it_was(tmp_path: Path):
+    mirrors = tmp_path / "mirrors"
+    mirrors.mkdir()
+    tree = {"app/core.py": "x = 1\n", "tests/test_core.py": "def test_x():\n    pass\n"}
+    # BugsInPy still names the old repository; the mirror has the new name
+    commit = _mirror(tmp_path / "project", tree, mirrors / "fastapi+fastapi" / "repo")
+    work = tmp_path / "bip"
+    bug = _bug_folder(work)
+    info = (bug / "bug.info").read_text().replace(BUGGY, commit)
+    (bug / "bug.info").write_text(info)
+    (bug.parents[1] / "project.info").write_text('github_url="https://github.com/tiangolo/fastapi"')
+    bug.parents[1].rename(work / "projects" / "fastapi")
+    _mirror(work, {}, mirrors / "soarsmu+BugsInPy" / "repo")
+    pool = tmp_path / "pool"
+    built = pool / "fastapi-7"
+    built.mkdir(parents=True)
+    (built / "case.json").write_text(json.dumps({"id": "fastapi-7", "has_issue": False}))
+    (built / "gold.json").write_text("{}")
+    issues = tmp_path / "issues"
+    issues.mkdir()
+    (issues / "fastapi-7.md").write_text(ISSUE)
+    (b,) = build_bugsinpy(pool, mirrors, projects=("fastapi",), issues=issues)
+    assert b.built and b.has_issue and b.case_dir == built  # not rebuilt: only the issue added
+    assert (built / "issue.md").read_text() == ISSUE
+    with tarfile.open(built / "repo-issue.tar.gz") as tar:
+        assert sorted(tar.getnames()) == sorted(tree)  # files at the top, tests of then
+    assert json.loads((built / "case.json").read_text())["has_issue"] is True
 
 
 def test_reproduction_kinds():

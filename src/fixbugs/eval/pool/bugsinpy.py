@@ -39,12 +39,15 @@ from fixbugs.eval.score import validate_patch
 from fixbugs.pyenv.testenv import ensure_python_env
 from fixbugs.sandbox.hosttools import git_env, run_tool
 
-__all__ = ["BUGSINPY", "PROJECTS", "RENAMED", "build_bugsinpy", "find_mirror"]
+__all__ = ["BUGSINPY", "EXCLUDED", "PROJECTS", "RENAMED", "build_bugsinpy", "find_mirror"]
 
 BUGSINPY = "soarsmu/BugsInPy"
-# projects whose environments build under 3.8; thefuck, tornado, black, youtube-dl,
-# tqdm, cookiecutter, PySnooper are the dev sets' or kept for evaluation
+# projects whose environments build under 3.8
 PROJECTS = ("fastapi", "httpie", "luigi", "sanic", "scrapy")
+# the dev sets' projects, and those kept back for evaluation: never in the pool
+EXCLUDED = frozenset(
+    {"thefuck", "tornado", "black", "youtube-dl", "tqdm", "cookiecutter", "PySnooper"}
+)
 RENAMED = {
     "tiangolo/fastapi": "fastapi/fastapi",
     "huge-success/sanic": "sanic-org/sanic",
@@ -71,14 +74,15 @@ def find_mirror(mirrors: Path, repo: str, commit: str) -> Path:
     raise InputError(f"no mirror at {tried[0]} holds {commit[:10]}: fetch github:{new} first")
 
 
-def _export_bugs(bip: Path, project: str, dest: Path) -> Path:
+def _export_bugs(bip: Path, project: str, dest: Path) -> Path | None:
+    """BugsInPy's folder of ``project`` in ``dest``, or None when BugsInPy has none."""
     run = run_tool(
         ["git", f"--git-dir={bip}", "archive", "--format=tar", "HEAD", f"projects/{project}"],
         env=git_env(),
         timeout_s=300,
     )
     if not run.ok:
-        raise InputError(f"BugsInPy has no project {project}")
+        return None
     with tarfile.open(fileobj=io.BytesIO(run.stdout)) as tar:
         tar.extractall(dest, filter="data")
     return dest / "projects" / project
@@ -197,12 +201,16 @@ def build_bugsinpy(
     mirrors: Path,
     *,
     only: Collection[str] = (),
-    projects: Collection[str] = PROJECTS,
+    projects: Collection[str] = (),
     issues: Path | None = None,
     on_case: Callable[[PoolBuild], None] | None = None,
 ) -> list[PoolBuild]:
-    """Build (or find built) every BugsInPy case of ``projects`` under ``out``, one
-    :class:`PoolBuild` each; ``only``: just these case ids."""
+    """Build (or find built) every BugsInPy case of ``projects`` (default :data:`PROJECTS`;
+    those BugsInPy lacks are another source's) under ``out``, one :class:`PoolBuild` each;
+    ``only``: just these case ids."""
+    refused = sorted(set(projects) & EXCLUDED)
+    if refused:
+        raise InputError(f"--project {refused[0]}: a dev set's or kept for evaluation, not pooled")
     bip = _mirror_dir(mirrors, BUGSINPY)
     if not bip.is_dir():
         raise InputError(f"no mirror at {bip}: fetch github:{BUGSINPY} first")
@@ -210,8 +218,10 @@ def build_bugsinpy(
     out.mkdir(parents=True, exist_ok=True)
     results: list[PoolBuild] = []
     with tempfile.TemporaryDirectory(prefix="fixbugs-bugsinpy-") as tmp:
-        for project in projects:
+        for project in projects or PROJECTS:
             folder = _export_bugs(bip, project, Path(tmp))
+            if folder is None:
+                continue
             repo = github_repo((folder / "project.info").read_text(errors="replace"))
             for bug_dir in sorted((folder / "bugs").iterdir(), key=_bug_order):
                 cid = f"{project}-{bug_dir.name}"

@@ -24,19 +24,61 @@ from fixbugs.eval.pool.bugsinpy import PROJECTS, build_bugsinpy
 from fixbugs.eval.pool.outcome import PoolBuild
 from fixbugs.inputs.inert import terminal
 
-__all__ = ["SOURCES", "ProjectCount", "build_command", "count_by_project", "pool_app"]
+__all__ = [
+    "SOURCES",
+    "ProjectCount",
+    "build_command",
+    "count_by_project",
+    "plain",
+    "pool_app",
+]
 
 
 class Source(Protocol):
+    """What the command calls: ``projects`` empty means the source's own default."""
+
     def __call__(
         self,
         out: Path,
         mirrors: Path,
         *,
         only: Collection[str] = (),
-        projects: Collection[str] = ...,
+        projects: Collection[str] = (),
         on_case: Callable[[PoolBuild], None] | None = None,
     ) -> list[PoolBuild]: ...
+
+
+class PlainBuilder(Protocol):
+    """A source's builder as each one is written: ``(out, mirrors, only=…)``."""
+
+    def __call__(
+        self, out: Path, mirrors: Path, *, only: Collection[str] = ()
+    ) -> list[PoolBuild]: ...
+
+
+def plain(builder: PlainBuilder) -> Source:
+    """A :class:`Source` of a builder that takes neither ``projects`` nor ``on_case``: its
+    cases filtered by project afterwards, and shown as it returns them."""
+
+    def source(
+        out: Path,
+        mirrors: Path,
+        *,
+        only: Collection[str] = (),
+        projects: Collection[str] = (),
+        on_case: Callable[[PoolBuild], None] | None = None,
+    ) -> list[PoolBuild]:
+        builds = [
+            b
+            for b in builder(out, mirrors, only=only)
+            if not projects or project_of(b.case_id) in projects
+        ]
+        for b in builds:
+            if on_case:
+                on_case(b)
+        return builds
+
+    return source
 
 
 SOURCES: tuple[tuple[str, Source], ...] = (("bugsinpy", build_bugsinpy),)
@@ -101,7 +143,7 @@ def build_command(
     if not mirrors.is_dir():
         raise InputError(f"--mirrors {mirrors}: not a folder of mirrors")
     ids = {i.strip() for i in (only or "").split(",") if i.strip()}
-    projects = tuple(project or PROJECTS)
+    projects = tuple(project or ())
     console = Console(emoji=False, highlight=False, soft_wrap=True)
 
     def show(b: PoolBuild) -> None:
@@ -110,9 +152,12 @@ def build_command(
     builds: list[PoolBuild] = []
     for _name, source in SOURCES:
         builds += source(out, mirrors, only=ids, projects=projects, on_case=show)
+    counts = count_by_project(builds)
+    for p in sorted(set(projects) - {c.project for c in counts}):
+        console.print(f"--project {terminal(p)}: no source has cases of it")
     table = Table(title=f"Pool at {terminal(str(out))}")
     for col in ("project", "tried", "built", "skipped", "with issue text"):
         table.add_column(col)
-    for c in count_by_project(builds):
+    for c in counts:
         table.add_row(c.project, str(c.tried), str(c.built), str(c.skipped), str(c.with_issue))
     console.print(table)
