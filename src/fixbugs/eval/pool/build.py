@@ -44,6 +44,7 @@ class Source(Protocol):
         *,
         only: Collection[str] = (),
         projects: Collection[str] = (),
+        issues: Path | None = None,
         on_case: Callable[[PoolBuild], None] | None = None,
     ) -> list[PoolBuild]: ...
 
@@ -66,6 +67,7 @@ def plain(builder: PlainBuilder) -> Source:
         *,
         only: Collection[str] = (),
         projects: Collection[str] = (),
+        issues: Path | None = None,
         on_case: Callable[[PoolBuild], None] | None = None,
     ) -> list[PoolBuild]:
         builds = [
@@ -138,10 +140,16 @@ def build_command(
     project: Annotated[
         list[str] | None, typer.Option(help=f"Only this project (default: {', '.join(PROJECTS)}).")
     ] = None,
+    issues: Annotated[
+        Path | None,
+        typer.Option(help="The users' issue texts, <case-id>.md (default: eval/pool/issues)."),
+    ] = None,
 ) -> None:
     """Build the pool's cases from public mirrors: verified, or skipped with the reason."""
     if not mirrors.is_dir():
         raise InputError(f"--mirrors {mirrors}: not a folder of mirrors")
+    if issues is not None and not issues.is_dir():
+        raise InputError(f"--issues {issues}: not a folder of <case-id>.md issue texts")
     ids = {i.strip() for i in (only or "").split(",") if i.strip()}
     projects = tuple(project or ())
     console = Console(emoji=False, highlight=False, soft_wrap=True)
@@ -151,7 +159,7 @@ def build_command(
 
     builds: list[PoolBuild] = []
     for _name, source in SOURCES:
-        builds += source(out, mirrors, only=ids, projects=projects, on_case=show)
+        builds += source(out, mirrors, only=ids, projects=projects, issues=issues, on_case=show)
     counts = count_by_project(builds)
     for p in sorted(set(projects) - {c.project for c in counts}):
         console.print(f"--project {terminal(p)}: no source has cases of it")
