@@ -37,7 +37,8 @@ REPORT_LINES = 150
 def _git(mirror: Path, *args: str, timeout_s: float = 300) -> bytes:
     run = run_tool(["git", f"--git-dir={mirror}", *args], env=git_env(), timeout_s=timeout_s)
     if not run.ok:
-        raise InputError(f"git {args[0]} in {mirror}: {run.said().splitlines()[-1:] or ['failed']}")
+        last = (run.said().splitlines() or ["failed"])[-1]
+        raise InputError(f"git {args[0]} {args[-1]} in {mirror}: {last[:160]}")
     return run.stdout
 
 
