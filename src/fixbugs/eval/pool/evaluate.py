@@ -147,7 +147,8 @@ async def run_pool(
 ) -> list[PoolRow]:
     """Every case-mode of the pool, ``jobs`` at a time (default: the core count); a row
     already in ``results`` is taken as it is unless ``fresh``. ``on_row(row, kept)``."""
-    cases = load_cases(pool)
+    # a case the builder is still writing sits in a dot-folder until it holds
+    cases = [c for c in load_cases(pool) if not c.dir.name.startswith(".")]
     env = python_env or pool_python_env(pool)
     await asyncio.to_thread(lambda: results.mkdir(parents=True, exist_ok=True))
     gate = asyncio.Semaphore(max(1, jobs or os.cpu_count() or 1))
