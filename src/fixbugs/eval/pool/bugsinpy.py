@@ -24,6 +24,8 @@ from pathlib import Path
 from fixbugs.errors import InputError
 from fixbugs.eval.pool.bugsinpy_bug import BugsInPyBug, github_repo, parse_bug
 from fixbugs.eval.pool.casefiles import (
+    CaseMeta,
+    GoldFile,
     cut_output,
     gold_of_patch,
     has_commit,
@@ -130,34 +132,28 @@ async def _build_one(
                 return PoolBuild(cid, "bugsinpy", skipped=checked.skipped)
             pack_tree(tree, stage / "repo.tar.gz")
         files, hunks = gold_of_patch(bug.patch)
-        meta = {
-            "id": cid,
-            "project": bug.project,
-            "python": PYTHON,
-            "buggy_commit": bug.buggy_commit,
-            "fixed_commit": bug.fixed_commit,
-            "failing_tests": list(bug.failing_tests),
-            "test_files": list(bug.test_files),
-            "test_command": test_command,
-            "requirements": list(pins.kept),
-            "requirements_dropped": list(pins.dropped),
-            "pass_to_pass": list(checked.pass_to_pass),
-            "source": "bugsinpy",
-            "has_issue": False,
-        }
+        meta = CaseMeta(
+            cid,
+            bug.project,
+            PYTHON,
+            bug.buggy_commit,
+            bug.fixed_commit,
+            bug.failing_tests,
+            bug.test_files,
+            test_command,
+            pins.kept,
+            pins.dropped,
+            checked.pass_to_pass,
+            "bugsinpy",
+        )
         write_json(stage / "case.json", meta)
-        gold = {
-            "files": list(files),
-            "hunks": [{"file": h.file, "start": h.start, "end": h.end} for h in hunks],
-            "patch": bug.patch,
-        }
-        write_json(stage / "gold.json", gold)
+        write_json(stage / "gold.json", GoldFile(files, hunks, bug.patch))
         (stage / "requirements.txt").write_text("".join(p + "\n" for p in pins.kept))
         shown = cut_output(checked.output, checked.paths)
         (stage / "report.md").write_text(
             report_text(bug.failing_tests, test_command, shown, PYTHON)
         )
-        # the scorer itself must take the real fix, and refuse the bare tree
+        # the scorer itself must take the real fix from these very files
         val = await validate_patch(stage, bug.patch, python_bin)
         if not val.validated:
             return PoolBuild(

@@ -14,7 +14,7 @@ import json
 import os
 import tarfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fixbugs.errors import InputError
@@ -22,6 +22,8 @@ from fixbugs.repair.patch import diff_files, diff_hunks
 from fixbugs.sandbox.hosttools import git_env, run_tool
 
 __all__ = [
+    "CaseMeta",
+    "GoldFile",
     "GoldHunk",
     "cut_output",
     "gold_of_patch",
@@ -29,6 +31,7 @@ __all__ = [
     "pack_tree",
     "report_text",
     "tree_at",
+    "write_json",
 ]
 
 REPORT_LINES = 150
@@ -88,6 +91,34 @@ class GoldHunk:
     end: int
 
 
+@dataclass(frozen=True, slots=True)
+class GoldFile:
+    """``gold.json``: the answer, which only the scorer reads."""
+
+    files: tuple[str, ...]
+    hunks: tuple[GoldHunk, ...]
+    patch: str
+
+
+@dataclass(frozen=True, slots=True)
+class CaseMeta:
+    """``case.json`` of a pool case (``shared/bugs/README.md``, plus where it came from)."""
+
+    id: str
+    project: str
+    python: str
+    buggy_commit: str
+    fixed_commit: str
+    failing_tests: tuple[str, ...]
+    test_files: tuple[str, ...]
+    test_command: str
+    requirements: tuple[str, ...]
+    requirements_dropped: tuple[str, ...]  # BugsInPy's pins that do not install, and why
+    pass_to_pass: tuple[str, ...]
+    source: str
+    has_issue: bool = False
+
+
 def gold_of_patch(patch: str) -> tuple[tuple[str, ...], tuple[GoldHunk, ...]]:
     """The files a real fix changes and its hunks as the case format has them: the buggy
     lines each block removes or rewrites; for a pure insertion, the two lines around it."""
@@ -119,5 +150,7 @@ def report_text(failing: Sequence[str], command: str, output: str, python: str) 
     )
 
 
-def write_json(path: Path, data: object) -> None:
-    path.write_text(json.dumps(data, indent=2) + "\n")
+def write_json(path: Path, data: CaseMeta | GoldFile | dict[str, object]) -> None:
+    """``data`` as indented JSON (a dataclass as its fields)."""
+    plain = data if isinstance(data, dict) else asdict(data)
+    path.write_text(json.dumps(plain, indent=2) + "\n")
