@@ -19,6 +19,7 @@ from fixbugs.eval.pool.bugsinpy_bug import parse_bug
 from fixbugs.eval.pool.casefiles import gold_of_patch
 from fixbugs.eval.pool.evaluate import run_pool
 from fixbugs.eval.pool.figures import PoolReport, pool_report
+from fixbugs.eval.pool.pins import _failing_pin
 from fixbugs.eval.reproduction import reproduction_kind
 from fixbugs.localize import RankedFile
 
@@ -61,6 +62,22 @@ def test_a_bugsinpy_folder_reads_as_pytest_ids_plain_pins_and_gold_hunks(tmp_pat
     files, hunks = gold_of_patch(bug.patch)
     assert files == ("scrapy/x.py",)
     assert [(h.file, h.start, h.end) for h in hunks] == [("scrapy/x.py", 4, 5)]  # around it
+
+
+def test_the_pin_pip_stopped_at_is_the_one_dropped():
+    pins = ["Flask==1.1.2", "pywin32==227", "SOAPpy==0.12.22", "six==1.15.0"]
+    no_match = (
+        "Collecting Flask==1.1.2\nERROR: Could not find a version that satisfies the requirement"
+        " pywin32==227 (from versions: none)\nERROR: No matching distribution found for "
+        "pywin32==227\n"
+    )
+    assert _failing_pin(no_match, pins) == "pywin32==227"
+    build = (
+        "Collecting Flask==1.1.2\nCollecting SOAPpy==0.12.22\n  Downloading SOAPpy-0.12.22.zip\n"
+        "  error: subprocess-exited-with-error\n  × python setup.py egg_info did not run\n"
+    )
+    assert _failing_pin(build, pins) == "SOAPpy==0.12.22"  # the last one collected
+    assert _failing_pin("ERROR: something else\n", pins) is None
 
 
 def _git(*args: str, cwd: Path) -> None:
