@@ -90,6 +90,17 @@ def _export_bugs(bip: Path, project: str, dest: Path) -> Path | None:
     return dest / "projects" / project
 
 
+def _case_env(pins: tuple[str, ...], venvs: Path) -> tuple[Path, bool]:
+    """The case venv, and whether it took ``--no-deps``: a frozen list whose pins pip's
+    resolver finds in conflict is installed as frozen, each pin alone."""
+    try:
+        return ensure_python_env(PYTHON, pins, (), cache_dir=venvs), False
+    except InputError as exc:
+        if "ResolutionImpossible" not in str(exc) and "conflict" not in str(exc):
+            raise
+    return ensure_python_env(PYTHON, pins, (), cache_dir=venvs, no_deps=True), True
+
+
 def _bug_order(p: Path) -> int:
     return int(p.name) if p.name.isdigit() else 1 << 30
 
@@ -104,7 +115,7 @@ async def _build_one(
     venvs = out / "venvs"
     venvs.mkdir(parents=True, exist_ok=True)
     pins = await asyncio.to_thread(installable_pins, PYTHON, bug.pins, venvs)
-    python_bin = await asyncio.to_thread(ensure_python_env, PYTHON, pins.kept, (), cache_dir=venvs)
+    python_bin, no_deps = await asyncio.to_thread(_case_env, pins.kept, venvs)
     test_command = "python -m pytest " + " ".join(bug.failing_tests)
     stage = out / f".{cid}.partial"
     shutil.rmtree(stage, ignore_errors=True)
@@ -145,6 +156,7 @@ async def _build_one(
             pins.dropped,
             checked.pass_to_pass,
             "bugsinpy",
+            install_no_deps=no_deps,
         )
         write_json(stage / "case.json", meta)
         write_json(stage / "gold.json", GoldFile(files, hunks, bug.patch))

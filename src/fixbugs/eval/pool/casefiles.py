@@ -117,6 +117,7 @@ class CaseMeta:
     pass_to_pass: tuple[str, ...]
     source: str
     has_issue: bool = False
+    install_no_deps: bool = False  # the pins installed as frozen (pip --no-deps)
 
 
 def gold_of_patch(patch: str) -> tuple[tuple[str, ...], tuple[GoldHunk, ...]]:
