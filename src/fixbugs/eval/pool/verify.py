@@ -67,9 +67,10 @@ async def check_case(
         sigs = [environment_signature(f.text) for f in failures("pytest", output)]
         if sigs and all(sigs):
             return Checked(skipped=f"the failing tests fail for the environment: {sigs[0]}")
-        before = parse_outcomes(
-            (await ws.run(_verbose(python, test_files), timeout_s=timeout_s, env=env)).stdout
-        )
+        verbose = await ws.run(_verbose(python, test_files), timeout_s=timeout_s, env=env)
+        if verbose.timed_out:  # the scorer runs these files for every patch: they must end
+            return Checked(skipped=f"the test files run past {timeout_s:g} s on the buggy tree")
+        before = parse_outcomes(verbose.stdout)
         quiet = [t for t in failing if not _shows_failing(t, before)]
         if quiet:
             return Checked(skipped=f"{quiet[0]} does not fail on the buggy tree (verbose run)")
