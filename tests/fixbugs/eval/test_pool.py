@@ -38,6 +38,7 @@ def _bug_folder(root: Path) -> Path:
         "python -m unittest -q tests.test_a.TestA._helper\n"
         "python -m unittest -q tests.test_a.TestA.test_one\n"
         "python -m unittest -q tests.test_b.TestB.test_two\n"
+        "python -m unittest -q tests.test_b.TestC\n"  # a whole class
     )
     reqs = "Scrapy==2.1.0\n-e git+https://example.invalid/scrapy@abc#egg=scrapy\nsix==1.15.0\n"
     (bug / "requirements.txt").write_bytes(reqs.encode("utf-16"))  # BOM and all
@@ -57,6 +58,7 @@ def test_a_bugsinpy_folder_reads_as_pytest_ids_plain_pins_and_gold_hunks(tmp_pat
     assert bug.failing_tests == (
         "tests/test_a.py::TestA::test_one",
         "tests/test_b.py::TestB::test_two",
+        "tests/test_b.py::TestC",
     )
     assert bug.pins == ("six==1.15.0",)  # the project's own pin and its editable line go
     files, hunks = gold_of_patch(bug.patch)

@@ -91,14 +91,13 @@ def _export_bugs(bip: Path, project: str, dest: Path) -> Path | None:
 
 
 def _case_env(pins: tuple[str, ...], venvs: Path) -> tuple[Path, bool]:
-    """The case venv, and whether it took ``--no-deps``: a frozen list whose pins pip's
-    resolver finds in conflict is installed as frozen, each pin alone."""
+    """The case venv, and whether it took ``--no-deps``: a frozen list that pip cannot
+    install with its dependencies (pins its resolver finds in conflict, a dependency with
+    no distribution here such as ``pywin32``) is installed as frozen, each pin alone."""
     try:
         return ensure_python_env(PYTHON, pins, (), cache_dir=venvs), False
-    except InputError as exc:
-        if "ResolutionImpossible" not in str(exc) and "conflict" not in str(exc):
-            raise
-    return ensure_python_env(PYTHON, pins, (), cache_dir=venvs, no_deps=True), True
+    except InputError:
+        return ensure_python_env(PYTHON, pins, (), cache_dir=venvs, no_deps=True), True
 
 
 def _bug_order(p: Path) -> int:

@@ -53,22 +53,26 @@ def github_repo(project_info: str) -> str | None:
     return f"{m['owner']}/{m['name']}" if m else None
 
 
+def _names_tests(name: str) -> bool:
+    """A test method, or a whole test class; a helper (``_get_spiderargs``) is neither."""
+    return name.startswith("test") or name[:1].isupper()
+
+
 def _unittest_id(target: str, test_files: tuple[str, ...]) -> str | None:
-    """``tests.test_x.Class.test_y`` as ``tests/test_x.py::Class::test_y`` (None: no test)."""
+    """``tests.test_x.Class.test_y`` as ``tests/test_x.py::Class::test_y``, a class as
+    ``tests/test_x.py::Class`` (None: no test)."""
     for f in test_files:
         module = f.removesuffix(".py").replace("/", ".")
         if target.startswith(module + "."):
             parts = target[len(module) + 1 :].split(".")
-            return f"{f}::{'::'.join(parts)}" if parts[-1].startswith("test") else None
+            return f"{f}::{'::'.join(parts)}" if _names_tests(parts[-1]) else None
     parts = target.split(".")
     for i, p in enumerate(parts):  # the first capitalised part is the class
         if p[:1].isupper() and i:
             rest = parts[i:]
-            return (
-                f"{'/'.join(parts[:i])}.py::{'::'.join(rest)}"
-                if rest[-1].startswith("test")
-                else None
-            )
+            if not _names_tests(rest[-1]):
+                return None
+            return f"{'/'.join(parts[:i])}.py::{'::'.join(rest)}"
     return None
 
 
@@ -95,30 +99,35 @@ def run_test_ids(run_test: str, test_files: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(ids)
 
 
+def _label(folder: Path) -> str:
+    """``projects/<p>/bugs/<n>``: the bug as BugsInPy names it, wherever it was read."""
+    return "/".join(folder.parts[-4:])
+
+
 def _read(folder: Path, name: str) -> str:
     try:
         return decode_text((folder / name).read_bytes())
     except OSError:
-        raise InputError(f"{folder}: no {name}") from None
+        raise InputError(f"{_label(folder)}: no {name}") from None
 
 
 def parse_bug(folder: Path, project: str) -> BugsInPyBug:
     """The bug in ``folder`` (``…/projects/<project>/bugs/<n>``); one-line :class:`InputError`
     when a file is missing or says nothing usable."""
     if not folder.name.isdigit():
-        raise InputError(f"{folder}: a bug folder is named by its number")
+        raise InputError(f"{_label(folder)}: a bug folder is named by its number")
     info = _keys(_read(folder, "bug.info"))
     buggy, fixed = info.get("buggy_commit_id", ""), info.get("fixed_commit_id", "")
     if not (re.fullmatch(r"[0-9a-f]{40}", buggy) and re.fullmatch(r"[0-9a-f]{40}", fixed)):
-        raise InputError(f"{folder}/bug.info: no buggy and fixed commit ids")
+        raise InputError(f"{_label(folder)}/bug.info: no buggy and fixed commit ids")
     test_files = tuple(t.strip() for t in info.get("test_file", "").split(";") if t.strip())
     if not test_files:
-        raise InputError(f"{folder}/bug.info: no test_file")
+        raise InputError(f"{_label(folder)}/bug.info: no test_file")
     failing = run_test_ids(_read(folder, "run_test.sh"), test_files)
     if not failing:
-        raise InputError(f"{folder}/run_test.sh: names no pytest or unittest test")
+        raise InputError(f"{_label(folder)}/run_test.sh: names no pytest or unittest test")
     patch = _read(folder, "bug_patch.txt")
     if "\n+++ " not in "\n" + patch:
-        raise InputError(f"{folder}/bug_patch.txt: not a unified diff")
+        raise InputError(f"{_label(folder)}/bug_patch.txt: not a unified diff")
     pins = clean_pins(_read(folder, "requirements.txt"), project)
     return BugsInPyBug(project, int(folder.name), buggy, fixed, test_files, failing, pins, patch)
