@@ -89,9 +89,10 @@ async def _independent_check(
 
 
 def _shows_failing(test: str, outcomes: Mapping[str, str]) -> bool:
-    """``test`` (or one of its parametrized ids, ``test[...]``) failed or errored."""
+    """``test`` (or one of its parametrized ids, ``test[...]``, or of a class's tests,
+    ``Class::test_x``) failed or errored."""
     return any(
-        o in ("failed", "error") and (i == test or i.startswith(test + "["))
+        o in ("failed", "error") and (i == test or i.startswith((test + "[", test + "::")))
         for i, o in outcomes.items()
     )
 

@@ -84,7 +84,7 @@ async def check_case(
         finally:
             await asyncio.to_thread(fixed.close)
         for t in failing:
-            got = [o for i, o in after.items() if i == t or i.startswith(t + "[")]
+            got = [o for i, o in after.items() if i == t or i.startswith((t + "[", t + "::"))]
             if not got or any(o != "passed" for o in got):
                 return Checked(skipped=f"{t} does not pass with the real fix ({got or 'not run'})")
         paths = (
