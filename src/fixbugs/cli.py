@@ -225,7 +225,7 @@ def run(
         raise typer.Exit(EXIT_DEGRADED)
 
 
-from fixbugs.eval.run import eval_command  # noqa: E402
+from fixbugs.eval.command import eval_command  # noqa: E402
 
 app.command("eval")(eval_command)
 
@@ -248,6 +248,10 @@ bench_app.command("scale")(bench_scale_command)
 from fixbugs.run.hostile_bench import hostile_command as bench_hostile_command  # noqa: E402
 
 bench_app.command("hostile")(bench_hostile_command)
+
+from fixbugs.eval.pool.build import pool_app  # noqa: E402
+
+app.add_typer(pool_app, name="pool")
 
 from fixbugs.queued.worker import worker_command  # noqa: E402
 

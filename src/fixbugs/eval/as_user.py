@@ -26,6 +26,7 @@ from pathlib import Path
 
 from fixbugs.eval.case import AgentOutput, AgentRunner, Case
 from fixbugs.eval.full_agent import output_from_report
+from fixbugs.eval.reproduction import repository_modules, reproduction_kind
 from fixbugs.pyenv.testrun import parse_outcomes
 from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.report_schema import ReportModel
@@ -88,9 +89,10 @@ async def _independent_check(
 
 
 def _shows_failing(test: str, outcomes: Mapping[str, str]) -> bool:
-    """``test`` (or one of its parametrized ids, ``test[...]``) failed or errored."""
+    """``test`` (or one of its parametrized ids, ``test[...]``, or of a class's tests,
+    ``Class::test_x``) failed or errored."""
     return any(
-        o in ("failed", "error") and (i == test or i.startswith(test + "["))
+        o in ("failed", "error") and (i == test or i.startswith((test + "[", test + "::")))
         for i, o in outcomes.items()
     )
 
@@ -168,11 +170,20 @@ def as_user_agent(
                 tree, python_bin / "python", _failing_tests(case), env, workspace
             )
         )
+        kind = reproduction_kind(
+            report.reproduction.status, report.reproduction.output_tail, repository_modules(tree)
+        )
+        if case.test_command:  # the named failing tests decide, run independently
+            kind = "genuine" if truly else ("none" if kind == "genuine" else kind)
+        elif kind == "genuine" and not same_env:  # from the issue alone: the run's own test
+            kind = "none"
         note = (
             f"as user: exit {proc.returncode}; interpreter {used or '-'} "
             f"({'the case venv' if same_env else 'NOT the case venv'}); "
             f"reproduction {report.reproduction.status}; truly confirmed {truly}"
         )
-        return replace(out, reproduction_confirmed=truly, notes=(*out.notes, note))
+        return replace(
+            out, reproduction_confirmed=truly, reproduction_kind=kind, notes=(*out.notes, note)
+        )
 
     return run

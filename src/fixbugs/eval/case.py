@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from fixbugs.localize import RankedFile
 from fixbugs.repair.verdict import VerdictLevel
 
-__all__ = ["AgentOutput", "AgentRunner", "Case"]
+__all__ = ["AgentOutput", "AgentRunner", "Case", "ReproductionKind"]
+
+ReproductionKind = Literal["genuine", "environment", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +31,7 @@ class Case:
     python: str
     requirements: tuple[str, ...]
     report_file: Path | None = None  # the report's file when not dir/report.md (--reports)
+    archive: str = "repo.tar.gz"  # the tree the agent gets (a pool's issue mode: repo-issue)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +49,13 @@ class AgentOutput:
     stage_ttft_s: dict[str, float] = field(default_factory=dict)
     # the run's verdict on ``patch``: only ``validated`` counts as a validated fix
     verdict: VerdictLevel = VerdictLevel.NO_FIX
+    # genuine, environment (could not run, or failed for the machine's sake) or none
+    reproduction_kind: ReproductionKind = "none"
+
+    @property
+    def agent_validated(self) -> bool:
+        """The run's own verdict was ``validated`` (the scorer checks the fix again)."""
+        return self.verdict is VerdictLevel.VALIDATED
 
 
 AgentRunner = Callable[[Case, Path, Path], Awaitable[AgentOutput]]

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fixbugs.eval.case import AgentOutput, AgentRunner, Case
+from fixbugs.eval.reproduction import reproduction_kind
 from fixbugs.inputs import load_inputs
 from fixbugs.localize import RankedFile
 from fixbugs.pyenv.userenv import Interpreter
@@ -47,6 +48,7 @@ def output_from_report(report: ReportModel) -> AgentOutput:
         report.reproduction.status == "confirmed" and report.reproduction.sbfl_skipped is None,
         ttft,
         report.verdict,
+        reproduction_kind(report.reproduction.status, report.reproduction.output_tail),
     )
 
 

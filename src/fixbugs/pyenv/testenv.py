@@ -123,12 +123,16 @@ def ensure_python_env(
     *,
     cache_dir: Path | None = None,
     pip_timeout_s: float = 900.0,
+    no_deps: bool = False,
 ) -> Path:
     """The ``bin`` folder of a venv with ``requirements`` + ``extra`` for ``python``.
 
     Created with pip on first use (needs the package registry), then reused.
     The venv is world-readable so a sandbox running as an unprivileged user
-    can execute it.
+    can execute it. ``no_deps``: install exactly the pins, none of their
+    dependencies (a frozen list that already names every one of them, whose
+    own pins pip's resolver finds in conflict); the venv is the same venv
+    (same folder) either way.
     """
     exe, version = resolve_interpreter(python)
     root = (cache_dir or default_cache_dir()) / env_key(version, requirements, extra)
@@ -150,6 +154,7 @@ def ensure_python_env(
                     "install",
                     "-q",
                     "--disable-pip-version-check",
+                    *(["--no-deps"] if no_deps else []),
                     *pins,
                 ],
                 f"install {len(pins)} packages",

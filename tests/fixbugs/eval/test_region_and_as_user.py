@@ -42,3 +42,4 @@ def test_parametrized_ids_count_as_the_named_test():
     assert _shows_failing("t.py::test_a", outcomes)
     assert not _shows_failing("t.py::test_b", outcomes)
     assert not _shows_failing("t.py::test_c", outcomes)
+    assert _shows_failing("t.py::C", {"t.py::C::test_x": "passed", "t.py::C::test_y": "error"})
