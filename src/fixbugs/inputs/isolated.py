@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from fixbugs.errors import InputError
 from fixbugs.inputs.bundle import BugInputs, TextInputs, read_texts, with_repo
 
-__all__ = ["READ_DEADLINE_S", "load_inputs_isolated"]
+__all__ = ["READ_DEADLINE_S", "load_inputs_isolated", "read_texts_isolated"]
 
 READ_DEADLINE_S = 60.0  # a 5 MB report and large traces read in seconds; this is no use
 
@@ -62,12 +62,20 @@ async def load_inputs_isolated(
     Past ``deadline_s`` the process is killed and an :class:`InputError`
     says so in one line; a bad input is the same InputError as in-process.
     """
-    request = _Request(report=report, logs=list(logs), traces=list(traces))
-    texts = await _read_texts(request, deadline_s)
+    texts = await read_texts_isolated(report, logs, traces, deadline_s=deadline_s)
     return await asyncio.to_thread(with_repo, texts, repo, test)
 
 
-async def _read_texts(request: _Request, deadline_s: float) -> TextInputs:
+async def read_texts_isolated(
+    report: Path,
+    logs: Sequence[Path] = (),
+    traces: Sequence[Path] = (),
+    *,
+    deadline_s: float = READ_DEADLINE_S,
+) -> TextInputs:
+    """:func:`~fixbugs.inputs.bundle.read_texts` in a killable process (the repository
+    is not opened): the staged pipeline reads them once and carries them on."""
+    request = _Request(report=report, logs=list(logs), traces=list(traces))
     # the child imports this very code: the parent's import path, not whatever is installed
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     proc = await asyncio.create_subprocess_exec(
