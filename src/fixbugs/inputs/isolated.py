@@ -7,17 +7,18 @@ stalling the loop, a process does. :func:`load_inputs_isolated` reads the
 report, logs and traces (:func:`~fixbugs.inputs.bundle.read_texts`) in a
 fresh interpreter (``python -m fixbugs.inputs.isolated``: nothing of the
 service's state is in it, and no module of the service's is re-run as
-``multiprocessing`` would re-run its main), gets them back on stdout as JSON
-of :class:`~fixbugs.inputs.bundle.TextInputs`, never a pickle, and kills it
-at the deadline: the job then fails with one line, and no other job waits
-on it. The repository is opened here, in a thread (a file walk, which
+``multiprocessing`` would re-run its main), started through the host tools'
+one runner (:func:`~fixbugs.sandbox.hosttools.run_tool`: no shell, a short
+environment), gets them back on stdout as JSON of
+:class:`~fixbugs.inputs.bundle.TextInputs`, never a pickle, and kills it at
+the deadline: the job then fails with one line, and no other job waits on
+it. The repository is opened here, in a thread (a file walk, which
 releases the GIL).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from pydantic import BaseModel
 
 from fixbugs.errors import InputError
 from fixbugs.inputs.bundle import BugInputs, TextInputs, read_texts, with_repo
+from fixbugs.sandbox.hosttools import host_env, run_tool
 
 __all__ = ["READ_DEADLINE_S", "load_inputs_isolated", "read_texts_isolated"]
 
@@ -76,35 +78,24 @@ async def read_texts_isolated(
     """:func:`~fixbugs.inputs.bundle.read_texts` in a killable process (the repository
     is not opened): the staged pipeline reads them once and carries them on."""
     request = _Request(report=report, logs=list(logs), traces=list(traces))
-    # the child imports this very code: the parent's import path, not whatever is installed
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "fixbugs.inputs.isolated",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
-    try:
-        out, err = await asyncio.wait_for(
-            proc.communicate(request.model_dump_json().encode()), deadline_s
-        )
-    except TimeoutError:
+    # the child imports this very code: the parent's import path, not whatever is installed;
+    # of the service's environment it gets only the host tools' short list (no API key)
+    env = host_env({"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+    argv = (sys.executable, "-m", "fixbugs.inputs.isolated")
+    data = request.model_dump_json().encode()
+    # a thread waits on the process (holding no GIL); the host tools' runner kills it at
+    # the deadline (a cancelled job's reader lives on until then, at most)
+    run = await asyncio.to_thread(run_tool, argv, timeout_s=deadline_s, env=env, stdin=data)
+    if run.timed_out:
         raise InputError(
             f"the report took more than {deadline_s:g} s to read; "
             "shorten it (logs and traces go in files of their own)"
-        ) from None
-    finally:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
-    if proc.returncode != 0 or not out:
-        last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        )
+    out = run.stdout
+    if not run.ok or not out:
+        last = run.stderr_text.strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(
-            f"the process reading the inputs failed (exit {proc.returncode}): {last[0][:300]}"
+            f"the process reading the inputs failed (exit {run.returncode}): {last[0][:300]}"
         )
     read = await asyncio.to_thread(_Read.model_validate_json, out)
     if read.texts is None:

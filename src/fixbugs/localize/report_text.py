@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from fixbugs.inputs import pieces as bounded
 from fixbugs.pyenv.testrun import parse_test_command
 
 __all__ = [
@@ -102,9 +103,9 @@ def code_words(text: str) -> set[str]:
     like code anywhere (``snake_case``, ``CamelCase``, ``call(``).
     Plain prose words ("my value") are not among them."""
     coded = "\n".join([*code_blocks(text), *inline_code(text)])
-    out = set(_IDENT.findall(coded))
-    out |= {w for w in _IDENT.findall(text) if "_" in w.strip("_") or _SHAPED.match(w)}
-    out |= {m.group(1) for m in _CALL.finditer(text)}
+    out = set(bounded.findall(_IDENT, coded))
+    out |= {w for w in bounded.findall(_IDENT, text) if "_" in w.strip("_") or _SHAPED.match(w)}
+    out |= {m.group(1) for m in bounded.finditer(_CALL, text)}
     return out
 
 
