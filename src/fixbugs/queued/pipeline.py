@@ -45,7 +45,7 @@ from agentrt.metrics import stage as metrics_stage
 from agentrt.pipeline import Pipeline, Stage, StageContext, StageFn
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.inputs.bundle import TextInputs, with_repo
-from fixbugs.inputs.isolated import read_texts_isolated
+from fixbugs.inputs.isolated import READ_DEADLINE_S, read_texts_isolated
 from fixbugs.queued.state import decode, decode_texts, encode
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.progress import Journal, ProgressEvent
@@ -88,13 +88,16 @@ class StagedConfig:
 
     ``model_slots`` bounds the bugs in a model stage at once; ``None`` sizes
     it to the model endpoints' own limit (:func:`model_slots_for`). The
-    model client still bounds the calls actually in flight.
+    model client still bounds the calls actually in flight. ``read_deadline_s``
+    bounds the reading of a bug's report, logs and traces (past it the bug
+    fails with one line).
     """
 
     sandbox_slots: int = max(1, os.cpu_count() or 1)
     model_slots: int | None = None
     lease_s: float = 60.0
     capacity: int = 16
+    read_deadline_s: float = READ_DEADLINE_S  # the isolated read of a bug's texts
 
 
 DEFAULT_MODEL_SLOTS = 8
@@ -129,13 +132,16 @@ def inputs_from_spec(spec: Mapping[str, Any]) -> BugInputs:
     )
 
 
-async def texts_from_spec(spec: Mapping[str, Any]) -> TextInputs:
+async def texts_from_spec(
+    spec: Mapping[str, Any], *, deadline_s: float = READ_DEADLINE_S
+) -> TextInputs:
     """A bug's report, logs and traces from its queue payload, read in a process of their
     own with a deadline (:func:`~fixbugs.inputs.isolated.read_texts_isolated`)."""
     return await read_texts_isolated(
         Path(spec["report"]),
         logs=[Path(p) for p in spec.get("logs", ())],
         traces=[Path(p) for p in spec.get("traces", ())],
+        deadline_s=deadline_s,
     )
 
 
@@ -288,7 +294,7 @@ class StagedAgent:
         return decode(effect), decode_texts(effect)
 
     async def _analysis(self, sctx: StageContext) -> Mapping[str, Any]:
-        texts = await texts_from_spec(sctx.input)
+        texts = await texts_from_spec(sctx.input, deadline_s=self.config.read_deadline_s)
         inputs, ctx = await self._context(sctx, None, texts)
         walls: dict[str, float] = {}
         async with self._agent_stage(ctx, "analysis", walls):
