@@ -19,12 +19,14 @@ releases the GIL).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 from fixbugs.errors import InputError
 from fixbugs.inputs.bundle import BugInputs, TextInputs, read_texts, with_repo
@@ -97,7 +99,7 @@ async def read_texts_isolated(
         raise RuntimeError(
             f"the process reading the inputs failed (exit {run.returncode}): {last[0][:300]}"
         )
-    read = await asyncio.to_thread(_Read.model_validate_json, out)
+    read = await asyncio.to_thread(lambda: _Read.model_validate(json.loads(out)))
     if read.texts is None:
         raise InputError(read.error or "the inputs could not be read")
     return read.texts
@@ -110,7 +112,9 @@ def _main() -> None:
         read = _Read(texts=read_texts(request.report, request.logs, request.traces))
     except InputError as e:
         read = _Read(error=str(e))
-    sys.stdout.buffer.write(read.model_dump_json().encode())
+    # json.dumps escapes a lone surrogate (a GitHub issue's "\ud800" is one) that pydantic's
+    # JSON writer refuses: the texts come back as they were read, as in-process
+    sys.stdout.buffer.write(json.dumps(to_jsonable_python(read)).encode())
 
 
 if __name__ == "__main__":
