@@ -99,10 +99,22 @@ async def read_texts_isolated(
         raise RuntimeError(
             f"the process reading the inputs failed (exit {run.returncode}): {last[0][:300]}"
         )
-    read = await asyncio.to_thread(lambda: _Read.model_validate(json.loads(out)))
+    read = await asyncio.to_thread(_answered, out)
     if read.texts is None:
         raise InputError(read.error or "the inputs could not be read")
     return read.texts
+
+
+def _answer(read: _Read) -> bytes:
+    """The reading process's answer: json.dumps escapes a lone surrogate (a GitHub
+    issue's "\\ud800" is one) that pydantic's JSON writer refuses, so the texts come
+    back as they were read, as in-process."""
+    return json.dumps(to_jsonable_python(read)).encode()
+
+
+def _answered(out: bytes) -> _Read:
+    """The answer read back: typed fields only."""
+    return _Read.model_validate(json.loads(out))
 
 
 def _main() -> None:
@@ -112,9 +124,7 @@ def _main() -> None:
         read = _Read(texts=read_texts(request.report, request.logs, request.traces))
     except InputError as e:
         read = _Read(error=str(e))
-    # json.dumps escapes a lone surrogate (a GitHub issue's "\ud800" is one) that pydantic's
-    # JSON writer refuses: the texts come back as they were read, as in-process
-    sys.stdout.buffer.write(json.dumps(to_jsonable_python(read)).encode())
+    sys.stdout.buffer.write(_answer(read))
 
 
 if __name__ == "__main__":
