@@ -41,3 +41,13 @@ async def test_past_the_deadline_the_job_fails_in_one_line(tmp_path: Path) -> No
     # no interpreter starts in a millisecond: the deadline passes while it reads
     with pytest.raises(InputError, match=r"^the report took more than 0\.001 s to read; "):
         await load_inputs_isolated(report, repo, deadline_s=0.001)
+
+
+async def test_a_lone_surrogate_in_a_github_issue_comes_back_as_read(tmp_path: Path) -> None:
+    """Found by tests/security/test_fuzz_parsers.py: a JSON escape of half a character
+    made the reading process's JSON answer fail, and the job with a traceback's line."""
+    report, repo = _bug(tmp_path, '{"title": "a\\ud800b", "body": "x\\udfff y"}')
+    issue = report.rename(tmp_path / "r.json")
+    isolated = await load_inputs_isolated(issue, repo)
+    assert isolated.report == load_inputs(issue, repo).report
+    assert isolated.report.title == "a\ud800b"

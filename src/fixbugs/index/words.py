@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from fixbugs.inputs import pieces as bounded
+
 __all__ = ["STOP_WORDS", "tokenize_code"]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -35,7 +37,7 @@ def tokenize_code(text: str) -> list[str]:
     """Lower-case words, with identifiers also split at ``_`` and camelCase humps."""
     out: list[str] = []
     memo = _memo
-    for word in _WORD.findall(text):
+    for word in bounded.findall(_WORD, text):
         got = memo.get(word)
         if got is None:
             got = _split(word)

@@ -7,28 +7,32 @@ stalling the loop, a process does. :func:`load_inputs_isolated` reads the
 report, logs and traces (:func:`~fixbugs.inputs.bundle.read_texts`) in a
 fresh interpreter (``python -m fixbugs.inputs.isolated``: nothing of the
 service's state is in it, and no module of the service's is re-run as
-``multiprocessing`` would re-run its main), gets them back on stdout as JSON
-of :class:`~fixbugs.inputs.bundle.TextInputs`, never a pickle, and kills it
-at the deadline: the job then fails with one line, and no other job waits
-on it. The repository is opened here, in a thread (a file walk, which
+``multiprocessing`` would re-run its main), started through the host tools'
+one runner (:func:`~fixbugs.sandbox.hosttools.run_tool`: no shell, a short
+environment), gets them back on stdout as JSON of
+:class:`~fixbugs.inputs.bundle.TextInputs`, never a pickle, and kills it at
+the deadline: the job then fails with one line, and no other job waits on
+it. The repository is opened here, in a thread (a file walk, which
 releases the GIL).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 from fixbugs.errors import InputError
 from fixbugs.inputs.bundle import BugInputs, TextInputs, read_texts, with_repo
+from fixbugs.sandbox.hosttools import host_env, run_tool
 
-__all__ = ["READ_DEADLINE_S", "load_inputs_isolated"]
+__all__ = ["READ_DEADLINE_S", "load_inputs_isolated", "read_texts_isolated"]
 
 READ_DEADLINE_S = 60.0  # a 5 MB report and large traces read in seconds; this is no use
 
@@ -62,46 +66,55 @@ async def load_inputs_isolated(
     Past ``deadline_s`` the process is killed and an :class:`InputError`
     says so in one line; a bad input is the same InputError as in-process.
     """
-    request = _Request(report=report, logs=list(logs), traces=list(traces))
-    texts = await _read_texts(request, deadline_s)
+    texts = await read_texts_isolated(report, logs, traces, deadline_s=deadline_s)
     return await asyncio.to_thread(with_repo, texts, repo, test)
 
 
-async def _read_texts(request: _Request, deadline_s: float) -> TextInputs:
-    # the child imports this very code: the parent's import path, not whatever is installed
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "fixbugs.inputs.isolated",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
-    try:
-        out, err = await asyncio.wait_for(
-            proc.communicate(request.model_dump_json().encode()), deadline_s
-        )
-    except TimeoutError:
+async def read_texts_isolated(
+    report: Path,
+    logs: Sequence[Path] = (),
+    traces: Sequence[Path] = (),
+    *,
+    deadline_s: float = READ_DEADLINE_S,
+) -> TextInputs:
+    """:func:`~fixbugs.inputs.bundle.read_texts` in a killable process (the repository
+    is not opened): the staged pipeline reads them once and carries them on."""
+    request = _Request(report=report, logs=list(logs), traces=list(traces))
+    # the child imports this very code: the parent's import path, not whatever is installed;
+    # of the service's environment it gets only the host tools' short list (no API key)
+    env = host_env({"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+    argv = (sys.executable, "-m", "fixbugs.inputs.isolated")
+    data = request.model_dump_json().encode()
+    # a thread waits on the process (holding no GIL); the host tools' runner kills it at
+    # the deadline (a cancelled job's reader lives on until then, at most)
+    run = await asyncio.to_thread(run_tool, argv, timeout_s=deadline_s, env=env, stdin=data)
+    if run.timed_out:
         raise InputError(
             f"the report took more than {deadline_s:g} s to read; "
             "shorten it (logs and traces go in files of their own)"
-        ) from None
-    finally:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
-    if proc.returncode != 0 or not out:
-        last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
-        raise RuntimeError(
-            f"the process reading the inputs failed (exit {proc.returncode}): {last[0][:300]}"
         )
-    read = await asyncio.to_thread(_Read.model_validate_json, out)
+    out = run.stdout
+    if not run.ok or not out:
+        last = run.stderr_text.strip().splitlines()[-1:] or ["no output"]
+        raise RuntimeError(
+            f"the process reading the inputs failed (exit {run.returncode}): {last[0][:300]}"
+        )
+    read = await asyncio.to_thread(_answered, out)
     if read.texts is None:
         raise InputError(read.error or "the inputs could not be read")
     return read.texts
+
+
+def _answer(read: _Read) -> bytes:
+    """The reading process's answer: json.dumps escapes a lone surrogate (a GitHub
+    issue's "\\ud800" is one) that pydantic's JSON writer refuses, so the texts come
+    back as they were read, as in-process."""
+    return json.dumps(to_jsonable_python(read)).encode()
+
+
+def _answered(out: bytes) -> _Read:
+    """The answer read back: typed fields only."""
+    return _Read.model_validate(json.loads(out))
 
 
 def _main() -> None:
@@ -111,7 +124,7 @@ def _main() -> None:
         read = _Read(texts=read_texts(request.report, request.logs, request.traces))
     except InputError as e:
         read = _Read(error=str(e))
-    sys.stdout.buffer.write(read.model_dump_json().encode())
+    sys.stdout.buffer.write(_answer(read))
 
 
 if __name__ == "__main__":

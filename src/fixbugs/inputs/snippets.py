@@ -28,6 +28,7 @@ import shlex
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from fixbugs.inputs import pieces as bounded
 from fixbugs.inputs.fences import fenced_blocks, without_fenced
 from fixbugs.inputs.textfile import clean_text
 from fixbugs.pyenv.failures import final_exception
@@ -105,10 +106,11 @@ def extract_snippets(text: str) -> tuple[Snippet, ...]:
     for i, block in enumerate(blocks):
         after = blocks[i + 1] if i + 1 < len(blocks) else None
         found.extend(_from_block(block, after))
-    for m in _INLINE_C.finditer(without_fenced(text)):
+    prose = without_fenced(text)
+    for m in bounded.finditer(_INLINE_C, prose):
         found.extend(_from_command_line(m.group(1), ""))
     fallback = _report_exception(text)
-    wanted = _EXPECTED.search(without_fenced(text))
+    wanted = bounded.search(_EXPECTED, prose)
     expected = wanted["value"] if wanted else None
     out: list[Snippet] = []
     for s in found:
@@ -244,7 +246,7 @@ def _report_exception(text: str) -> tuple[str, str] | None:
         if _TRACEBACK in body and (final := final_exception(body)) is not None:
             return _short(final[0]), final[1].strip()
     # in prose only the type is trusted: what follows a colon there is the user's sentence
-    m = _PROSE_EXC.search(without_fenced(text))
+    m = bounded.search(_PROSE_EXC, without_fenced(text))
     return (m["type"], "") if m is not None and not m["type"].endswith("Warning") else None
 
 

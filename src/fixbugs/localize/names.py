@@ -25,6 +25,7 @@ import re
 from collections.abc import Collection
 
 from fixbugs.index import RepoIndex
+from fixbugs.inputs import pieces as bounded
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.resolve import Target, dotted_target, member
 from fixbugs.localize.snippet_calls import Use, uses_evidence
@@ -116,7 +117,7 @@ def path_evidence(
         lines = ((a, max(a, b or a)),) if a else ()
         at = f", line {a}" if a else ""
         out[path] = Evidence(path, "path", 1.0, f"the report links to the file {path}{at}", lines)
-    for m in _PATH.finditer(report):
+    for m in bounded.finditer(_PATH, report):
         raw = m.group(1).replace("\\", "/")
         path = relativize(raw, files)
         if path is None or is_test_path(path) or path in out or path in located:

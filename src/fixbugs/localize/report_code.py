@@ -8,6 +8,8 @@ scripts that parse, for running them; localization wants every statement
 it can read, so this reader is tolerant: prompts are stripped, and each
 block is read as the longest runs of lines that parse, so one line of
 output or a pasted traceback in a block loses that line, not the block.
+A line over 4096 characters is read as a gap: a report's code has none,
+and parsing it would hold the GIL for as long as it is.
 
 Pure: a string in, :mod:`ast` statements out, in the report's order.
 """
@@ -27,6 +29,9 @@ _PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.|In \[\d*\]:|\.\.\.+:)(?: |$)")
 _OUT = re.compile(r"^\s*Out\[\d*\]:")
 _MAX_STATEMENT_LINES = 25  # a statement spread over more lines is not worth the search
 _MAX_BLOCK_LINES = 400
+# a line longer than this is no statement worth reading (and one ast.parse of it holds
+# the GIL throughout, stalling the service's loop): it is a gap, like output
+_MAX_LINE_CHARS = 4096
 
 
 def _parse(source: str) -> list[ast.stmt] | None:
@@ -48,7 +53,9 @@ def _code_lines(block: str) -> list[str]:
     out: list[str] = []
     for ln in lines:
         m = _PROMPT.match(ln)
-        if m:
+        if len(ln) > _MAX_LINE_CHARS:
+            out.append("")
+        elif m:
             out.append(ln[m.end() :])
         elif not prompted and not _OUT.match(ln):
             out.append(ln)
@@ -92,6 +99,8 @@ def report_statements(report: str) -> list[ast.stmt]:
     for block in code_blocks(report):
         out.extend(_runs(_code_lines(block)))
     for span in inline_code(report):
+        if len(span) > _MAX_LINE_CHARS:
+            continue
         body = _parse(span.strip())
         if body is not None:
             out.extend(body)

@@ -28,13 +28,13 @@ from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
 from fixbugs.index import as_index
+from fixbugs.inputs import pieces as bounded
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.report_text import code_lines, command_words, inline_code, typed_commands
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
 
 __all__ = ["command_evidence", "literal_evidence", "literal_fragments", "quoted_code_evidence"]
 
-_WS = re.compile(r"\s+")
 _MAX_SHARED = 5  # a quoted line or fragment held by more files than this points nowhere
 # placeholders and regex syntax split a literal into the fixed text a message shows
 _SPLIT = re.compile(r"\{[^{}]*\}|%[-+ #0-9.]*[sdrifx]|\\.|[\[\]()|^$*+?{}\\]|\.\*|\.\+")
@@ -43,7 +43,7 @@ _CODE_HINT_PIECE = re.compile(r"[:=\[\](),]")
 
 
 def _norm(line: str) -> str:
-    return _WS.sub(" ", line.strip())
+    return bounded.squeeze(line)
 
 
 def _python_sources(files: Mapping[str, str]) -> dict[str, str]:
@@ -197,7 +197,7 @@ def command_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
             for path in paths:
                 if score > scores.get(path, (0.0, ""))[0]:
                     scores[path] = (score, f"named like the command `{cmd}` in the report")
-    for ident in set(_IDENT.findall(report)):
+    for ident in set(bounded.findall(_IDENT, report)):
         for path in stems.get(ident, []):
             scores[path] = (1.0 / len(stems[ident]), f"module {ident} is named in the report")
     if not scores:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from fixbugs.inputs import pieces as bounded
 from fixbugs.pyenv.testrun import parse_test_command
 
 __all__ = [
@@ -32,7 +33,8 @@ _INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _PROMPT = re.compile(r"^\s*+(?:[\w.@-]++[:~\w/.-]*+)?[$%❯»]\s+(?P<cmd>\S.*)$")
 _PROGRAM = re.compile(r"^[a-z][a-z0-9_.+-]*$")
 _CODE_HINT = re.compile(r"[()=\[\].]")
-_FRAME = re.compile(r'^\s*File "|^\s*Traceback \(|^[\w./-]+\.py:\d+')
+# possessive and bounded (a path is at most 4096 characters): one line, read once
+_FRAME = re.compile(r'^\s*+File "|^\s*+Traceback \(|^[\w./-]{1,4096}\.py:\d')
 _CHAIN = re.compile(r"&&|\|\||;|\|")  # the pieces are stripped: no \s* to rescan
 _TOKEN = re.compile(r"[a-z0-9]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -47,12 +49,12 @@ _WARNING_FRAME = re.compile(r"^=+ warnings summary =+$|^-- Docs: https://docs\.p
 # (markdown heading, bold line or an HTML summary), names the environment or the
 # versions printout that issue templates ask for
 _ENV_HEAD = re.compile(
-    r"^\s*(?:#+\s*|\*\*|<details>\s*)?(?:<summary>\s*)?"
+    r"^\s*+(?:#+\s*|\*\*|<details>\s*)?(?:<summary>\s*)?"
     r"(?:environment(?:\s+info(?:rmation)?)?|versions?|output of .*versions.*"
     r"|installed versions)\s*:?\s*(?:\*\*|</summary>)?\s*:?\s*$",
     re.I,
 )
-_SECTION_HEAD = re.compile(r"^\s*(?:#+\s+\S|\*\*[^*]+\*\*\s*:?\s*$|</details>)")
+_SECTION_HEAD = re.compile(r"^\s*+(?:#+\s+\S|\*\*[^*]+\*\*\s*:?\s*$|</details>)")
 
 
 def code_blocks(text: str) -> list[str]:
@@ -84,7 +86,8 @@ def inline_code(text: str) -> list[str]:
             continue
         if not fenced:
             outside.append(line)
-    return [m.group(1).strip() for m in _INLINE.finditer("\n".join(outside)) if m.group(1).strip()]
+    prose = "\n".join(outside)
+    return [m.group(1).strip() for m in bounded.finditer(_INLINE, prose) if m.group(1).strip()]
 
 
 def _split_chain(command: str) -> list[str]:
@@ -102,9 +105,9 @@ def code_words(text: str) -> set[str]:
     like code anywhere (``snake_case``, ``CamelCase``, ``call(``).
     Plain prose words ("my value") are not among them."""
     coded = "\n".join([*code_blocks(text), *inline_code(text)])
-    out = set(_IDENT.findall(coded))
-    out |= {w for w in _IDENT.findall(text) if "_" in w.strip("_") or _SHAPED.match(w)}
-    out |= {m.group(1) for m in _CALL.finditer(text)}
+    out = set(bounded.findall(_IDENT, coded))
+    out |= {w for w in bounded.findall(_IDENT, text) if "_" in w.strip("_") or _SHAPED.match(w)}
+    out |= {m.group(1) for m in bounded.finditer(_CALL, text)}
     return out
 
 

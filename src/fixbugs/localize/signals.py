@@ -29,6 +29,7 @@ from fixbugs.index import ModuleEntry, RepoIndex, as_index
 from fixbugs.index.paths import SOURCE_SUFFIXES, is_source
 from fixbugs.index.words import STOP_WORDS as _STOP
 from fixbugs.index.words import tokenize_code
+from fixbugs.inputs import pieces as bounded
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.report_text import code_words
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
@@ -48,6 +49,7 @@ __all__ = [
 
 _CALLER_DECAY = 0.6  # each frame further from the failure is this much less suspect
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ALPHANUM = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
 def traceback_evidence(parsed: ParsedFailure) -> list[Evidence]:
@@ -228,7 +230,7 @@ def _phrases(report: str) -> dict[str, float]:
     Phrases of two or three words count fully; a single word only half, since
     ``value`` or ``settings`` in prose is a weaker pointer than ``Settings`` in code.
     """
-    words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", report)]
+    words = [w.lower() for w in bounded.findall(_ALPHANUM, report)]
     out: dict[str, float] = {}
     for n, weight in ((1, 0.5), (2, 1.0), (3, 1.0)):
         for i in range(len(words) - n + 1):

@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
 from fixbugs.index.paths import is_test_path
+from fixbugs.inputs import pieces as bounded
 
 __all__ = [
     "Frame",
@@ -36,9 +37,10 @@ _IPY_NEW = re.compile(r"^File (?P<path>[^\s,]+\.pyx?):(?P<line>\d+), in (?P<func
 _IPY_ARROW = re.compile(r"^-+>\s*(?P<line>\d+)\s?(?P<code>.*)$")
 _CPYTHON = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')
 # pytest location line: "path.py:12: in func", "path.py:12: ValueError", "path.py:12: "
-_PYTEST_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]*\.py):(?P<line>\d+):(?: (?P<rest>.*))?$")
+# (a path is at most 4096 characters: a long line is not read to its end for one)
+_PYTEST_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]{0,4095}\.py):(?P<line>\d+):(?: (?P<rest>.*))?$")
 # a warnings-summary location: "path.py:23" alone on a line
-_WARNING_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]*\.py):(?P<line>\d+)$")
+_WARNING_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]{0,4095}\.py):(?P<line>\d+)$")
 _DEF = re.compile(r"^\s*(?:>\s*)?(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
 _EXC_LINE = re.compile(
     r"^E\s+(?P<type>(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure))(?::\s*(?P<msg>.*))?$"
@@ -292,7 +294,7 @@ def parse_failure(text: str, repo_files: Collection[str] | None = None) -> Parse
             exc_type, exc_msg = p["type"], p["msg"].strip() or None
         block.append(line)
     close()
-    failing = tuple(dict.fromkeys(m["id"] for m in _NODE_ID.finditer(text)))
+    failing = tuple(dict.fromkeys(m["id"] for m in bounded.finditer(_NODE_ID, text)))
     return ParsedFailure(
         tuple(tracebacks), tuple(warnings), failing, exc_type, exc_msg, truncated=frozenset(cut)
     )

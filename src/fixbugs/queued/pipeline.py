@@ -17,7 +17,13 @@ stages share one gate sized to the cores, whichever of the two they are.
 
 Each stage's effect is the bug's :class:`~fixbugs.run.record.BugRun`
 after it (as JSON), recorded exactly once by the queue backend; the next stage, in
-any worker process, starts from it. A worker killed mid-stage loses only
+any worker process, starts from it. The report, logs and traces are a
+tenant's text: ``analysis`` reads them in a process of its own, killed at a
+deadline (:func:`~fixbugs.inputs.isolated.read_texts_isolated`; a hostile
+report fails the bug with one line, and the worker's event loop never parses
+it), and every effect carries the texts as read (:mod:`fixbugs.queued.state`),
+so a later stage pays no process start and no second parse: it only reopens
+the repository. A worker killed mid-stage loses only
 that stage's work in progress: the message comes back after its lease and
 another worker redoes the stage from the state before it.
 """
@@ -38,7 +44,9 @@ from agentrt.metrics import MetricsRecorder
 from agentrt.metrics import stage as metrics_stage
 from agentrt.pipeline import Pipeline, Stage, StageContext, StageFn
 from fixbugs.inputs import BugInputs, load_inputs
-from fixbugs.queued.state import decode, encode
+from fixbugs.inputs.bundle import TextInputs, with_repo
+from fixbugs.inputs.isolated import READ_DEADLINE_S, read_texts_isolated
+from fixbugs.queued.state import decode, decode_texts, encode
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.progress import Journal, ProgressEvent
 from fixbugs.run.record import BugRun
@@ -80,13 +88,16 @@ class StagedConfig:
 
     ``model_slots`` bounds the bugs in a model stage at once; ``None`` sizes
     it to the model endpoints' own limit (:func:`model_slots_for`). The
-    model client still bounds the calls actually in flight.
+    model client still bounds the calls actually in flight. ``read_deadline_s``
+    bounds the reading of a bug's report, logs and traces (past it the bug
+    fails with one line).
     """
 
     sandbox_slots: int = max(1, os.cpu_count() or 1)
     model_slots: int | None = None
     lease_s: float = 60.0
     capacity: int = 16
+    read_deadline_s: float = READ_DEADLINE_S  # the isolated read of a bug's texts
 
 
 DEFAULT_MODEL_SLOTS = 8
@@ -110,13 +121,27 @@ def model_slots_for(models: Models | None) -> int:
 
 
 def inputs_from_spec(spec: Mapping[str, Any]) -> BugInputs:
-    """A bug's inputs from its queue payload (see :class:`fixbugs.service.bug_spec.BugSpec`)."""
+    """A bug's inputs from its queue payload (see :class:`fixbugs.service.bug_spec.BugSpec`),
+    read in this process (the benchmark's whole-bug mode; the stages read them isolated)."""
     return load_inputs(
         Path(spec["report"]),
         Path(spec["repo"]),
         logs=[Path(p) for p in spec.get("logs", ())],
         traces=[Path(p) for p in spec.get("traces", ())],
         test=spec.get("test"),
+    )
+
+
+async def texts_from_spec(
+    spec: Mapping[str, Any], *, deadline_s: float = READ_DEADLINE_S
+) -> TextInputs:
+    """A bug's report, logs and traces from its queue payload, read in a process of their
+    own with a deadline (:func:`~fixbugs.inputs.isolated.read_texts_isolated`)."""
+    return await read_texts_isolated(
+        Path(spec["report"]),
+        logs=[Path(p) for p in spec.get("logs", ())],
+        traces=[Path(p) for p in spec.get("traces", ())],
+        deadline_s=deadline_s,
     )
 
 
@@ -184,10 +209,17 @@ class StagedAgent:
 
     # -- one stage of one bug ----------------------------------------------
     async def _context(
-        self, sctx: StageContext, state: BugRun | None, *, validation_slots: int | None = None
+        self,
+        sctx: StageContext,
+        state: BugRun | None,
+        texts: TextInputs,
+        *,
+        validation_slots: int | None = None,
     ) -> tuple[BugInputs, RunContext]:
-        """The bug's inputs and this worker's services, its journal resumed from ``state``."""
-        inputs = await asyncio.to_thread(inputs_from_spec, sctx.input)
+        """The bug's inputs (``texts`` and its repository, opened here) and this worker's
+        services, its journal resumed from ``state``."""
+        spec: Mapping[str, Any] = sctx.input
+        inputs = await asyncio.to_thread(with_repo, texts, Path(spec["repo"]), spec.get("test"))
         options = await self.options()
         if validation_slots is not None:
             options = replace(options, validation_slots=validation_slots)
@@ -248,23 +280,34 @@ class StagedAgent:
             await asyncio.to_thread(ws.close)
 
     @staticmethod
-    def _record(run: BugRun, ctx: RunContext, walls: dict[str, float]) -> Mapping[str, Any]:
-        """The stage's effect: the record, with the journal, the recorder and walls now."""
-        return encode(with_journal(run, ctx).model_copy(update={"walls": walls}))
+    def _record(
+        run: BugRun, ctx: RunContext, walls: dict[str, float], texts: TextInputs
+    ) -> Mapping[str, Any]:
+        """The stage's effect: the record, with the journal, the recorder and walls now,
+        and the bug's texts for the next stage."""
+        return encode(with_journal(run, ctx).model_copy(update={"walls": walls}), texts)
+
+    @staticmethod
+    def _upstream(sctx: StageContext, stage: str) -> tuple[BugRun, TextInputs]:
+        """The record and the texts ``stage`` left for this one."""
+        effect = sctx.upstream[stage]
+        return decode(effect), decode_texts(effect)
 
     async def _analysis(self, sctx: StageContext) -> Mapping[str, Any]:
-        inputs, ctx = await self._context(sctx, None)
+        texts = await texts_from_spec(sctx.input, deadline_s=self.config.read_deadline_s)
+        inputs, ctx = await self._context(sctx, None, texts)
         walls: dict[str, float] = {}
         async with self._agent_stage(ctx, "analysis", walls):
             analysis = await run_analysis(inputs, ctx)
         async with self._agent_stage(ctx, "file_relevance", walls):
             relevance = await run_relevance(inputs, analysis, ctx)
         analysis = analysis.model_copy(update={"relevance": relevance})
-        return self._record(BugRun(started=ctx.journal.started, analysis=analysis), ctx, walls)
+        run = BugRun(started=ctx.journal.started, analysis=analysis)
+        return self._record(run, ctx, walls, texts)
 
     async def _reproduction(self, sctx: StageContext) -> Mapping[str, Any]:
-        state = decode(sctx.upstream["analysis"])
-        inputs, ctx = await self._context(sctx, state)
+        state, texts = self._upstream(sctx, "analysis")
+        inputs, ctx = await self._context(sctx, state, texts)
         walls = dict(state.walls)
         async with (
             self._workspace(inputs, ctx) as ws,
@@ -272,11 +315,11 @@ class StagedAgent:
         ):
             rep, sbfl = await run_reproduction(inputs, state.analysis, ctx, ws)
         run = state.model_copy(update={"reproduction": rep, "sbfl": sbfl})
-        return self._record(run, ctx, walls)
+        return self._record(run, ctx, walls, texts)
 
     async def _root_cause(self, sctx: StageContext) -> Mapping[str, Any]:
-        state = decode(sctx.upstream["reproduction"])
-        inputs, ctx = await self._context(sctx, state)
+        state, texts = self._upstream(sctx, "reproduction")
+        inputs, ctx = await self._context(sctx, state, texts)
         walls = dict(state.walls)
         async with self._agent_stage(ctx, "root_cause", walls):
             run = state.model_copy(update={"diagnosis": await run_root_cause(inputs, state, ctx)})
@@ -284,13 +327,13 @@ class StagedAgent:
         # naturalness scores): here, its waits hold a model slot, not a core.
         async with self._agent_stage(ctx, "fix", walls):
             run = run.model_copy(update={"fix": await run_fix(inputs, run, ctx)})
-        return self._record(run, ctx, walls)
+        return self._record(run, ctx, walls, texts)
 
     async def _repair(self, sctx: StageContext) -> Mapping[str, Any]:
-        state = decode(sctx.upstream["root_cause"])
+        state, texts = self._upstream(sctx, "root_cause")
         # The repair holds one core of the shared gate: it validates one
         # candidate at a time, so it never takes the core another bug holds.
-        inputs, ctx = await self._context(sctx, state, validation_slots=1)
+        inputs, ctx = await self._context(sctx, state, texts, validation_slots=1)
         walls = dict(state.walls)
         async with (
             self._workspace(inputs, ctx) as ws,

@@ -4,8 +4,11 @@ The staged driver runs each stage of a bug in whatever worker process
 claims it, possibly on another machine, so everything a later stage reads
 travels in the stage's recorded effect (the queue backend stores it
 exactly once per bug and stage): the record of the stages so far, with the
-run's events, notes and calls. :func:`encode` and :func:`decode` turn it
-into the effect's JSON and back.
+run's events, notes and calls, and the bug's untrusted texts as the first
+stage read them (:class:`~fixbugs.inputs.bundle.TextInputs`: the report,
+logs and traces, parsed once in a killable process; a later stage reopens
+only the repository). :func:`encode` and :func:`decode` turn the record
+into the effect's JSON and back, :func:`decode_texts` the texts.
 
 The encoding is the record's own JSON (its pydantic dump as plain JSON
 types), with a version tag so a worker of another version refuses it
@@ -19,12 +22,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
+from fixbugs.inputs.bundle import TextInputs
 from fixbugs.run.record import RECORD_VERSION, BugRun
 
-__all__ = ["VERSION", "StateVersionError", "decode", "encode"]
+__all__ = ["VERSION", "StateVersionError", "decode", "decode_texts", "encode"]
 
 VERSION = RECORD_VERSION
 
@@ -33,7 +37,10 @@ class StateVersionError(Exception):
     """The stored state was written by an incompatible version of the worker."""
 
 
-def encode(state: BugRun) -> dict[str, Any]:
+_TEXTS = TypeAdapter(TextInputs)
+
+
+def encode(state: BugRun, texts: TextInputs | None = None) -> dict[str, Any]:
     """The JSON-able form kept in a stage's effect.
 
     Built from the record's Python dump rather than pydantic's JSON dump:
@@ -42,7 +49,10 @@ def encode(state: BugRun) -> dict[str, Any]:
     merge and the record would not come back equal. ``json.dumps`` escapes
     surrogates, and :func:`decode` reads them back unchanged.
     """
-    return {"version": VERSION, "run": _jsonable(state.model_dump(mode="python"))}
+    effect = {"version": VERSION, "run": _jsonable(state.model_dump(mode="python"))}
+    if texts is not None:
+        effect["texts"] = _jsonable(_TEXTS.dump_python(texts, mode="python"))
+    return effect
 
 
 def _jsonable(value: Any) -> Any:
@@ -71,3 +81,17 @@ def decode(data: Mapping[str, Any]) -> BugRun:
         return BugRun.model_validate(data.get("run"))
     except ValidationError as e:
         raise StateVersionError(f"bug state does not match this worker's record: {e}") from None
+
+
+def decode_texts(data: Mapping[str, Any]) -> TextInputs:
+    """The bug's texts in a stage's effect, as the first stage read them; an effect
+    without them (or of another shape) is refused like a record of another version."""
+    if data.get("version") != VERSION or "texts" not in data:
+        raise StateVersionError(
+            f"bug state of version {data.get('version')!r} carries no inputs; "
+            f"this worker reads {VERSION} with them"
+        )
+    try:
+        return _TEXTS.validate_python(data["texts"])
+    except ValidationError as e:
+        raise StateVersionError(f"bug inputs do not match this worker's: {e}") from None

@@ -230,7 +230,11 @@ async def validate_parallel(
                 res = await run_stage(stage, sb, c.diff, pos, what, limit_s)
                 why = await stage_verdict(stage, res, base)
                 if why is not None:
-                    if i == 0 and refine is not None and still_fails(stage, res):
+                    if (
+                        i == 0
+                        and refine is not None
+                        and await asyncio.to_thread(still_fails, stage, res)
+                    ):
                         out = res.stdout + "\n" + res.stderr
                         more = await in_thread(functools.partial(refine, c, out))
                         if more is not None:

@@ -138,7 +138,8 @@ class Baselines:
                     res = await self._run_stage(
                         stage, sb, None, priority, f"{stage.name} baseline", limit_s
                     )
-                    self._done[stage.command] = dict(parse_outcomes(res.stdout + "\n" + res.stderr))
+                    out = res.stdout + "\n" + res.stderr  # the tests' text: read off the loop
+                    self._done[stage.command] = dict(await asyncio.to_thread(parse_outcomes, out))
                 finally:
                     await close(sb)
             return self._done[stage.command]
@@ -176,6 +177,12 @@ def still_fails(stage: Stage, res: Ran) -> bool:
 
 
 async def stage_verdict(stage: Stage, res: Ran, baseline: Mapping[str, str] | None) -> str | None:
+    """Why the stage rejects the candidate (None: it passed). The output is the tests' to
+    write, up to the sandbox's cap: read in a worker thread, off the event loop."""
+    return await asyncio.to_thread(_verdict, stage, res, baseline)
+
+
+def _verdict(stage: Stage, res: Ran, baseline: Mapping[str, str] | None) -> str | None:
     out = res.stdout + "\n" + res.stderr
     if baseline is None:
         runner = parse_test_command(stage.command).runner

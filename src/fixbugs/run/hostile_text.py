@@ -2,9 +2,11 @@
 
 Every parser that reads what a user or a test run wrote (the report, a log
 line, a pasted traceback, a test's output, a model's answer that quotes
-them) must take time linear in its input: the service runs them on its
-event loop, and Python's ``re`` holds the GIL for a whole match, so one
-quadratic pattern on a 60 KB report stalls every tenant. :data:`GENERATORS`
+them) must take time linear in its input: a quadratic pattern on a 60 KB
+report held the service's event loop for 48 s. The service now runs them in
+worker threads, off its loop, but Python's ``re`` holds the GIL for a whole
+call, so a call over a whole long text still stalls every tenant for its
+duration: they read whole texts in pieces (:mod:`fixbugs.inputs.pieces`). :data:`GENERATORS`
 make texts of a given size shaped to provoke backtracking (unclosed fences,
 runs of a pattern's own punctuation, one long line, ...); :data:`PARSERS`
 are the entry points, each a function of one string. ``fixbugs bench

@@ -7,6 +7,14 @@ with provenance, the chunks richest in them are mapped by the small model
 into structured evidence, and a reducer orders it by time, groups it by
 trace and splits it by service. Traces contribute their failing or
 code-annotated spans.
+
+The report, logs and traces are a tenant's text, and the service runs many
+jobs on one event loop: every parse of them here (the traceback, the static
+signals, the log's signal lines and chunks) runs in a worker thread
+(:func:`asyncio.to_thread`), so the loop keeps answering while a long
+report is read. The thread gives up the GIL every few milliseconds, and no
+single regular-expression call in these parsers reads more than a line or a
+block (``tests/security/test_loop_latency.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from fixbugs.inputs import BugInputs, LogRecord, iter_log_records
 from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import static_evidence
 from fixbugs.localize.rank import RankedFile, rank_files
-from fixbugs.localize.traceback import parse_failure
+from fixbugs.localize.traceback import ParsedFailure, parse_failure
 from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import Analysis, Evidence
@@ -96,11 +104,16 @@ async def _map_log_chunks(inputs: BugInputs, ctx: RunContext, path: Path) -> lis
             if hits:
                 yield hits, -chunk.index, chunk
 
-    # streamed: only the k best chunks are ever held, whatever the log's size
-    best = heapq.nlargest(ctx.options.max_log_chunks, scored(), key=lambda t: (t[0], t[1]))
-    chunks = [c for _, _, c in sorted(best, key=lambda t: -t[1])]
+    def best() -> list[LogChunk]:
+        # streamed: only the k best chunks are ever held, whatever the log's size
+        kept = heapq.nlargest(ctx.options.max_log_chunks, scored(), key=lambda t: (t[0], t[1]))
+        return [c for _, _, c in sorted(kept, key=lambda t: -t[1])]
+
     model = ctx.step_model("log_map")
-    if not chunks or model is None:
+    if model is None:  # nothing would read the chunks
+        return []
+    chunks = await asyncio.to_thread(best)
+    if not chunks:
         return []
     summary = inputs.report.title
 
@@ -149,6 +162,20 @@ def _signal_evidence(path: Path) -> list[RtEvidence]:
     return out
 
 
+def _static_signals(
+    inputs: BugInputs, files: Mapping[str, str], text: str
+) -> tuple[ParsedFailure, list[FileEvidence], list[Evidence], list[RankedFile]]:
+    """The report's traceback, the static evidence and its ranking: CPU work on the
+    report's text, run in a worker thread (see the module's docstring)."""
+    report = inputs.report
+    failure = parse_failure(text, files.keys())
+    test_ids = parse_test_command(inputs.test_command or "").test_ids
+    file_ev = static_evidence(files, report.title + "\n" + text, failure, test_ids)
+    evidence, trace_ev = trace_file_evidence(inputs, files)
+    file_ev += trace_ev
+    return failure, file_ev, evidence, rank_files(file_ev)
+
+
 async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
     """The analysis stage: static signals (report, traceback, logs, traces), the first ranking.
 
@@ -162,12 +189,9 @@ async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
     files = await asyncio.to_thread(ctx.files)
     for note in files.notes:
         ctx.journal.note("analysis", note)
-    failure = parse_failure(text, files.keys())
-    test_ids = parse_test_command(inputs.test_command or "").test_ids
-    file_ev = static_evidence(files, report.title + "\n" + text, failure, test_ids)
-    evidence, trace_ev = trace_file_evidence(inputs, files)
-    file_ev += trace_ev
-    ranked = rank_files(file_ev)
+    failure, file_ev, evidence, ranked = await asyncio.to_thread(
+        _static_signals, inputs, files, text
+    )
     first_hypothesis_s: float | None = None
     if ranked:
         top = ranked[0]
@@ -186,7 +210,7 @@ async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
     ]
     log_ev: list[RtEvidence] = []
     for path in inputs.logs:
-        log_ev += _signal_evidence(path)
+        log_ev += await asyncio.to_thread(_signal_evidence, path)
         log_ev += await _map_log_chunks(inputs, ctx, path)
     log_digest = ""
     if log_ev:

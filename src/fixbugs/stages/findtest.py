@@ -21,6 +21,7 @@ import shlex
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from fixbugs.inputs import pieces as bounded
 from fixbugs.inputs.fences import fenced_blocks
 from fixbugs.localize.traceback import ParsedFailure, is_test_path, parse_failure
 from fixbugs.pyenv.failures import (
@@ -67,7 +68,7 @@ def command_from_report(text: str) -> str | None:
         m = _TEST_CMD.search(section)
         if m:
             return m.group(1).strip().strip("`")
-    m = _INLINE.search(text)
+    m = bounded.search(_INLINE, text)
     return m.group(1).strip() if m else None
 
 
@@ -107,14 +108,14 @@ def _report_exceptions(failure: ParsedFailure | None, report: str) -> list[tuple
     out: list[tuple[str, str]] = []
     if failure is not None and failure.exception_type:
         out.append((_short(failure.exception_type), (failure.exception_message or "").strip()))
-    for m in _REPORT_EXC.finditer(report):
+    for m in bounded.finditer(_REPORT_EXC, report):
         out.append((_short(m["type"]), (m["msg"] or "").strip().rstrip(".,;:").strip()))
     return list(dict.fromkeys(out))
 
 
 def _report_texts(report: str) -> list[str]:
     """What the report quotes or shows in code blocks (its output, its input), 6+ chars each."""
-    quoted = _QUOTED.findall(report)[:10]
+    quoted = bounded.findall(_QUOTED, report)[:10]
     shown = [
         _PROMPT.sub("", line.strip())
         for block in (f.body for f in fenced_blocks(report))

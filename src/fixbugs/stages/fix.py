@@ -14,6 +14,7 @@ the model's rewrite may edit, and whether it leads, is the judge's trust
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -37,14 +38,20 @@ from fixbugs.repair import (
 )
 from fixbugs.repair.edits import EDIT_FORMATS, AppliedEdits, EditRejected, apply_edits, parse_edits
 from fixbugs.repair.followup import Stepwise
-from fixbugs.repair.hints import test_numbers
+from fixbugs.repair.hints import FailureHints, test_numbers
 from fixbugs.repair.naturalness import naturalness_factors
 from fixbugs.repair.patch import diff_hunks
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, FixProposal, Reproduction, RootCause
 from fixbugs.sandbox.reported import read_baseline_text
 from fixbugs.stages.model_scope import model_first, rewrite_refusal, rewrite_roots
-from fixbugs.stages.repair_scope import fix_regions, more_regions, repair_regions, spectrum_top
+from fixbugs.stages.repair_scope import (
+    Span,
+    fix_regions,
+    more_regions,
+    repair_regions,
+    spectrum_top,
+)
 
 __all__ = [
     "NOT_REPRODUCED",
@@ -238,16 +245,15 @@ def stepwise_refiner(
     )
 
 
-async def propose_fixes(
-    inputs: BugInputs, prior: BugRun, ctx: RunContext, *, baseline: Path | None = None
-) -> list[RepairCandidate]:
-    """Ranked candidates (best first), each with its id, as validation will run them.
-
-    Sources come from ``baseline`` (the workspace's pristine tree) when
-    given, else from the input tree (see :class:`_Sources`).
-    """
-    files = ctx.files()
-    sources = _Sources(files, baseline)
+def _repair_regions(
+    inputs: BugInputs,
+    prior: BugRun,
+    ctx: RunContext,
+    files: Mapping[str, str],
+    sources: _Sources,
+) -> tuple[list[Span], list[Span], FailureHints, list[SourceFile]]:
+    """The regions a repair edits (ranked, the spectrum's best), the hints the report and
+    the reproduction's output give, and the repository's sources they are read against."""
     ranked = repair_regions(prior, files)
     n = max(1, ctx.options.repair_regions)
     # the root cause's file is the likeliest home of the fix: its other suspicious
@@ -268,6 +274,24 @@ async def propose_fixes(
     regions += more_regions(
         prior, regions, files, repo_sources, run_text, root_text, parse_hints(run_text).keys
     )
+    return regions, best, hints, repo_sources
+
+
+async def propose_fixes(
+    inputs: BugInputs, prior: BugRun, ctx: RunContext, *, baseline: Path | None = None
+) -> list[RepairCandidate]:
+    """Ranked candidates (best first), each with its id, as validation will run them.
+
+    Sources come from ``baseline`` (the workspace's pristine tree) when
+    given, else from the input tree (see :class:`_Sources`).
+    """
+    files = ctx.files()
+    sources = _Sources(files, baseline)
+    # the report and the test output are hostile text, and the regions read the
+    # repository's code: CPU work, in a worker thread (the event loop serves other jobs)
+    regions, best, hints, repo_sources = await asyncio.to_thread(
+        _repair_regions, inputs, prior, ctx, files, sources
+    )
     ctx.journal.note(
         "fix",
         "repair regions: " + ", ".join(f"{p}:{a}-{b} ({s:.2f})" for p, a, b, s in regions[:10]),
@@ -281,14 +305,16 @@ async def propose_fixes(
     extra, joint = _model_candidates(rewrite, prior, ctx)
     for edit, _ in extra:
         texts.setdefault(edit.path, sources.text(edit.path) or "")
-    cands = generate_candidates(
-        [Region(p, a, b, s) for p, a, b, s in regions],
-        texts,
-        hints,
-        repo_sources=repo_sources,
-        test_literals=test_literals(_test_sources(prior, sources)),
-        extra=extra,
-        hot_lines=[(p, ln) for p, a, b, _ in best for ln in range(a, b + 1)],
+    cands = await asyncio.to_thread(
+        lambda: generate_candidates(
+            [Region(p, a, b, s) for p, a, b, s in regions],
+            texts,
+            hints,
+            repo_sources=repo_sources,
+            test_literals=test_literals(_test_sources(prior, sources)),
+            extra=extra,
+            hot_lines=[(p, ln) for p, a, b, _ in best for ln in range(a, b + 1)],
+        )
     )
     if joint:  # a rewrite of several files: ids after the engine's, ranked with them
         top = max((c.id for c in cands), default=-1)

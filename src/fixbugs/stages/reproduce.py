@@ -4,24 +4,26 @@ The command is the user's (``--test``), else one found in the report
 (:mod:`fixbugs.stages.findtest`); else the report's own code
 (:mod:`fixbugs.inputs.snippets`, run by :mod:`fixbugs.stages.snippet`); else an
 existing test of the top-ranked files that fails as the report shows. The
-snippet comes before the discovered tests: it is the user's own account of
-the failure, while a failing test found near the top files may fail for
-another reason. Everything runs with the user's interpreter, in the
-sandbox. "Confirmed" means the named tests were collected, ran, and failed
-or errored in the test itself (:func:`fixbugs.pyenv.testverdict.classify_run`). A
-collection or import error, a usage error, no tests collected, a missing
-interpreter or a missing pytest, or failures that all come from the machine
-(a missing module, user or home, no network: :mod:`fixbugs.pyenv.failures`)
-is "could not run: REASON", with the last lines of output, and the bug is
-*not* reproduced. Once confirmed, a verbose
-run of the same test files records which tests pass now, the baseline that
-validation holds a fix to. A snippet that reproduces is kept as the
+snippet comes before the discovered tests: it is the user's own account of the
+failure, while a failing test found near the top files may fail for another
+reason. The report and the test output are hostile text: every parse of them
+runs in a worker thread, off the service's event loop. Everything runs with the
+user's interpreter, in the sandbox. "Confirmed" means the named tests were
+collected, ran, and failed or errored in the test itself
+(:func:`fixbugs.pyenv.testverdict.classify_run`). A collection or import error,
+a usage error, no tests collected, a missing interpreter or a missing pytest,
+or failures that all come from the machine (a missing module, user or home, no
+network: :mod:`fixbugs.pyenv.failures`) is "could not run: REASON", with the
+last lines of output, and the bug is *not* reproduced. Once confirmed, a
+verbose run of the same test files records which tests pass now, the baseline
+that validation holds a fix to. A snippet that reproduces is kept as the
 reproduction's ``script``; its coverage is SBFL's failing spectrum, and its
 gate command is validation's fail-to-pass gate.
 """
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 from pathlib import Path
 from typing import Literal
@@ -37,6 +39,7 @@ from fixbugs.run.context import RunContext
 from fixbugs.run.record import Analysis, Reproduction, Sbfl
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.stages.findtest import (
+    FailureMatch,
     command_from_frames,
     command_from_report,
     matching_failure,
@@ -73,13 +76,17 @@ async def _discover(
     cmd = "python -m pytest -v -p no:cacheprovider " + " ".join(shlex.quote(t) for t in tests)
     run = await ctx.run_in(workspace, cmd, "existing tests of the top-ranked files")
     output = run.stdout + "\n" + run.stderr
-    # the output is the tests' to write: a test id names a listed file, or it is none
-    failed = [
-        t
-        for t, o in parse_outcomes(output).items()
-        if o in ("failed", "error") and t.split("::", 1)[0] in files
-    ]
-    hit = matching_failure(failed, output, analysis.failure, inputs.report.text)
+
+    def matched() -> tuple[list[str], FailureMatch | None]:
+        # the output is the tests' to write: a test id names a listed file, or it is none
+        failed = [
+            t
+            for t, o in parse_outcomes(output).items()
+            if o in ("failed", "error") and t.split("::", 1)[0] in files
+        ]
+        return failed, matching_failure(failed, output, analysis.failure, inputs.report.text)
+
+    failed, hit = await asyncio.to_thread(matched)
     if hit is None:
         ctx.journal.note(
             "reproduction",
@@ -123,8 +130,8 @@ async def _reproduce(
     origin: Origin = "given"
     if not cmd:
         origin = "report"
-        cmd = command_from_report(
-            report.body + "\n" + "\n".join(report.comments)
+        cmd = await asyncio.to_thread(
+            command_from_report, report.body + "\n" + "\n".join(report.comments)
         ) or command_from_frames(analysis.failure, ctx.files())
     snippet = None
     if not cmd:
@@ -155,7 +162,9 @@ async def _reproduce(
     run = await ctx.run_in(workspace, cmd, "reproduce")
     # paths as the user knows them: relative to their repository, not the sandbox copy
     output = (run.stdout + "\n" + run.stderr).replace(f"{workspace.root}/", "")
-    verdict = classify_run(parsed.runner, run.returncode, output, timed_out=run.timed_out)
+    verdict = await asyncio.to_thread(
+        classify_run, parsed.runner, run.returncode, output, timed_out=run.timed_out
+    )
     if verdict.status == "failed":
         summary = f"fails as reported: {verdict.reason} (exit {run.returncode})"
     elif verdict.status == "passed":
@@ -167,7 +176,8 @@ async def _reproduce(
     baseline: dict[str, str] = {}
     if confirmed and verbose:
         vrun = await ctx.run_in(workspace, verbose, "baseline tests")
-        baseline = dict(parse_outcomes(vrun.stdout + "\n" + vrun.stderr))
+        baseline = dict(await asyncio.to_thread(parse_outcomes, vrun.stdout + "\n" + vrun.stderr))
+    excerpt = await asyncio.to_thread(failure_excerpt, parsed.runner, output) if confirmed else ""
     rep = Reproduction(
         cmd,
         origin,
@@ -177,7 +187,7 @@ async def _reproduce(
         verbose,
         tail(output),
         parsed.suite(),
-        failure_text=failure_excerpt(parsed.runner, output) if confirmed else "",
+        failure_text=excerpt,
     )
     passing = sum(1 for v in baseline.values() if v == "passed")
     ctx.journal.emit(

@@ -317,11 +317,12 @@ async def root_cause(
     if not regions:
         return None
     best = regions[0]
+    # the explanations and the prompt read the report again: in a worker thread
     fallback = RootCause(
         best.path,
         best.start,
         best.end,
-        evidence_explanation(best, inputs, prior),
+        await asyncio.to_thread(evidence_explanation, best, inputs, prior),
         origin_of(prior, best),
         best.reasons,
         best.function,
@@ -331,8 +332,9 @@ async def root_cause(
         return fallback
     files = ctx.files()
     trust = ctx.models.judge_trust if ctx.models else "low"
+    prompt = await asyncio.to_thread(region_prompt, inputs, prior, regions, files, trust=trust)
     req = ChatRequest.of(
-        region_prompt(inputs, prior, regions, files, trust=trust),
+        prompt,
         system=JUDGE_SYSTEM_HIGH if trust == "high" else JUDGE_SYSTEM,
         max_tokens=300 if trust == "high" else 200,  # room for a quote
         stage="root_cause",
@@ -351,7 +353,7 @@ async def root_cause(
     judged = [
         Judged(None, "", f"the judgment call failed ({a})")
         if isinstance(a, AgentrtError)
-        else Judged(*check_judgment(a, regions, files, trust=trust))
+        else Judged(*await asyncio.to_thread(check_judgment, a, regions, files, trust=trust))
         for a in answers
     ]
     settled = settle(judged, regions, may_overrule=trust == "high")
@@ -379,7 +381,8 @@ async def run_root_cause(inputs: BugInputs, prior: BugRun, ctx: RunContext) -> D
     # only files of the repository listing (coverage may name others)
     ranked = [r for r in rank_files(prior.file_evidence()) if r.path in files]
     ranked_event(ctx, "root_cause", "ranked files (static, SBFL and model relevance)", ranked)
-    regions = run_regions(inputs, prior, ranked, files)
+    # the regions read the report (quoted code, literals, assertions): off the event loop
+    regions = await asyncio.to_thread(run_regions, inputs, prior, ranked, files)
     rc = await root_cause(inputs, prior, ctx, regions)
     if rc is not None:
         ctx.journal.emit(

@@ -28,6 +28,7 @@ must make the snippet stop failing, not merely fail differently.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -192,8 +193,16 @@ async def run_snippet(
         )
     finally:
         remove_tree(d)  # never follows a link the script left there
-    verdict = judge_snippet_run(
-        snippet, rel, run.returncode, run.stdout, run.stderr, timed_out=run.timed_out
+    # the snippet's output is the repository code's to write (up to the sandbox's cap):
+    # read in a worker thread, off the service's event loop
+    verdict = await asyncio.to_thread(
+        judge_snippet_run,
+        snippet,
+        rel,
+        run.returncode,
+        run.stdout,
+        run.stderr,
+        timed_out=run.timed_out,
     )
     output = (run.stdout + "\n" + run.stderr).replace(f"{root}/", "")
     return SnippetRun(snippet, verdict, run.returncode, output)

@@ -15,6 +15,7 @@ passing test beside it the spectrum ranks nothing and SBFL is skipped.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from pathlib import Path
 
@@ -47,7 +48,8 @@ async def run_report_snippets(
     """Run the report's first snippets; the first that reproduces, else the last one run."""
     if ctx.options.no_python:
         return None
-    snippets = extract_snippets(inputs.report.text)[:SNIPPET_RUNS]
+    # the report's text, read in a worker thread: off the service's event loop
+    snippets = (await asyncio.to_thread(extract_snippets, inputs.report.text))[:SNIPPET_RUNS]
     env = ctx.options.python
     last: SnippetRun | None = None
     for s in snippets:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import pickle
 from pathlib import Path
 
 import pytest
 
-from fixbugs.queued.state import VERSION, StateVersionError, decode, encode
+from fixbugs.inputs.bundle import TextInputs
+from fixbugs.inputs.report import BugReport
+from fixbugs.inputs.traces import Span, Trace
+from fixbugs.queued.state import VERSION, StateVersionError, decode, decode_texts, encode
 from fixbugs.run.record import BugRun
 
 
@@ -44,3 +48,19 @@ def test_a_record_of_another_shape_is_refused_plainly() -> None:
         decode({"version": VERSION, "run": {"started": 1.0, "unknown": 1}})
     with pytest.raises(StateVersionError, match="version 1"):
         decode({"version": 1, "run": {"started": 1.0}})
+
+
+def test_the_bugs_texts_travel_in_the_effect_as_read() -> None:
+    """The first stage's read (report, traces) is carried on: a later stage parses nothing."""
+    span = Span("s1", None, "GET", "api", 1, 2, "ERROR", "boom", {"k\ud800": "v\udfff"})
+    texts = TextInputs(
+        BugReport("t\ud800", "body", ("a comment",), Path("r.json"), "github"),
+        (Path("logs/app.log"),),
+        (Trace("t1", (span,)),),
+        ("a note",),
+    )
+    effect = json.loads(json.dumps(encode(BugRun(started=1.0), texts)))
+    assert decode_texts(effect) == texts
+    assert decode(effect) == BugRun(started=1.0)
+    with pytest.raises(StateVersionError, match="carries no inputs"):
+        decode_texts(encode(BugRun(started=1.0)))
