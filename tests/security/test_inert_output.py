@@ -184,9 +184,9 @@ def test_a_validated_report_says_its_oracle_is_the_repositorys_own_tests() -> No
     assert "hostile suite can still pass a wrong patch" in verdict
     assert json.loads(report.to_json())["validation"]["oracle"] == "repository_tests"
     schema = report_json_schema()["$defs"]["ValidationItem"]["properties"]["oracle"]
-    assert "own tests" in schema["description"]
+    assert "the repository's own, which FixBugs does not judge" in schema["description"]
     unvalidated = RunReport.from_dict({**_report(evil=False), "validated": False, "patch": None})
-    assert "can pass a wrong patch" not in unvalidated.markdown()
+    assert "can still pass a wrong patch" not in unvalidated.markdown()
 
 
 def _event(kind: str, message: str, **data: Any) -> ProgressEvent:
