@@ -43,7 +43,9 @@ AGENT_OF = {
 }
 TARGET = "bug0"
 BUGS = ("bug0", "bug1")
-LEASE_S = 1.5
+# longer than a stage's run: the analysis stage now starts the isolated reader process
+# (about 1.2 s of CPU, more under a loaded CI); a lease that lapses mid-stage redelivers
+LEASE_S = 4.0
 
 
 def _open(url: str) -> QueueBackend:
