@@ -33,8 +33,8 @@ import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from types import TracebackType
-from typing import Self
+
+from fixbugs.sandbox.executor import ClosedOnExit
 
 __all__ = [
     "HostFolder",
@@ -147,7 +147,7 @@ async def read_untrusted(
         raise UntrustedFile(f"{path.name}: not read within {timeout_s:g} s") from None
 
 
-class HostFolder:
+class HostFolder(ClosedOnExit):
     """A folder FixBugs writes into on the host, held by a descriptor (see the module).
 
     Take it (:meth:`open`, :meth:`make`) before a sandboxed command runs in
@@ -278,17 +278,6 @@ class HostFolder:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def remove_tree(path: Path) -> None:
