@@ -43,7 +43,8 @@ _SUMMARY = re.compile(r"^(?:FAILED|ERROR) (?P<id>\S+)(?: - (?P<msg>.+))?$", re.M
 _CAPTURED = re.compile(r"^-{3,} Captured ", re.M)
 _SETUP = re.compile(r"^ERROR at (?:setup|teardown) of ")
 
-_TYPE = r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|error))"
+_SUFFIX = r"(?:Error|Exception|Exit|Interrupt|Failure|error|NotFound|Conflict)"
+_TYPE = rf"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*{_SUFFIX})"
 _E_EXC = re.compile(rf"^E\s+{_TYPE}(?::\s?(?P<msg>.*))?$")
 _PLAIN_EXC = re.compile(rf"^{_TYPE}(?::\s?(?P<msg>.*))?$")
 _LOCATION = re.compile(rf"^\S+\.py:\d+: {_TYPE}$")
@@ -70,6 +71,11 @@ _DENIED = re.compile(
 # where a sandboxed test may write besides its copy (private tmpfs folders)
 _WRITABLE = ("/tmp/", "/var/tmp/", "/dev/shm/")
 _IMPORT_TYPES = frozenset({"ImportError", "ModuleNotFoundError"})
+# the installed metadata of a distribution (pkg_resources, importlib.metadata): the project
+# or a package it needs is not installed in the interpreter the run used
+_DISTRIBUTION_TYPES = frozenset(
+    {"DistributionNotFound", "PackageNotFoundError", "VersionConflict", "ContextualVersionConflict"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +182,8 @@ def final_exception(text: str) -> tuple[str, str] | None:
 def environment_signature(text: str) -> str | None:
     """Why a failure comes from the machine, not the code, in one line; None if it does not.
 
-    It looks only at the final exception: an import error, a missing user or
+    It looks only at the final exception: an import error, a distribution whose
+    installed metadata is missing or in conflict, a missing user or
     home, no name resolution or no route (the sandbox has no network but its
     loopback), a connection refused by a host other than loopback, and a
     permission error on an absolute path outside the private temp folders
@@ -193,6 +200,8 @@ def environment_signature(text: str) -> str | None:
         return f"no user or home for the test's uid ({said})"
     if short in _IMPORT_TYPES:
         return f"a module the tests need is missing ({said})"
+    if short in _DISTRIBUTION_TYPES:
+        return f"the project or a package it needs is not installed ({said})"
     if _NO_NAME.search(line) or _UNREACHABLE.search(line):
         return f"no network ({said})"
     if _REFUSED.search(line):

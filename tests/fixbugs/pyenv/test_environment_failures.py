@@ -1,9 +1,9 @@
 """A failure with an environment signature is "could not run", never "confirmed".
 
 Synthetic outputs of pytest, unittest and a plain script: a run whose every
-failure comes from the machine (a missing module, user or home, no network,
-a permission refused outside the copy) could not run; a run with one real
-failure beside them failed; the same exception types for reasons of the
+failure comes from the machine (a missing module, a distribution not installed, a
+missing user or home, no network, a permission refused outside the copy) could not run;
+a run with one real failure beside them failed; the same exception types for reasons of the
 code's own are failures.
 """
 
@@ -37,6 +37,16 @@ def pytest_output(*sections: tuple[str, str]) -> str:
 GETPWUID = "E       KeyError: 'getpwuid(): uid not found: 1515802016'"
 NO_HOME = "E       RuntimeError: Could not determine home directory."
 NO_MODULE = "E       ModuleNotFoundError: No module named 'requests'"
+NO_DIST = (
+    "E       pkg_resources.DistributionNotFound: The 'thefuck' distribution was not found "
+    "and is required by the application"
+)
+NO_METADATA = (
+    "E       importlib.metadata.PackageNotFoundError: No package metadata was found for tqdm"
+)
+CONFLICT = (
+    "E       pkg_resources.VersionConflict: (six 1.10.0 (/venv), Requirement.parse('six>=1.16'))"
+)
 NO_NAME = "E       socket.gaierror: [Errno -3] Temporary failure in name resolution"
 UNREACHABLE = "E       OSError: [Errno 101] Network is unreachable"
 REFUSED_REMOTE = (
@@ -61,6 +71,9 @@ KEY = "E       KeyError: 'colour'"
         (GETPWUID, "no user or home"),
         (NO_HOME, "no user or home"),
         (NO_MODULE, "a module the tests need is missing"),
+        (NO_DIST, "the project or a package it needs is not installed"),
+        (NO_METADATA, "the project or a package it needs is not installed"),
+        (CONFLICT, "the project or a package it needs is not installed"),
         (NO_NAME, "no network"),
         (UNREACHABLE, "no network"),
         (REFUSED_REMOTE, "no network"),

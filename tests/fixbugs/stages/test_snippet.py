@@ -28,6 +28,7 @@ def tb(line: str, through: str = SCRIPT) -> str:
     )
 
 
+NO_DIST = "The 'calc' distribution was not found and is required by the application"
 RAISES = Snippet("import calc\ncalc.div(1, 0)\n", "block", "ZeroDivisionError", "division by zero")
 
 
@@ -43,6 +44,21 @@ RAISES = Snippet("import calc\ncalc.div(1, 0)\n", "block", "ZeroDivisionError", 
         (RAISES, 1, "", tb("ZeroDivisionError: division by zero", "site.py"), "not_reproduced"),
         (RAISES, 1, "", tb("ModuleNotFoundError: No module named 'numpy'"), "could_not_run"),
         (RAISES, 1, "", tb("OSError: [Errno 101] Network is unreachable"), "could_not_run"),
+        # the project's metadata is not in the interpreter the snippet ran with
+        (
+            Snippet("x", "block"),
+            1,
+            "",
+            tb(f"pkg_resources.DistributionNotFound: {NO_DIST}"),
+            "could_not_run",
+        ),
+        (
+            Snippet("x", "block", "DistributionNotFound", NO_DIST),
+            1,
+            "",
+            tb(f"pkg_resources.DistributionNotFound: {NO_DIST}"),
+            "could_not_run",
+        ),
         (RAISES, 127, "", "python: not found", "could_not_run"),
         (RAISES, 1, "", f'  File "{SCRIPT}", line 1\nSyntaxError: invalid syntax', "could_not_run"),
         (
