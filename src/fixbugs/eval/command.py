@@ -162,6 +162,13 @@ def eval_command(
             "run kept in the pool's results folder)."
         ),
     ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            help="With --pool: only this mode, 'test' (the failing test given) or 'issue' "
+            "(the issue text alone); default both."
+        ),
+    ] = None,
 ) -> None:
     """Score the agent on real-bug cases, beside the traceback and BM25 baselines."""
 
@@ -175,7 +182,10 @@ def eval_command(
     steps = ModelSteps.parse(model_steps) if model_steps is not None else None
     if pool:
         from fixbugs.eval.pool.command import PoolOptions, pool_eval
+        from fixbugs.eval.pool.evaluate import MODES
 
+        if mode is not None and mode not in MODES:
+            raise InputError(f"--mode {mode!r}: give test or issue")
         if oracle or reports is not None or case or limit or localize_only:
             raise InputError(
                 "--pool runs every case as a user: no --oracle, --reports, "
@@ -194,6 +204,7 @@ def eval_command(
                 steps,
                 max_cost,
                 max_tokens,
+                tuple(m for m in MODES if mode in (None, m)),
             )
         )
         return

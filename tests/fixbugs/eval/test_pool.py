@@ -281,3 +281,20 @@ async def test_the_pool_table_counts_fixes_the_real_tests_accept_beside_validate
     assert _figures(later, "test")["accepted by the real tests"] == (2, None, 1)
     moved = {(c.case_id, c.mode): c.what for c in later.changed}
     assert "accepted False → True" in moved[("calc-2", "test")]
+
+
+@pytest.mark.needs_root
+async def test_one_mode_runs_alone_and_its_table_holds_only_it(tmp_path: Path):
+    pool = _pool(tmp_path / "pool")
+    env = Path(sys.executable).parent
+    calls: list[str] = []
+    rows = await run_pool(
+        pool,
+        agent=_agent(calls),
+        results=pool / "results",
+        python_env=lambda p, r: env,
+        modes=("issue",),
+    )
+    assert calls == ["calc-1.issue"]
+    assert [(r.case_id, r.mode) for r in rows] == [("calc-1", "issue")]
+    assert [t.mode for t in pool_report(pool, rows).table] == ["issue"]

@@ -16,8 +16,10 @@ from rich.console import Console
 
 from fixbugs.errors import InputError
 from fixbugs.eval.pool.evaluate import (
+    MODES,
     POOL_REPAIR_BUDGET_S,
     POOL_RUN_TIMEOUT_S,
+    Mode,
     PoolRow,
     run_pool,
 )
@@ -44,6 +46,7 @@ class PoolOptions:
     model_steps: ModelSteps | None
     max_cost_usd: float | None
     max_tokens: int | None
+    modes: tuple[Mode, ...] = MODES
 
 
 def pool_eval(opts: PoolOptions) -> None:
@@ -85,13 +88,22 @@ def pool_eval(opts: PoolOptions) -> None:
 
     jobs = opts.jobs or os.cpu_count() or 1
     rows = asyncio.run(
-        run_pool(pool, agent=agent, results=results, jobs=jobs, fresh=opts.fresh, on_row=show)
+        run_pool(
+            pool,
+            agent=agent,
+            results=results,
+            jobs=jobs,
+            fresh=opts.fresh,
+            on_row=show,
+            modes=opts.modes,
+        )
     )
     settings = {
         "repair_budget_s": f"{budget:g}",
         "run_timeout_s": f"{POOL_RUN_TIMEOUT_S:g}",
         "jobs": str(jobs),
         "model": "none" if opts.no_model else "configured",
+        "modes": ", ".join(opts.modes),
     }
     report = pool_report(pool, rows, previous, previous_file if previous else None, settings)
     print_report(report, console)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -31,6 +31,7 @@ from fixbugs.eval.run import CaseResult, load_cases, run_eval
 from fixbugs.pyenv.testenv import ensure_python_env
 
 __all__ = [
+    "MODES",
     "POOL_REPAIR_BUDGET_S",
     "POOL_RUN_TIMEOUT_S",
     "Mode",
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 Mode = Literal["test", "issue"]
+MODES: tuple[Mode, ...] = ("test", "issue")
 
 # ~100 cases and ~40 issue texts, two at a time on 2 cores, in 3 hours: about
 # 2.5 minutes a case-mode, the scorer's two test runs included
@@ -144,9 +146,12 @@ async def run_pool(
     fresh: bool = False,
     python_env: Callable[[str, Sequence[str]], Path] | None = None,
     on_row: Callable[[PoolRow, bool], None] | None = None,
+    modes: Collection[Mode] = MODES,
 ) -> list[PoolRow]:
     """Every case-mode of the pool, ``jobs`` at a time (default: the core count); a row
-    already in ``results`` is taken as it is unless ``fresh``. ``on_row(row, kept)``."""
+    already in ``results`` is taken as it is unless ``fresh``. ``on_row(row, kept)``.
+    ``modes`` leaves the other mode out: the issue texts alone take minutes, not hours,
+    so a change to reproduction from the issue can be measured (and its spread) on its own."""
     # a case the builder is still writing sits in a dot-folder until it holds
     cases = [c for c in load_cases(pool) if not c.dir.name.startswith(".")]
     env = python_env or pool_python_env(pool)
@@ -170,5 +175,5 @@ async def run_pool(
             on_row(row, False)
         return row
 
-    tasks = [one(mode, c) for case in cases for mode, c in case_modes(case)]
+    tasks = [one(mode, c) for case in cases for mode, c in case_modes(case) if mode in modes]
     return list(await asyncio.gather(*tasks))
