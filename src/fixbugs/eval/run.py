@@ -62,6 +62,7 @@ class CaseResult:
     gold_passes: bool = False  # the case's tests hold with the run's patch, whatever its verdict
     agent_validated: bool = False  # the run's own verdict (``validated`` is the scorer's)
     reproduction_kind: ReproductionKind = "none"
+    patch: str | None = None  # the run's patch, whatever its verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +218,7 @@ async def run_eval(
             val.validated,
             out.agent_validated,
             out.reproduction_kind,
+            out.patch,
         )
         results.append(res)
         if on_case:

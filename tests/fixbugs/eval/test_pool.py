@@ -253,34 +253,42 @@ async def test_the_pool_table_counts_fixes_the_real_tests_accept_beside_validate
     assert test["region"] == (1, None, None)
     assert test["reproduction: genuine"][0] == 1 and test["reproduction: environment"][0] == 1
     assert test["validated (the run's own verdict)"][0] == 2
-    assert test["accepted by the real tests"][0] == 1  # 1 of 2
+    assert test["accepted by the real tests (any verdict)"][0] == 1  # 1 of 2
+    assert test["validated and accepted by the real tests"][0] == 1
     assert test["validated, rejected by the real tests"][0] == 1  # calc-2 broke test_sub
     (wrong,) = [r for r in rows if r.case_id == "calc-2"]
     assert wrong.detail == "1 pass-to-pass tests broke"
     issue = _figures(report, "issue")
-    assert issue["file top-1"][0] == 1 and issue["accepted by the real tests"][0] == 0
+    assert issue["file top-1"][0] == 1 and issue["accepted by the real tests (any verdict)"][0] == 0
     assert issue["reproduction: none"][0] == 1
 
     # a rerun resumes: nothing runs again, the same rows come back
     again = await run_pool(pool, agent=_agent(calls), results=results, python_env=lambda p, r: env)
     assert len(calls) == 3 and sorted(again, key=str) == sorted(rows, key=str)
 
-    # --fresh with the right fix for calc-2: the figure moves, and says which case moved it
+    # --fresh with the right fix for both, calc-1's only "passes tests": the real tests accept
+    # both, one of them validated; the figure moves, and says which case moved it
     async def fixed(case: Case, tree: Path, python_bin: Path) -> AgentOutput:
         out = await _agent(calls)(case, tree, python_bin)
+        level = VerdictLevel.VALIDATED if case.id == "calc-2" else VerdictLevel.PASSES_TESTS
         return AgentOutput(
             out.ranked,
             RIGHT if case.test_command else None,
-            verdict=VerdictLevel.VALIDATED if case.test_command else VerdictLevel.NO_FIX,
+            verdict=level if case.test_command else VerdictLevel.NO_FIX,
         )
 
     rows2 = await run_pool(
         pool, agent=fixed, results=results, fresh=True, python_env=lambda p, r: env
     )
     later = pool_report(pool, rows2, report, results / "last-run.json")
-    assert _figures(later, "test")["accepted by the real tests"] == (2, None, 1)
+    figures = _figures(later, "test")
+    assert figures["accepted by the real tests (any verdict)"] == (2, None, 1)
+    assert figures["validated and accepted by the real tests"] == (1, None, 1)
+    assert figures["validated (the run's own verdict)"] == (1, None, 2)
     moved = {(c.case_id, c.mode): c.what for c in later.changed}
     assert "accepted False → True" in moved[("calc-2", "test")]
+    (one,) = [r for r in rows2 if (r.case_id, r.mode) == ("calc-1", "test")]
+    assert (one.verdict, one.patch) == ("passes_tests", RIGHT)
 
 
 @pytest.mark.needs_root

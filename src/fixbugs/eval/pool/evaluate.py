@@ -7,7 +7,8 @@ carries its user's own issue text, with ``issue.md`` as the report,
 ``repo-issue.tar.gz`` (the tree as it was, with only the tests of then) as
 the tree and no test. The scorer then applies each patch to a fresh
 extraction of ``repo.tar.gz`` and runs the case's failing tests and
-``pass_to_pass`` in its venv: "accepted by the real tests", beside the
+``pass_to_pass`` in its venv: "accepted by the real tests" (whatever the
+run's verdict; the row keeps the verdict and the patch), beside the
 run's own "validated". Each case-mode's row is kept in the results folder
 as it lands, so a stopped run resumes where it was (``--fresh`` reruns
 all). The figures sit beside BM25 (ranked from the same report in the same
@@ -65,10 +66,12 @@ class PoolRow:
     bm25_top5: bool
     reproduction: ReproductionKind
     validated: bool  # the run's own verdict
-    accepted: bool  # the real tests, as the scorer ran them
+    accepted: bool  # the real tests hold with the run's patch (any verdict), as the scorer ran them
     detail: str  # the scorer's one line
     wall_s: float
     notes: tuple[str, ...] = ()
+    verdict: str = "no_fix"  # the run's verdict level, passes_tests included
+    patch: str | None = None  # the run's patch, to read beside the real fix
 
     @classmethod
     def of(cls, case_id: str, mode: Mode, r: CaseResult) -> PoolRow:
@@ -85,10 +88,12 @@ class PoolRow:
             b.top5,
             r.reproduction_kind,
             r.agent_validated,
-            r.validated,
+            r.gold_passes,
             r.validation_detail,
             r.stage_s.get("agent_total", 0.0),
             r.notes[-3:],
+            r.verdict,
+            r.patch,
         )
 
 

@@ -92,7 +92,8 @@ def _counts(rows: Sequence[PoolRow]) -> list[tuple[str, int, int | None]]:
         ("reproduction: environment", n(lambda r: r.reproduction == "environment"), None),
         ("reproduction: none", n(lambda r: r.reproduction == "none"), None),
         ("validated (the run's own verdict)", n(lambda r: r.validated), None),
-        ("accepted by the real tests", n(lambda r: r.accepted), None),
+        ("accepted by the real tests (any verdict)", n(lambda r: r.accepted), None),
+        ("validated and accepted by the real tests", n(lambda r: r.validated and r.accepted), None),
         (
             "validated, rejected by the real tests",
             n(lambda r: r.validated and not r.accepted),
