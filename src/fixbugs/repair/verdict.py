@@ -11,7 +11,9 @@ ran, or returned early past a flag the real fix still sets. So a fix has a
   check does not hold (a demoting shape of the change,
   :mod:`fixbugs.repair.demotions` and :mod:`fixbugs.repair.shapes`; no test
   of the project exercises the changed module; its package's tests could not
-  be run): each one a :class:`FailedCheck` with its one-line why;
+  be run; the reproduction is the report's own code and the report does
+  not say what it should print, so the gate can only see the failure gone):
+  each one a :class:`FailedCheck` with its one-line why;
 - ``no_fix``: no candidate passed the tests.
 
 Only ``validated`` is printed as validated, counted by ``fixbugs eval`` as a
@@ -57,6 +59,8 @@ CheckKind = Literal[
     # what the project's tests say of the change
     "untested",
     "package_tests",
+    # what the reproduction can tell of a fix (fixbugs.stages.lead.oracle_check)
+    "weak_oracle",
 ]
 
 CHECK_LABELS: dict[CheckKind, str] = {
@@ -71,6 +75,7 @@ CHECK_LABELS: dict[CheckKind, str] = {
     "skips_effects": "returns early past the function's effects",
     "untested": "no test of the project exercises the change",
     "package_tests": "the package's tests gave no verdict",
+    "weak_oracle": "is checked only for the failure being gone",
 }
 
 

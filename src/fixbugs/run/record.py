@@ -50,7 +50,7 @@ __all__ = [
 
 # bumped whenever a field changes meaning; a worker refuses a record of another version
 # (7: ``Validation.validated`` became its ``level`` with the ``failed`` checks, issue 44)
-RECORD_VERSION: Literal[7] = 7
+RECORD_VERSION: Literal[8] = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +91,9 @@ class Reproduction:
     # is then its self-contained gate (fixbugs.stages.snippet.gate_command), which exits 0
     # once the script stops failing
     script: str | None = None
+    # origin "snippet": what the report says the code should print instead (Snippet.expected),
+    # which the gate then requires; None: the gate only requires the failure to be gone
+    expected: str | None = None
     # the failing tests' sections of the run (fixbugs.pyenv.failures.failure_excerpt):
     # the traceback and the failed assertion, which the repair's hints read
     failure_text: str = ""
@@ -200,7 +203,7 @@ class BugRun(_Record):
     journal and metrics recorder held when the record was taken.
     """
 
-    version: Literal[7] = RECORD_VERSION
+    version: Literal[8] = RECORD_VERSION
     started: float
     analysis: Analysis = Analysis()
     reproduction: Reproduction | None = None

@@ -341,6 +341,7 @@ def build_report(
             status=rep.status if rep else "none",
             output_tail=rep.output_tail if rep else "",
             script=rep.script if rep else None,
+            expected=rep.expected if rep else None,
             sbfl_skipped=run.sbfl.skipped,
         ),
         first_hypothesis_s=run.analysis.first_hypothesis_s,

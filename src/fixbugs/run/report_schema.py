@@ -125,6 +125,12 @@ class ReproductionItem(_Open):
         description="origin snippet: the report's own code that reproduced the bug, as a "
         "script; ``command`` runs it as validation's fail-to-pass gate",
     )
+    expected: str | None = Field(
+        default=None,
+        description="origin snippet: what the report says the code should print instead, "
+        "which the gate requires; null: the gate only sees the failure gone, and a fix it "
+        "passes is at most passes_tests (check weak_oracle)",
+    )
     sbfl_skipped: str | None = Field(
         default=None,
         description="why SBFL gave no evidence on a reproduced bug, in one line "

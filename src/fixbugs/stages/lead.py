@@ -12,6 +12,10 @@ proves; this module says what that proof is worth:
   failed check first, then not a high overfitting risk, then the smallest
   behavioural change (AST nodes added or removed), then score and rank. The
   first that passed is not the lead by being first.
+- :func:`oracle_check`: a reproduction that is the report's own code, where
+  the report does not say what the code should print, can only show that the
+  failure is gone; a fix that any different output passes is not proven
+  (issue 44, item 2), so the lead then fails that check.
 - :func:`package_gate`: the tests of the changed module's package (found by
   import, :func:`fixbugs.localize.signals.package_tests`) run once, on the
   leading candidate only, after the search (a cap of
@@ -32,6 +36,7 @@ from fixbugs.repair.gates import Stage
 from fixbugs.repair.patch import apply_to_text, diff_files
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.repair.verdict import FailedCheck, shape_check
+from fixbugs.run.record import Reproduction
 
 __all__ = [
     "LEAD_TRIES",
@@ -40,6 +45,7 @@ __all__ = [
     "judge",
     "lead_order",
     "module_files",
+    "oracle_check",
     "package_gate",
 ]
 
@@ -51,6 +57,23 @@ LEAD_TRIES = 2  # passing candidates the package's tests are run for, at most
 def module_files(path: str, failing: Sequence[str], files: Mapping[str, str]) -> list[str]:
     """The module stage's test files: the failing tests' and the changed module's (capped)."""
     return sorted(set(failing) | set(module_tests(path, files)[:MODULE_TEST_FILES]))
+
+
+def oracle_check(repro: Reproduction) -> FailedCheck | None:
+    """The weak oracle of a snippet reproduction whose report says nothing of the right output.
+
+    Its gate (:func:`fixbugs.stages.snippet.gate_command`) passes once the snippet runs
+    clean and no longer prints what the report shows: with no expected output to hold it
+    to, a fix that only changes the failure passes. A test (given, found or the report's)
+    asserts what it expects, so it is no weak oracle.
+    """
+    if repro.origin != "snippet" or repro.expected is not None:
+        return None
+    return FailedCheck(
+        "weak_oracle",
+        "the report's code is the only reproduction and the report does not say what it "
+        'should print or return; a report that says so ("I expected `...`") is checked for it',
+    )
 
 
 def package_gate(

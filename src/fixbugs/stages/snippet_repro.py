@@ -105,6 +105,7 @@ def from_snippet(run: SnippetRun, ctx: RunContext) -> Reproduction:
         output_tail=tail(run.output),
         suite_command=_suite(ctx) if confirmed else None,
         script=s.source,
+        expected=s.expected,
     )
     ctx.journal.emit(
         "reproduction",

@@ -48,7 +48,14 @@ from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.confirm import confirmed_diagnosis
 from fixbugs.stages.fix import can_validate, stepwise_refiner, test_constants
-from fixbugs.stages.lead import LEAD_TRIES, judge, lead_order, module_files, package_gate
+from fixbugs.stages.lead import (
+    LEAD_TRIES,
+    judge,
+    lead_order,
+    module_files,
+    oracle_check,
+    package_gate,
+)
 from fixbugs.stages.model_scope import rewrite_refusal, rewrite_roots
 from fixbugs.stages.repair_scope import fix_regions
 
@@ -281,6 +288,12 @@ def _label(cands: Sequence[RepairCandidate], id: int) -> str:
     return next((c.label for c in cands if c.id == id), f"#{id}")
 
 
+def _held_to_oracle(c: RepairCandidate, repro: Reproduction) -> RepairCandidate:
+    """The lead with the reproduction's weak oracle as a failed check, where it is weak."""
+    weak = oracle_check(repro)
+    return c if weak is None else replace(c, checks=(*c.checks, weak))
+
+
 async def _lead(
     passing: Sequence[RepairCandidate],
     repro: Reproduction,
@@ -301,7 +314,7 @@ async def _lead(
             else None
         )
         if stage is None:
-            return c, broke
+            return _held_to_oracle(c, repro), broke
         ctx.journal.note("validation", f"running the package's tests on #{c.id}: {stage.command}")
         res = await once(stage, c.diff, workspace.fork, run, ctx.options.test_timeout_s)
         if res.broke is not None:
@@ -312,7 +325,7 @@ async def _lead(
             continue
         if res.unjudged is not None:
             c = replace(c, checks=(*c.checks, FailedCheck("package_tests", res.unjudged)))
-        return c, broke
+        return _held_to_oracle(c, repro), broke
     return None, broke
 
 
