@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from fixbugs.errors import InputError
 from fixbugs.inputs.boundedjson import loads
+from fixbugs.inputs.fences import fenced_blocks
 from fixbugs.inputs.textfile import clean_text, looks_binary_document, require_file
 
 __all__ = ["BugReport", "ReportFormat", "load_report"]
@@ -82,11 +83,19 @@ def _is_json(p: Path, text: str) -> bool:
 
 
 def _markdown(p: Path, text: str) -> BugReport:
-    lines = text.splitlines()
+    """The first ``# `` heading is the title; one inside a fenced block is a code comment
+    (a pasted script's ``# expected 5``), else the first line is the title."""
+    lines = text.splitlines(keepends=True)
+    fenced = fenced_blocks(text)  # in order: one pass over both (linear in the report)
+    at, j = 0, 0
     for i, line in enumerate(lines):
-        if line.startswith("# "):
+        start, at = at, at + len(line)
+        while j < len(fenced) and fenced[j].end < start:
+            j += 1
+        inside = j < len(fenced) and fenced[j].start <= start <= fenced[j].end
+        if line.startswith("# ") and not inside:
             title = line[2:].strip()
-            body = "\n".join(lines[:i] + lines[i + 1 :]).strip()
+            body = "".join(lines[:i] + lines[i + 1 :]).strip()
             return BugReport(title, body, (), p, "markdown")
     plain = _plain(p, text)
     return BugReport(plain.title.lstrip("#").strip(), plain.body, (), p, "markdown")

@@ -2,7 +2,10 @@
 
 The validator's scope check needs to know, for any proposed diff, exactly
 which lines of which files it changes; patches from a model are text we did
-not write, so they are parsed, never trusted.
+not write, so they are parsed, never trusted. Every reader of a diff in the
+project is here (the pool's builder splits a pull request's ``git diff`` by
+file and reads the lines its tests add with :func:`split_git_diff` and
+:func:`added_lines`).
 """
 
 from __future__ import annotations
@@ -12,17 +15,21 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "FileDiff",
     "Hunk",
+    "added_lines",
     "apply_to_text",
     "changed_window",
     "diff_files",
     "diff_hunks",
     "make_diff",
     "replace_lines",
+    "split_git_diff",
     "split_lines",
 ]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_GIT_HEADER = re.compile(r"^diff --git a/(.+) b/(.+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +192,59 @@ def diff_hunks(diff: str) -> list[Hunk]:
 def _header_path(raw: str) -> str:
     name = raw[4:].split("\t")[0].strip()
     return name[2:] if name.startswith(("a/", "b/")) else name
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """One file's part of a git diff: its path (the new one) and its text, header included."""
+
+    path: str
+    text: str
+    deleted: bool
+
+
+def split_git_diff(diff: str) -> list[FileDiff]:
+    """The per-file parts of a ``git diff`` (each from its ``diff --git`` line), in order."""
+    parts: list[FileDiff] = []
+    path: str | None = None
+    lines: list[str] = []
+
+    def close() -> None:
+        if path is not None:
+            text = "".join(lines)
+            parts.append(FileDiff(path, text, "\ndeleted file mode" in text))
+
+    for line in diff.splitlines(keepends=True):
+        m = _GIT_HEADER.match(line.rstrip("\n"))
+        if m:
+            close()
+            path, lines = m.group(2), []
+        lines.append(line)
+    close()
+    return parts
+
+
+def added_lines(part: str) -> set[int]:
+    """New-file line numbers one file's diff adds, plus the line before each removal
+    (the new side's view of :func:`diff_hunks`, which gives the old side's ranges)."""
+    out: set[int] = set()
+    line: int | None = None
+    for raw in part.splitlines():
+        m = _HUNK.match(raw)
+        if m:
+            line = int(m.group(3))
+            continue
+        if line is None or raw.startswith("\\"):
+            continue
+        if raw.startswith("+"):
+            out.add(line)
+            line += 1
+        elif raw.startswith("-"):
+            if line > 1:
+                out.add(line - 1)
+        else:
+            line += 1
+    return out
 
 
 def diff_files(diff: str) -> list[str]:

@@ -16,10 +16,11 @@ import sys
 import tarfile
 from pathlib import Path
 
-from fixbugs.eval.pool.prdiff import changed_lines, changed_tests, pr_diff, split_pr
+from fixbugs.eval.pool.prdiff import changed_tests, pr_diff, split_pr
 from fixbugs.eval.pool.select import select_tests
 from fixbugs.eval.pool.swebench import build_sympy
 from fixbugs.eval.pool.testruns import ModuleRun, collect_error
+from fixbugs.repair.patch import added_lines
 from fixbugs.sandbox.hosttools import git_env
 from fixbugs.sandbox.testing import PlainWorkspace
 
@@ -128,7 +129,7 @@ def test_the_prs_diff_splits_into_tests_gold_and_the_rest(tmp_path: Path):
 def test_the_test_diff_names_the_test_functions_it_adds_or_changes(tmp_path: Path):
     base, merge = _merged_pr(tmp_path / "r", _FIX_PR)
     (part,) = split_pr(pr_diff(tmp_path / "r" / ".git", base, merge), ["pkg/mod.py"]).tests
-    ids = changed_tests(part.path, _PR_TESTS, changed_lines(part.text))
+    ids = changed_tests(part.path, _PR_TESTS, added_lines(part.text))
     assert ids == [
         "pkg/tests/test_mod.py::test_double_exists",
         "pkg/tests/test_mod.py::TestMore::test_new",
@@ -141,9 +142,9 @@ def test_a_removed_line_and_a_decorator_count_as_changes():
         "\n\ndef test_b():\n    pass\n"
     )
     removal = "@@ -5,3 +5,2 @@\n def test_a():\n-    y = 2\n     x = 1\n"
-    assert changed_tests("t.py", source, changed_lines(removal)) == ["t.py::test_a"]
+    assert changed_tests("t.py", source, added_lines(removal)) == ["t.py::test_a"]
     decorator = "@@ -3,0 +4,1 @@\n+@pytest.mark.slow\n"
-    assert changed_tests("t.py", source, changed_lines(decorator)) == ["t.py::test_a"]
+    assert changed_tests("t.py", source, added_lines(decorator)) == ["t.py::test_a"]
 
 
 def _run(module: str, outcomes: dict[str, str], error: str | None = None) -> ModuleRun:

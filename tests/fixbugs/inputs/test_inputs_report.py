@@ -23,6 +23,22 @@ def test_markdown_title_and_body(tmp_path: Path) -> None:
     assert r.comments == () and r.source == p
 
 
+@pytest.mark.parametrize("fence", ["```", "~~~~"])
+def test_a_comment_in_a_pasted_script_is_no_title(tmp_path: Path, fence: str) -> None:
+    p = tmp_path / "bug.md"
+    script = (
+        f"{fence}python\nfrom calc import add\n# Correct: prints 4\nprint(add(2, 2))\n{fence}\n"
+    )
+    p.write_text("Sum of two numbers is zero\nI think this is a bug.\n\n" + script)
+    r = load_report(p)
+    assert r.title == "Sum of two numbers is zero"
+    assert "# Correct: prints 4" in r.body and r.body.startswith("I think")
+    # a heading after the script is still the title, and the script stays whole in the body
+    p.write_text("Some words first.\n\n" + script + "\n# add() gives 0\n\nMore.\n")
+    r = load_report(p)
+    assert r.title == "add() gives 0" and script.strip() in r.body
+
+
 def test_plain_text_first_line_is_the_title(tmp_path: Path) -> None:
     p = tmp_path / "bug.txt"
     p.write_text("\n  Crash on empty input\nTraceback (most recent call last):\n  ...\n")

@@ -15,36 +15,22 @@ test functions whose lines the test diff adds or changes, read with the
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from fixbugs.index.paths import is_test_path
+from fixbugs.repair.patch import FileDiff, split_git_diff
 from fixbugs.sandbox.hosttools import git_env, run_tool
 
 __all__ = [
-    "FileDiff",
     "PrPatches",
-    "changed_lines",
     "changed_tests",
     "pr_diff",
-    "split_diff",
     "split_pr",
 ]
 
 _GIT_TIMEOUT_S = 300.0
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-_HEADER = re.compile(r"^diff --git a/(.+) b/(.+)$")
-
-
-@dataclass(frozen=True, slots=True)
-class FileDiff:
-    """One file's part of a git diff: its path (the new one) and its text, header included."""
-
-    path: str
-    text: str
-    deleted: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,33 +84,12 @@ def _git(git_dir: Path, *args: str) -> str:
     return done.stdout_text
 
 
-def split_diff(diff: str) -> list[FileDiff]:
-    """The per-file parts of a ``git diff``, in order."""
-    parts: list[FileDiff] = []
-    path: str | None = None
-    lines: list[str] = []
-
-    def close() -> None:
-        if path is not None:
-            text = "".join(lines)
-            parts.append(FileDiff(path, text, "\ndeleted file mode" in text))
-
-    for line in diff.splitlines(keepends=True):
-        m = _HEADER.match(line.rstrip("\n"))
-        if m:
-            close()
-            path, lines = m.group(2), []
-        lines.append(line)
-    close()
-    return parts
-
-
 def split_pr(diff: str, gold_files: Collection[str]) -> PrPatches:
     """Test parts, gold parts (files of ``gold_files``) and the names of the rest."""
     tests: list[FileDiff] = []
     gold: list[FileDiff] = []
     dropped: list[str] = []
-    for part in split_diff(diff):
+    for part in split_git_diff(diff):
         if is_test_path(part.path):
             tests.append(part)
         elif part.path in gold_files:
@@ -132,28 +97,6 @@ def split_pr(diff: str, gold_files: Collection[str]) -> PrPatches:
         else:
             dropped.append(part.path)
     return PrPatches(tuple(tests), tuple(gold), tuple(dropped))
-
-
-def changed_lines(part: str) -> set[int]:
-    """New-file line numbers a file's diff adds, plus the line before each removal."""
-    out: set[int] = set()
-    line: int | None = None
-    for raw in part.splitlines():
-        m = _HUNK.match(raw)
-        if m:
-            line = int(m.group(1))
-            continue
-        if line is None or raw.startswith("\\"):
-            continue
-        if raw.startswith("+"):
-            out.add(line)
-            line += 1
-        elif raw.startswith("-"):
-            if line > 1:
-                out.add(line - 1)
-        else:
-            line += 1
-    return out
 
 
 def changed_tests(path: str, source: str, lines: Iterable[int]) -> list[str]:

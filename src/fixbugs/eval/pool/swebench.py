@@ -32,12 +32,14 @@ from pathlib import Path
 
 from fixbugs.errors import InputError
 from fixbugs.eval.archive import extract_tree
+from fixbugs.eval.pool.casefiles import GoldHunk
 from fixbugs.eval.pool.outcome import PoolBuild
-from fixbugs.eval.pool.prdiff import PrPatches, changed_lines, changed_tests, pr_diff, split_pr
+from fixbugs.eval.pool.prdiff import PrPatches, changed_tests, pr_diff, split_pr
 from fixbugs.eval.pool.select import Selection, select_tests
 from fixbugs.eval.pool.testruns import pytest_argv, run_commands, run_modules
 from fixbugs.inputs.hostgit import apply_diff
 from fixbugs.pyenv.testenv import default_cache_dir, ensure_python_env
+from fixbugs.repair.patch import added_lines
 from fixbugs.sandbox import Sandbox, WorkspaceFactory
 from fixbugs.sandbox.hosttools import git_env, run_tool
 
@@ -69,13 +71,6 @@ _SKIPS = ".swebench-skipped"  # remembered skips that a test run decided: <id>.t
 
 
 @dataclass(frozen=True, slots=True)
-class Hunk:
-    file: str
-    start: int
-    end: int
-
-
-@dataclass(frozen=True, slots=True)
 class Instance:
     """One manifest entry: a SWE-bench Verified instance and its PR's gold, from history."""
 
@@ -86,7 +81,7 @@ class Instance:
     merge_commit: str
     pr: int
     gold_files: tuple[str, ...]
-    hunks: tuple[Hunk, ...]
+    hunks: tuple[GoldHunk, ...]
 
 
 class _Skip(Exception):
@@ -127,7 +122,8 @@ def load_manifest(path: Path) -> list[Instance]:
                     pr=int(item["pr"]),
                     gold_files=tuple(str(f) for f in item["gold_files"]),
                     hunks=tuple(
-                        Hunk(str(h["file"]), int(h["start"]), int(h["end"])) for h in item["hunks"]
+                        GoldHunk(str(h["file"]), int(h["start"]), int(h["end"]))
+                        for h in item["hunks"]
                     ),
                 )
             )
@@ -290,7 +286,7 @@ def _candidates(pr: PrPatches, tree: Path) -> list[str]:
         if part.deleted or not (name.startswith("test_") and name.endswith(".py")):
             continue
         source = (tree / part.path).read_text(errors="replace")
-        ids.extend(changed_tests(part.path, source, changed_lines(part.text)))
+        ids.extend(changed_tests(part.path, source, added_lines(part.text)))
     return ids
 
 
