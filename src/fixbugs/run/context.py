@@ -39,7 +39,10 @@ __all__ = ["BUDGET_REACHED", "AgentOptions", "Models", "RunContext"]
 
 
 # the one line a run's notes and progress stream get when its spend budget is reached
-BUDGET_REACHED = "no further model call is started; the run goes on from the static evidence"
+BUDGET_REACHED = (
+    "no model call whose worst case does not fit is started; the run goes on from the "
+    "static evidence"
+)
 
 
 @dataclass(frozen=True, slots=True)
