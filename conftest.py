@@ -44,6 +44,25 @@ def _private_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         os.environ["FIXBUGS_INDEX_DIR"] = before
 
 
+# Endpoints a run discovers (agentrt._discovery): under test, none from the
+# developer's environment (a provider key would send a test's prompts out) and
+# no probe of the machine's own model-server ports; a test that wants one sets it.
+_DISCOVERED = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_discovered_endpoints() -> Iterator[None]:
+    saved = {k: os.environ.pop(k) for k in _DISCOVERED if k in os.environ}
+    before = os.environ.get("AGENTRT_LOCAL_PORTS")
+    os.environ["AGENTRT_LOCAL_PORTS"] = ""
+    yield
+    os.environ.update(saved)
+    if before is None:
+        os.environ.pop("AGENTRT_LOCAL_PORTS", None)
+    else:
+        os.environ["AGENTRT_LOCAL_PORTS"] = before
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"needs_root: skipped unless run as root; {NEEDS_ROOT}")
     config.addinivalue_line(

@@ -53,6 +53,8 @@ def render_event(ev: ProgressEvent) -> None:
     Only ``head`` is markup; a message, a path or a reason is the
     repository's text and is printed inert.
     """
+    if ev.stage == "models":
+        return  # the models line: printed first already (run_from_paths' on_models)
     piece = _judgment.feed(ev)
     if piece is not None:
         console.out(strip_controls(piece), end="", highlight=False)
@@ -198,6 +200,7 @@ def run(
             max_cost_usd=max_cost,
             max_model_tokens=max_tokens,
             on_event=render_event,
+            on_models=lambda line: console.print(terminal(line), highlight=False),
         )
     )
     from fixbugs.run.report import verdict_line

@@ -1,8 +1,19 @@
 """Which endpoint and model serve each role: a TOML file plus environment variables.
 
 Resolution order, later wins: built-in defaults (every role on the embedded
-model), the TOML file (``--config``, else ``$AGENTRT_CONFIG``, else
-``./agentrt.toml`` when present), then environment variables:
+model), endpoints discovered the way users configure them
+(``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, a local
+server on its usual port: :mod:`agentrt._discovery`), the TOML file
+(``--config``, else ``$AGENTRT_CONFIG``, else ``./agentrt.toml`` when
+present), then ``AGENTRT_*`` environment variables. So anything said
+explicitly (a TOML ``[roles]`` entry, ``AGENTRT_BASE_URL``,
+``AGENTRT_ROLE_<ROLE>``) beats a discovered endpoint, and a discovered one
+beats the embedded model. The first endpoint discovered serves every role
+not routed explicitly; each one discovered is also an endpoint by its name
+(``openai``, ``anthropic``, ``ollama``, ``llamacpp``, ``vllm``). The local
+port probe runs only when asked (``probe_local=True``: ``fixbugs run`` and
+``agentrt demo`` ask) and only when the default role is not routed
+explicitly. The variables:
 
 * ``AGENTRT_BASE_URL`` / ``AGENTRT_MODEL`` / ``AGENTRT_API_KEY`` — shorthand
   for one OpenAI-compatible endpoint named ``env`` that serves every role;
@@ -47,6 +58,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agentrt._discovery import Probe, discover_endpoints, http_probe
 from agentrt._errors import ConfigError
 
 __all__ = [
@@ -142,6 +154,8 @@ class Settings(BaseModel):
     roles: dict[str, str] = Field(default_factory=lambda: {DEFAULT_ROLE: "local"})
     retry: RetryConfig = Field(default_factory=RetryConfig)
     source: str = "built-in defaults"
+    # endpoint name -> where it came from ("built-in", the TOML file, "$OPENAI_BASE_URL"...)
+    origins: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _roles_name_endpoints(self) -> Settings:
@@ -157,6 +171,10 @@ class Settings(BaseModel):
         if name is None:
             raise ConfigError(f"no endpoint for role {role!r} and no default role in {self.source}")
         return name, self.endpoints[name]
+
+    def origin(self, name: str) -> str:
+        """Where endpoint ``name`` was configured or found, in words."""
+        return self.origins.get(name, self.source)
 
     def trust_for(self, role: str = DEFAULT_ROLE) -> Trust:
         """The trust of the endpoint serving ``role`` (:attr:`EndpointConfig.resolved_trust`)."""
@@ -178,7 +196,24 @@ def _read_toml(path: Path) -> dict[str, Any]:
 _FIELDS = set(EndpointConfig.model_fields)
 
 
-def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+def _explicit_default(data: Mapping[str, Any], env: Mapping[str, str]) -> bool:
+    """Whether the TOML file or an ``AGENTRT_*`` variable routes the default role."""
+    roles = data.get("roles", {})
+    return (
+        (isinstance(roles, dict) and DEFAULT_ROLE in roles)
+        or bool(env.get("AGENTRT_BASE_URL") or env.get("AGENTRT_MODEL"))
+        or bool(env.get("AGENTRT_ROLE_" + DEFAULT_ROLE.upper()))
+    )
+
+
+def _apply_env(
+    data: dict[str, Any],
+    env: Mapping[str, str],
+    source: str,
+    *,
+    probe: Probe,
+    probe_local: bool,
+) -> dict[str, Any]:
     file_endpoints = data.get("endpoints", {})
     if not isinstance(file_endpoints, dict) or not all(
         isinstance(v, dict) for v in file_endpoints.values()
@@ -186,10 +221,22 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
         raise ConfigError("bad config: [endpoints.NAME] tables expected")
     # the embedded model is always available as "local"
     endpoints: dict[str, dict[str, Any]] = {"local": {"kind": "llama", "model": "smollm2-135m"}}
+    origins = {"local": "built-in"}
+    roles: dict[str, str] = {DEFAULT_ROLE: "local"}
+    found = discover_endpoints(
+        env, probe=probe, probe_local=probe_local and not _explicit_default(data, env)
+    )
+    for d in found:
+        endpoints[d.name] = dict(d.fields())
+        origins[d.name] = d.source
+    if found:
+        roles[DEFAULT_ROLE] = found[0].name
     endpoints |= {k: dict(v) for k, v in file_endpoints.items()}
-    roles: dict[str, str] = {DEFAULT_ROLE: "local"} | dict(data.get("roles", {}))
+    origins |= {k: source for k in file_endpoints}
+    roles |= dict(data.get("roles", {}))
     if env.get("AGENTRT_BASE_URL") or env.get("AGENTRT_MODEL"):
         ep = endpoints.setdefault("env", {"kind": "openai"})
+        origins["env"] = "$AGENTRT_BASE_URL / $AGENTRT_MODEL"
         if env.get("AGENTRT_BASE_URL"):
             ep["base_url"] = env["AGENTRT_BASE_URL"]
         if env.get("AGENTRT_MODEL"):
@@ -208,13 +255,26 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
                 )
             name = rest[: -len(field) - 1].lower()
             endpoints.setdefault(name, {})[field] = value
+            origins.setdefault(name, f"$AGENTRT_ENDPOINT_{name.upper()}_*")
         elif key.startswith("AGENTRT_ROLE_"):
             roles[key.removeprefix("AGENTRT_ROLE_").lower()] = value
-    return dict(data) | {"endpoints": endpoints, "roles": roles}
+    return dict(data) | {"endpoints": endpoints, "roles": roles, "origins": origins}
 
 
-def load_settings(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
-    """Read settings; raise :class:`ConfigError` with a one-line message if invalid."""
+def load_settings(
+    path: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    probe_local: bool = False,
+    probe: Probe = http_probe,
+) -> Settings:
+    """Read settings; raise :class:`ConfigError` with a one-line message if invalid.
+
+    ``probe_local`` also looks for a local model server (one request per
+    usual port, :mod:`agentrt._discovery`); off by default so that reading
+    settings touches no socket unless an application's run asks. ``probe``
+    is the request the discovery makes (a test's seam).
+    """
     env = os.environ if env is None else env
     source = "built-in defaults"
     data: dict[str, Any] = {}
@@ -225,7 +285,7 @@ def load_settings(path: str | Path | None = None, env: Mapping[str, str] | None 
     if path is not None:
         data = _read_toml(Path(path))
         source = str(path)
-    data = _apply_env(data, env)
+    data = _apply_env(data, env, source, probe=probe, probe_local=probe_local)
     try:
         return Settings(**data, source=source)
     except ValidationError as exc:

@@ -124,7 +124,7 @@ async def run_demo(
     clock: Clock | None = None,
 ) -> DemoResult:
     """Run the demo; ``model`` and ``clock`` replace the configured ones (tests)."""
-    settings = load_settings(config)
+    settings = load_settings(config, probe_local=True)
     ep_name, ep = settings.endpoint_for("default")
     recorder = MetricsRecorder(clock or SystemClock())
     if model is None:

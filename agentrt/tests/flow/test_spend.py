@@ -19,6 +19,7 @@ from agentrt.flow import (
     StageSpend,
     client_for_role,
     current_spend,
+    worst_case,
 )
 from agentrt.llm import ChatRequest, Completed, Usage
 from agentrt.metrics import MetricsRecorder, stage
@@ -62,24 +63,26 @@ def test_a_budget_refuses_calls_once_a_limit_is_met_and_says_so_once() -> None:
 async def test_calls_stop_at_the_budget_against_the_simulator_with_a_price() -> None:
     clock = FakeClock()
     recorder = MetricsRecorder(clock)
+    req = ChatRequest.of("how is the total computed?", stage="fix", max_tokens=16)
     async with (
         clock.autojumping(),
         in_process_model("default", clock=clock, responder=_answer, recorder=recorder) as sim,
     ):
         model = SpendingModel(sim, price=PRICE)
         reached: list[str] = []
-        budget = SpendBudget(max_cost_usd=0.1, on_reached=reached.append)
+        budget = SpendBudget(max_cost_usd=0.3, on_reached=reached.append)
         done = 0
         with budget.activate(), recorder.activate():
             for _ in range(50):
                 try:
-                    await model.complete(ChatRequest.of("how is the total computed?", stage="fix"))
+                    await model.complete(req)
                 except BudgetExhausted:
                     break
                 done += 1
         served = sim.engine.stats()
     snap = budget.snapshot()
     assert 1 <= done < 50 and snap.refused == 1 and len(reached) == 1
+    assert snap.cut == {"fix": 1} and "does not fit" in reached[0]
     # every call that ran is charged at the price, from the usage the endpoint reported
     model_records = [r for r in recorder.records if r.kind == "model"]
     assert len(model_records) == done
@@ -87,44 +90,62 @@ async def test_calls_stop_at_the_budget_against_the_simulator_with_a_price() -> 
     out_tok = sum(r.output_tokens for r in model_records)
     assert in_tok > 0 and out_tok > 0
     assert snap.total.cost_usd == pytest.approx(PRICE.cost(Usage(in_tok, out_tok)))
-    assert snap.stages["fix"].calls == done and snap.total.cost_usd >= 0.1
-    # the last call admitted started under the budget: the one before it was below
-    one_call = snap.total.cost_usd / done
-    assert snap.total.cost_usd - one_call < 0.1
+    assert snap.stages["fix"].calls == done
+    # the budget holds: the calls stopped where the next one's worst case no longer fit
+    spent = snap.total.cost_usd
+    assert spent is not None and spent <= 0.3
+    assert spent + PRICE.cost(worst_case(req)) > 0.3
+    assert snap.held_usd == 0.0  # nothing in flight holds any of it now
     # the refused call reached no endpoint; the bill is the simulator's own count
     assert served["requests"] == done
     assert (served["tokens_in"], served["tokens_out"]) == (in_tok, out_tok)
 
 
-async def test_a_stream_is_charged_when_it_completes_and_a_call_in_flight_is_counted() -> None:
+async def test_calls_in_flight_hold_their_worst_case_and_a_stream_is_charged_at_its_end() -> None:
     clock = FakeClock()
     async with (
         clock.autojumping(),
         in_process_model("default", clock=clock, responder=_answer) as sim,
     ):
         model = SpendingModel(sim, price=PRICE)
-        budget = SpendBudget(max_tokens=1)
+        one_call = worst_case(ChatRequest.of("why?")).input_tokens + 256
+        budget = SpendBudget(max_tokens=one_call + one_call // 2)  # room for one call, not two
         with budget.activate(), stage("root_cause"):
 
-            async def one() -> ChatRequest:
-                req = ChatRequest.of("why?")
-                await model.complete(req)
-                return req
+            async def one() -> None:
+                await model.complete(ChatRequest.of("why?"))
 
-            # both admitted before either returns: both are counted, the budget overshoots
-            await asyncio.gather(one(), one())
-            with pytest.raises(BudgetExhausted):
-                async for _ in model.stream(ChatRequest.of("and now?")):
-                    pass
+            # both asked before either returns: the second's worst case does not fit
+            results = await asyncio.gather(one(), one(), return_exceptions=True)
+            assert sum(isinstance(r, BudgetExhausted) for r in results) == 1
+            # the first returned and freed what it did not use: a stream fits now
+            events = [ev async for ev in model.stream(ChatRequest.of("and now?"))]
+        assert isinstance(events[-1], Completed)
         streamed = SpendBudget()
         with streamed.activate():
             events = [ev async for ev in model.stream(ChatRequest.of("why?", stage="judge"))]
         assert isinstance(events[-1], Completed)
-    assert budget.snapshot().stages["root_cause"].calls == 2
-    assert budget.tokens > 1 and budget.snapshot().refused == 1
+    snap = budget.snapshot()
+    assert snap.stages["root_cause"].calls == 2 and snap.refused == 1
+    assert snap.cut == {"root_cause": 1} and budget.tokens <= budget.max_tokens  # type: ignore[operator]
+    assert snap.held_tokens == 0
     usage = events[-1].result.usage
     assert streamed.snapshot().stages["judge"].cost_usd == pytest.approx(PRICE.cost(usage))
     assert current_spend() is None  # activation is scoped
+
+
+def test_a_call_that_fails_frees_its_hold_and_one_cancelled_keeps_it() -> None:
+    b = SpendBudget(max_cost_usd=1.0)
+    worst = Usage(1000, 1000)
+    price = Price(100.0, 100.0)  # worst case $0.2
+    holds = [b.reserve("map", worst, price) for _ in range(5)]
+    with pytest.raises(BudgetExhausted, match="held by calls in flight"):
+        b.reserve("map", worst, price)
+    b.release(holds[0])  # failed: not billed, its room is free again
+    again = b.reserve("judge", worst, price)
+    b.settle(again, "judge", Usage(100, 10))
+    assert b.spent_usd == pytest.approx(0.011) and b.snapshot().held_usd == pytest.approx(0.8)
+    assert b.snapshot().cut == {"map": 1}
 
 
 def test_role_clients_carry_their_endpoints_price(tmp_path, monkeypatch) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from agentrt import Clock, SystemClock, load_settings
+from agentrt import Clock, Settings, SystemClock, load_settings
 from agentrt.flow import client_for_role, retry_budget
 from agentrt.graph import Graph, GraphEvent, NodeContext, NodeFinished, NodeStarted, typed_value
 from fixbugs.errors import InputError
@@ -29,7 +29,7 @@ from fixbugs.pyenv.userenv import Interpreter, TestEnv, choose_interpreter, prob
 from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.model_steps import NO_DEFAULT_STEPS, ModelSteps
-from fixbugs.run.preflight import preflight
+from fixbugs.run.preflight import models_line, preflight
 from fixbugs.run.progress import EventSink, Journal
 from fixbugs.run.record import BugRun
 from fixbugs.run.report import RunReport
@@ -59,6 +59,7 @@ __all__ = [
     "models_from_config",
     "run_bug",
     "run_from_paths",
+    "run_settings",
     "user_env",
 ]
 
@@ -220,9 +221,22 @@ def _joined(outputs: Mapping[str, object]) -> BugRun:
     return run
 
 
-def models_from_config(config: Path | None, env: Mapping[str, str] | None = None) -> Models:
-    """The run's two roles' clients, from ``config`` and ``env`` (default: the process's)."""
-    settings = load_settings(config, env)
+def run_settings(config: Path | None, env: Mapping[str, str] | None = None) -> Settings:
+    """A run's settings: ``config``, the environment, and endpoints found as users
+    configure them (provider keys, ``OPENAI_BASE_URL``, a local server on its usual
+    port: :mod:`agentrt._discovery`). Read once per run: the local probe is a request."""
+    return load_settings(config, env, probe_local=True)
+
+
+def models_from_config(
+    config: Path | None,
+    env: Mapping[str, str] | None = None,
+    *,
+    settings: Settings | None = None,
+) -> Models:
+    """The run's two roles' clients, from ``settings`` (else read from ``config`` and
+    ``env``, default: the process's, with discovery: :func:`run_settings`)."""
+    settings = settings or run_settings(config, env)
     budget = retry_budget(settings)  # one retry budget for this run's clients
     return Models(
         map=client_for_role(settings, "map", budget=budget),
@@ -232,16 +246,18 @@ def models_from_config(config: Path | None, env: Mapping[str, str] | None = None
     )
 
 
-def default_steps(config: Path | None) -> ModelSteps:
+def default_steps(config: Path | None, settings: Settings | None = None) -> ModelSteps:
     """The model steps a run on ``config``'s endpoints takes unless told (their trust)."""
-    settings = load_settings(config)
+    settings = settings or run_settings(config)
     return ModelSteps.by_trust(settings.trust_for("map"), settings.trust_for("judge"))
 
 
-async def checked_models(config: Path | None) -> Models:
+async def checked_models(config: Path | None, settings: Settings | None = None) -> Models:
     """Models for the run, after one preflight request per endpoint (exit 2 when one fails)."""
-    await preflight(load_settings(config), ("map", "judge"))
-    return models_from_config(config)
+    if settings is None:
+        settings = await asyncio.to_thread(run_settings, config)
+    await preflight(settings, ("map", "judge"))
+    return models_from_config(config, settings=settings)
 
 
 def env_for_interpreter(interp: Interpreter, *, notes: list[str] | None = None) -> TestEnv:
@@ -291,17 +307,32 @@ async def run_from_paths(
     max_cost_usd: float | None = None,
     max_model_tokens: int | None = None,
     on_event: EventSink | None = None,
+    on_models: Callable[[str], None] | None = None,
 ) -> RunReport:
-    """The CLI's entry: validate inputs, build models from config, run the agent."""
+    """The CLI's entry: validate inputs, build models from config, run the agent.
+
+    ``on_models`` gets the run's models line (which model serves which role,
+    or that none does and what the run does instead; :func:`models_line`)
+    as soon as it is known, before the preflight: the CLI's first line. The
+    report's notes carry it too.
+    """
     inputs = await asyncio.to_thread(
         load_inputs, report, repo, logs=logs, traces=traces, test=test, screenshots=screenshots
     )
     notes: list[str] = []
-    if use_model and model_steps is None and not default_steps(config).enabled:
-        # no step would call a model: none is loaded (the embedded one takes seconds)
-        use_model = False
-        notes.append(NO_DEFAULT_STEPS)
-    models = await checked_models(config) if use_model else None  # exit 2 before any work
+    settings = await asyncio.to_thread(run_settings, config) if use_model else None
+    steps = model_steps
+    if settings is not None and steps is None:
+        steps = default_steps(config, settings)
+        if not steps.enabled:
+            # no step would call a model: none is loaded (the embedded one takes seconds)
+            use_model = False
+            notes.append(NO_DEFAULT_STEPS)
+    line = models_line(settings, steps)
+    if on_models is not None:
+        on_models(line)
+    # exit 2 before any work
+    models = await checked_models(config, settings) if use_model and settings else None
     try:
         options = await asyncio.to_thread(lambda: interpreter_options(repo, python, notes))
     except BaseException:
@@ -309,6 +340,7 @@ async def run_from_paths(
         raise
     options = replace(
         options,
+        models_line=line,
         use_model=use_model,
         model_steps=model_steps,
         max_cost_usd=max_cost_usd,

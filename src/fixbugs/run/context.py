@@ -39,7 +39,10 @@ __all__ = ["BUDGET_REACHED", "AgentOptions", "Models", "RunContext"]
 
 
 # the one line a run's notes and progress stream get when its spend budget is reached
-BUDGET_REACHED = "no further model call is started; the run goes on from the static evidence"
+BUDGET_REACHED = (
+    "no model call whose worst case does not fit is started; the run goes on from the "
+    "static evidence"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +87,8 @@ class AgentOptions:
     slack_lines: int = 3  # how far outside the localized lines a fix may reach
     max_cost_usd: float | None = None  # the run's model spend, in dollars (--max-cost)
     max_model_tokens: int | None = None  # and in tokens, input + output (--max-tokens)
+    # which model serves which role, or that none does (fixbugs.run.preflight.models_line)
+    models_line: str | None = None
     # the index cache's folder; None: the user's (~/.cache/fixbugs/index). The service
     # gives each job its own, inside the job's directory, so it leaves with the job
     index_dir: Path | None = None

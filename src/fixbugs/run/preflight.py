@@ -30,12 +30,14 @@ from agentrt import (
 )
 from agentrt.llm import ChatRequest, ModelClient, make_client
 from agentrt.metrics import CallRecord
+from fixbugs.run.model_steps import ModelSteps
 
 __all__ = [
     "ModelFailures",
     "ModelUnavailable",
     "check_client",
     "model_failures",
+    "models_line",
     "preflight",
     "role_endpoints",
 ]
@@ -132,6 +134,49 @@ def _check_weights(cfg: EndpointConfig, where: str) -> None:
             raise ModelUnavailable(f"{where}: {_first_line(exc)}") from None
     if not path.is_file():
         raise ModelUnavailable(f"{where}: model file {path} does not exist")
+
+
+# what a run does with no model step, and how a user gets one (the first line says it)
+WITHOUT_MODEL = "the run ranks, reproduces and repairs from static evidence alone"
+HOW_TO_GET_ONE = (
+    "set OPENAI_API_KEY, OPENAI_BASE_URL or ANTHROPIC_API_KEY, or run Ollama, llama.cpp's "
+    "server or vLLM on its usual port, for one"
+)
+
+
+def _serving(name: str, cfg: EndpointConfig, settings: Settings) -> str:
+    at = f" at {cfg.base_url}" if cfg.base_url else ""
+    origin = settings.origin(name)
+    return f"{name}: {cfg.model}{at} ({cfg.kind}, trust {cfg.resolved_trust}, from {origin})"
+
+
+def models_line(settings: Settings | None, steps: ModelSteps | None) -> str:
+    """The run's first line: which model serves which role, or that none is used and why.
+
+    ``settings`` None: the run was told to use no model (``--no-model``).
+    ``steps``: the model steps the run takes (None: not decided here).
+    """
+    if settings is None:
+        return f"models: none (--no-model): {WITHOUT_MODEL}"
+    if steps is not None and not steps.enabled:
+        name, cfg = settings.endpoint_for("map")
+        why = (
+            "takes no step by default (MEASUREMENTS.md, model steps)"
+            if cfg.kind == "llama"
+            else "is given no step (--model-steps none)"
+        )
+        return f"models: none used: {name} ({cfg.model}) {why}; {WITHOUT_MODEL}; {HOW_TO_GET_ONE}"
+    by_endpoint: dict[str, list[str]] = {}
+    for role in ("map", "judge"):
+        by_endpoint.setdefault(settings.endpoint_for(role)[0], []).append(role)
+    parts = [
+        f"{' and '.join(roles)} → {_serving(name, settings.endpoints[name], settings)}"
+        for name, roles in by_endpoint.items()
+    ]
+    line = "models: " + "; ".join(parts)
+    if steps is not None:
+        line += f"; steps: {steps.describe()}"
+    return line
 
 
 def model_failures(records: Iterable[CallRecord]) -> ModelFailures:

@@ -226,7 +226,10 @@ def _cost_lines(cost: CostItem | None) -> list[str]:
         line += f" of a budget of {' and '.join(limits)}"
     line += "."
     if cost.reached:
-        line += f" Budget reached ({cost.refused_calls} call(s) not started)."
+        cut = ", ".join(f"{stage} {n}" for stage, n in sorted(cost.cut.items()))
+        line += (
+            f" Budget reached ({cost.refused_calls} call(s) not started{': ' if cut else ''}{cut})."
+        )
     return ["", line]
 
 
@@ -274,6 +277,7 @@ def _cost(spend: SpendSnapshot | None, records: Sequence[CallRecord]) -> CostIte
         max_tokens=spend.max_tokens if spend is not None else None,
         reached=spend.reached if spend is not None else None,
         refused_calls=spend.refused if spend is not None else 0,
+        cut=dict(spend.cut) if spend is not None else {},
     )
 
 

@@ -200,6 +200,12 @@ class CostItem(_Open):
         "and the run went on from the static evidence); null when it was not",
     )
     refused_calls: int = Field(0, description="model calls not started: the budget was reached")
+    cut: dict[str, int] = Field(
+        default_factory=dict,
+        description="the calls not started, by stage: a call starts only when its worst "
+        "case (input tokens plus max output tokens, at the price) fits in what the budget "
+        "has left beside the calls in flight",
+    )
 
 
 class ModelCalls(_Open):

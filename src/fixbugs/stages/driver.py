@@ -41,6 +41,9 @@ def start_run(inputs: BugInputs, ctx: RunContext) -> None:
     """The run's first events: what is investigated, with which interpreter."""
     journal = ctx.journal
     journal.emit("run_started", "run", f"investigating: {inputs.report.title}")
+    if ctx.options.models_line:
+        # the CLI printed it as its first line already (it skips the "models" stage)
+        journal.note("models", ctx.options.models_line)
     if ctx.options.python is not None:
         env = ctx.options.python
         journal.emit("note", "reproduction", f"tests run with {env.describe()}", **env.to_dict())

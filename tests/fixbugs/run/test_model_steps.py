@@ -95,7 +95,7 @@ async def test_no_model_is_loaded_when_no_step_would_call_one(
 
     monkeypatch.setattr(model_steps, "LOW_TRUST_STEPS", NO_STEPS)
 
-    async def no_models(_config: object) -> Models:
+    async def no_models(_config: object, _settings: object = None) -> Models:
         raise AssertionError("a model was loaded for a run that takes no model step")
 
     seen: dict[str, object] = {}

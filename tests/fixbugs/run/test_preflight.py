@@ -160,7 +160,7 @@ def test_outage_mid_run_is_degraded_and_exit_3(tmp_path, example, capsys, monkey
         fixbugs.run.preflight, "make_client", lambda cfg, name: _client_on(app, cfg.model)
     )
 
-    def models(config: Path | None) -> Models:
+    def models(config: Path | None, env: object = None, *, settings: object = None) -> Models:
         client = _client_on(app, "sim-model")
         # a configured OpenAI-compatible endpoint: trusted high, so every model step runs
         return Models(map=client, judge=client, judge_trust="high", map_trust="high")

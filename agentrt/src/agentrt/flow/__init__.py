@@ -64,12 +64,21 @@ from agentrt.flow._retry import (
 )
 from agentrt.flow._retry_model import RetryingModel
 from agentrt.flow._routing import RoutedModel, RoutingTable
-from agentrt.flow._spend import Price, SpendBudget, SpendSnapshot, StageSpend, current_spend
-from agentrt.flow._spend_model import SpendingModel
+from agentrt.flow._spend import (
+    INPUT_MARGIN,
+    Price,
+    SpendBudget,
+    SpendHold,
+    SpendSnapshot,
+    StageSpend,
+    current_spend,
+)
+from agentrt.flow._spend_model import SpendingModel, worst_case
 from agentrt.flow._throttle import AdaptiveThrottle, Throttled
 from agentrt.flow._throttle_model import ThrottlingModel
 
 __all__ = [
+    "INPUT_MARGIN",
     "AdaptiveLimit",
     "AdaptiveThrottle",
     "BreakerModel",
@@ -102,6 +111,7 @@ __all__ = [
     "Sample",
     "SharedBudget",
     "SpendBudget",
+    "SpendHold",
     "SpendSnapshot",
     "SpendingModel",
     "StageSpend",
@@ -123,4 +133,5 @@ __all__ = [
     "retry_policy",
     "time_left",
     "with_headroom",
+    "worst_case",
 ]

@@ -10,10 +10,20 @@ budget is scoped. Found through a context variable, as the metrics
 recorder is: a client shared by many runs (an eval's cases) charges the
 run it is serving.
 
-A call is refused only *before* it starts: a call in flight when the
-budget is reached is counted when it returns, so a run may end a little
-over its budget (by the calls that were in flight), never by a call
-started after it was reached.
+A call holds its worst case while it runs. Before it starts,
+:meth:`SpendBudget.reserve` sets aside what it could cost at most (its
+input tokens, estimated on the high side, plus its ``max_tokens`` of
+output, at the endpoint's price); a call whose worst case does not fit in
+what is left, after what was spent and what the calls in flight hold, is
+not started. When it returns, :meth:`SpendBudget.settle` charges what it
+really cost and frees the rest (:meth:`SpendBudget.release` frees all of a
+call that failed). So concurrent calls can never together spend past the
+budget: ``--max-cost 0.004`` once spent $0.0075 because calls in flight
+were only counted when they returned. The guarantee holds as far as the
+worst case holds: an endpoint that bills more input tokens than the
+estimate's margin allows (:data:`INPUT_MARGIN`) can still overshoot by
+that difference. Failed attempts that a retry layer repeats inside one
+call are not billed by providers as a rule and are not counted.
 
 Sans-IO: no clock and no I/O; the only side effect is ``on_reached``,
 called once, with one line, when the budget is first reached.
@@ -29,7 +39,19 @@ from dataclasses import dataclass, field
 from agentrt._errors import BudgetExhausted
 from agentrt.llm._types import Usage
 
-__all__ = ["Price", "SpendBudget", "SpendSnapshot", "StageSpend", "current_spend"]
+__all__ = [
+    "INPUT_MARGIN",
+    "Price",
+    "SpendBudget",
+    "SpendHold",
+    "SpendSnapshot",
+    "StageSpend",
+    "current_spend",
+]
+
+# The token estimate runs within about ±25% of a real tokenizer (agentrt.tokens):
+# a call's worst case counts its estimated input tokens this much higher.
+INPUT_MARGIN = 1.25
 
 _current: contextvars.ContextVar[SpendBudget | None] = contextvars.ContextVar(
     "agentrt_spend", default=None
@@ -92,6 +114,20 @@ class SpendSnapshot:
     stages: dict[str, StageSpend] = field(default_factory=dict)
     reached: str | None = None  # the line said when the budget was reached; None if not
     refused: int = 0  # calls not started because it was reached
+    # the calls not started, by stage: what the budget cut
+    cut: dict[str, int] = field(default_factory=dict)
+    held_usd: float = 0.0  # the worst case of the calls in flight at that moment
+    held_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SpendHold:
+    """One started call's worst case, held until it settles (see :class:`SpendBudget`)."""
+
+    stage: str
+    tokens: int
+    cost_usd: float
+    price: Price | None
 
 
 class SpendBudget:
@@ -99,7 +135,8 @@ class SpendBudget:
 
     ``None`` leaves that limit unset; with both unset the budget only
     counts. ``on_reached`` gets one line, once, when a limit is first met
-    (by a call's charge, or by a call refused at a limit of 0). ``spent``
+    (by a call's charge, or by a call refused because its worst case did
+    not fit). ``spent``
     resumes a run whose earlier part spent that (a run whose stages run in
     several processes): its counts go on, and a budget it had reached stays
     reached without saying so again.
@@ -124,6 +161,10 @@ class SpendBudget:
         self._stages: dict[str, StageSpend] = dict(spent.stages) if spent else {}
         self._reached: str | None = spent.reached if spent else None
         self._refused = spent.refused if spent else 0
+        self._cut: dict[str, int] = dict(spent.cut) if spent else {}
+        self._held_usd = 0.0
+        self._held_tokens = 0
+        self._holds = 0  # calls holding: at 0 the float sum is reset, not left to drift
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[SpendBudget]:
@@ -158,11 +199,64 @@ class SpendBudget:
         return met
 
     def admit(self) -> None:
-        """Before a call starts: raise :class:`BudgetExhausted` when a limit is met."""
+        """Before a call whose worst case is unknown: raise :class:`BudgetExhausted`
+        when a limit is met. :meth:`reserve` is the check that holds under concurrency."""
         met = self._check()
         if met is not None:
             self._refused += 1
             raise BudgetExhausted(f"model budget reached ({met}): the call was not started")
+
+    def reserve(self, stage: str, worst: Usage, price: Price | None) -> SpendHold:
+        """Hold ``worst`` (a call's most tokens, at ``price``) before the call starts.
+
+        Raise :class:`BudgetExhausted` (the call is not started, and counted
+        as cut under ``stage``) when a limit is met or when the worst case
+        does not fit beside what was spent and what calls in flight hold.
+        """
+        cost = price.cost(worst) if price is not None else 0.0
+        held = SpendHold(stage, worst.input_tokens + worst.output_tokens, cost, price)
+        met = self._check()
+        if met is None:
+            met = self._no_room(held)
+        if met is not None:
+            self._refused += 1
+            self._cut[stage] = self._cut.get(stage, 0) + 1
+            if self._reached is None:
+                self._reached = f"model budget reached ({met})"
+                if self._on_reached is not None:
+                    self._on_reached(self._reached)
+            raise BudgetExhausted(f"model budget reached ({met}): the call was not started")
+        self._held_usd += held.cost_usd
+        self._held_tokens += held.tokens
+        self._holds += 1
+        return held
+
+    def _no_room(self, held: SpendHold) -> str | None:
+        """Why ``held`` does not fit (None: it does)."""
+        cap, have = self.max_cost_usd, self.spent_usd + self._held_usd
+        if cap is not None and held.price is not None and have + held.cost_usd > cap:
+            return (
+                f"${self.spent_usd:.6g} spent and ${self._held_usd:.6g} held by calls in flight "
+                f"of ${cap:.6g}; a {held.stage} call of up to ${held.cost_usd:.6g} does not fit"
+            )
+        limit, used = self.max_tokens, self.tokens + self._held_tokens
+        if limit is not None and used + held.tokens > limit:
+            return (
+                f"{self.tokens} tokens spent and {self._held_tokens} held by calls in flight "
+                f"of {limit}; a {held.stage} call of up to {held.tokens} does not fit"
+            )
+        return None
+
+    def release(self, held: SpendHold) -> None:
+        """A reserved call ended with no answer: free what it held."""
+        self._holds -= 1
+        self._held_usd = max(0.0, self._held_usd - held.cost_usd) if self._holds else 0.0
+        self._held_tokens = max(0, self._held_tokens - held.tokens)
+
+    def settle(self, held: SpendHold, stage: str, usage: Usage) -> None:
+        """A reserved call returned: free what it held, charge what it used."""
+        self.release(held)
+        self.charge(stage, usage, held.price)
 
     def charge(self, stage: str, usage: Usage, price: Price | None) -> None:
         """A finished call's usage, billed at ``price`` (``None``: unpriced, tokens only)."""
@@ -179,4 +273,7 @@ class SpendBudget:
             dict(self._stages),
             self._reached,
             self._refused,
+            dict(self._cut),
+            self._held_usd,
+            self._held_tokens,
         )
