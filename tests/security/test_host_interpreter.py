@@ -252,6 +252,7 @@ async def test_a_committed_venv_still_runs_the_tests_in_the_sandbox(
         repo=repo if given == "absolute" else Path("."),
         test="python -m pytest tests/test_ops.py::test_add",
         use_model=False,
+        repair_candidates=1,  # the environment and the reproduction are checked, not repair
     )
     d = report.to_dict()
     env = d["environment"]

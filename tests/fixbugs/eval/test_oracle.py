@@ -194,7 +194,10 @@ async def test_the_oracles_rewrite_becomes_the_validated_fix(tmp_path: Path):
             load_inputs(tmp_path / "report.md", repo),
             # the oracle is served as a configured endpoint is: trusted high
             models=Models(map=model, judge=model, judge_trust="high", map_trust="high"),
-            options=AgentOptions(test_env=PY.command_env(), python=PY, fix_budget_s=120),
+            # one candidate: the oracle's rewrite must be ranked first to be run at all
+            options=AgentOptions(
+                test_env=PY.command_env(), python=PY, fix_budget_s=120, max_candidates=1
+            ),
         )
     d = report.to_dict()
     assert d["validated"] is True, d["validation"]

@@ -169,8 +169,14 @@ async def test_no_test_command_runs_existing_tests_and_keeps_the_matching_failur
         "# ratio crashes\n\nCalling `calc.ops.ratio(4, 2)` raises\n"
         "`ZeroDivisionError: division by zero` instead of returning 2.\n"
     )
+    # what is checked is the reproduction: one repair candidate, not the default 300
+    # (their sandboxed runs were most of this test's time)
     report = await run_from_paths(
-        report=repo / "report.md", repo=repo, use_model=False, python=Path(sys.executable)
+        report=repo / "report.md",
+        repo=repo,
+        use_model=False,
+        python=Path(sys.executable),
+        repair_candidates=1,
     )
     rep = report.to_dict()["reproduction"]
     assert rep["origin"] == "discovered" and rep["status"] == "confirmed"

@@ -76,5 +76,6 @@ async def test_the_same_tests_with_a_failure_of_the_code_reproduce(tmp_path: Pat
         test="python -m pytest -p no:cacheprovider tests/test_env.py",
         use_model=False,
         python=Path(sys.executable),
+        repair_candidates=1,  # the reproduction is what is checked, not the repair search
     )
     assert report.to_dict()["reproduction"]["status"] == "confirmed"
