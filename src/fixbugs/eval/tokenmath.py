@@ -262,11 +262,12 @@ def one_call_request(calls: Sequence[RecordedCall]) -> tuple[ChatRequest, str]:
 
 
 async def replay(
-    calls: Sequence[RecordedCall], profile: SimProfile, *, own_work: bool = False
+    calls: Sequence[RecordedCall], profile: SimProfile, *, run_wall_s: float | None = None
 ) -> tuple[float | None, WayFigures, WayFigures, WayFigures]:
     """Run ``calls`` three ways on ``profile`` on a fake clock.
 
-    Returns (the agent's whole wall with its own work, when ``own_work``;
+    Returns (the agent's whole wall with its own work, when the recorded
+    run's ``run_wall_s`` is given: its end shifted by its calls' lateness;
     concurrent; sequential; one call). Each way runs on a fresh simulator,
     so none sees another's queue.
     """
@@ -300,10 +301,11 @@ async def replay(
                         await _call(model, calls[i].request, calls[i].streamed)
                     last = clock.now()
                 else:
-                    last = await _concurrent(model, clock, calls, deps, t0, own=way == "agent")
+                    own = run_wall_s if way == "agent" else None
+                    last = await _concurrent(model, clock, calls, deps, t0, own_until=own)
         return last - t0, list(recorder.records)
 
-    agent_s = round((await run_way("agent"))[0], 2) if own_work else None
+    agent_s = None if run_wall_s is None else round((await run_way("agent"))[0], 2)
     ways = []
     in_out = (0, 0)
     for way in ("concurrent", "sequential", "one_call"):
@@ -333,10 +335,13 @@ async def _concurrent(
     deps: Sequence[Sequence[int]],
     t0: float,
     *,
-    own: bool,
+    own_until: float | None,
 ) -> float:
-    """Each call once the calls it waited for have ended; with ``own``, also after the
-    agent's own work between them (its recorded gap, shifted by their lateness)."""
+    """Each call once the calls it waited for have ended. With ``own_until`` (the recorded
+    run's wall), also after the agent's own work between them, and the run's end after
+    its work past the last call: each at its recorded time, shifted by the lateness of
+    the calls it waited for (the end waits for all of them)."""
+    own = own_until is not None
     ended: list[asyncio.Future[float]] = [asyncio.get_running_loop().create_future() for _ in calls]
 
     async def one(i: int) -> None:
@@ -353,7 +358,12 @@ async def _concurrent(
     async with asyncio.TaskGroup() as tg:
         for i in range(len(calls)):
             tg.create_task(one(i))
-    return t0 + max((f.result() for f in ended), default=0.0)
+    last = max((f.result() for f in ended), default=0.0)
+    if own_until is None:
+        return t0 + last
+    late = max((f.result() - c.ended_at for f, c in zip(ended, calls, strict=True)), default=0.0)
+    await clock.sleep(t0 + own_until + max(0.0, late) - clock.now())
+    return clock.now()
 
 
 def _stage_figures(records: Sequence[CallRecord]) -> tuple[StageFigures, ...]:
@@ -540,7 +550,7 @@ def _stage_cells(bugs: Sequence[BugFigures], way: str) -> list[str]:
     for name, ss in agg.items():
         ttfts = [s.ttft_s for s in ss if s.ttft_s is not None]
         tps = [s.decode_tps for s in ss if s.decode_tps is not None]
-        ttft = f"{statistics.median(ttfts):.2f} s" if ttfts else "-"
+        ttft = f"{statistics.median(ttfts):.2f} s" if ttfts else "- (not streamed)"
         rate = f"{statistics.median(tps):.1f}" if tps else "-"
         wall = sum(s.wall_s for s in ss)
         cells.append(
@@ -557,7 +567,7 @@ async def bench_tokenmath(
     for rec in recordings:
         if not rec.calls:
             continue
-        agent_s, conc, seq, one = await replay(rec.calls, profile, own_work=True)
+        agent_s, conc, seq, one = await replay(rec.calls, profile, run_wall_s=rec.wall_s)
         assert agent_s is not None
         bugs.append(
             BugFigures(
