@@ -252,6 +252,10 @@ from fixbugs.run.hostile_bench import hostile_command as bench_hostile_command  
 
 bench_app.command("hostile")(bench_hostile_command)
 
+from fixbugs.eval.tokenmath import tokenmath_command as bench_tokenmath_command  # noqa: E402
+
+bench_app.command("tokenmath")(bench_tokenmath_command)
+
 from fixbugs.eval.pool.build import pool_app  # noqa: E402
 
 app.add_typer(pool_app, name="pool")

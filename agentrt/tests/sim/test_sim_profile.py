@@ -15,7 +15,7 @@ from agentrt.sim._limits import format_duration
 
 
 def test_named_profiles_exist_with_documented_defaults() -> None:
-    assert {"default", "fast", "knee", "flaky", "ratelimited", "hosted"} <= set(PROFILES)
+    assert {"default", "fast", "knee", "flaky", "ratelimited", "hosted", "7b"} <= set(PROFILES)
     d = get_profile("default")
     assert (d.ttft_base_s, d.prefill_s_per_token, d.decode_tps, d.slots) == (
         0.2,

@@ -197,6 +197,17 @@ PROFILES: dict[str, SimProfile] = {
         # prefill at ~5k tokens/s (a 7k-token prompt waits ~2.4 s for its
         # first token, the source's streamed demo), then 50 tokens/s per stream.
         SimProfile(name="hosted", ttft_base_s=1.0, prefill_s_per_token=0.2e-3, decode_tps=50.0),
+        # A 7B-class model on one GPU (llama.cpp's server, vLLM): TTFT a few tenths of a
+        # second plus prefill at ~2,500 tokens/s (a 4k-token prompt waits ~1.9 s), then
+        # ~40 output tokens/s per stream, 8 requests served at once, the rest queued.
+        SimProfile(
+            name="7b",
+            ttft_base_s=0.3,
+            prefill_s_per_token=0.4e-3,
+            decode_tps=40.0,
+            slots=8,
+            default_max_tokens=1024,
+        ),
     )
 }
 
