@@ -17,6 +17,7 @@ Modules named ``_x`` are implementation and may change without notice.
 from agentrt._checkpoint import cancel_requests, checkpoint
 from agentrt._clock import Clock, FakeClock, ScaledClock, SystemClock
 from agentrt._config import EndpointConfig, Settings, Trust, load_settings
+from agentrt._discovery import is_loopback_host
 from agentrt._errors import (
     AgentrtError,
     BudgetExhausted,
@@ -107,6 +108,7 @@ __all__ = [
     "estimate_tokens",
     "fail_after",
     "gather_map",
+    "is_loopback_host",
     "load_settings",
     "make_client",
     "make_plan",

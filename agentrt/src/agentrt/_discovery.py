@@ -53,6 +53,7 @@ __all__ = [
     "Probe",
     "discover_endpoints",
     "http_probe",
+    "is_loopback_host",
     "is_loopback_url",
 ]
 
@@ -110,15 +111,19 @@ class Discovered:
         return out
 
 
-def is_loopback_url(url: str) -> bool:
-    """Whether ``url``'s host is this machine (``localhost`` or a loopback address)."""
-    host = urlsplit(url).hostname or ""
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` is this machine (``localhost`` or a loopback address)."""
     if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether ``url``'s host is this machine (:func:`is_loopback_host`)."""
+    return is_loopback_host(urlsplit(url).hostname or "")
 
 
 def http_probe(

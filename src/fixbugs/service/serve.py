@@ -14,7 +14,6 @@ queue carries paths to each bug's files.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Annotated
 import typer
 from fastapi import FastAPI
 
-from agentrt import SystemClock, UserError
+from agentrt import SystemClock, UserError, is_loopback_host
 from agentrt.observability import ExporterKind, TracingConfig
 from agentrt.queues import EpochClock, open_queue
 from fixbugs.errors import InputError
@@ -143,15 +142,6 @@ def _mode(cfg: ServeConfig) -> str:
     return "whole bugs" if cfg.whole_bug else "stage queues"
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def serve_command(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
@@ -255,7 +245,7 @@ def serve_command(
         raise UserError(str(exc)) from None
     if tenant_capacity is not None and not 1 <= tenant_capacity <= capacity:
         raise UserError(f"--tenant-capacity must be from 1 to --capacity ({capacity})")
-    if not keys and not _loopback(host):
+    if not keys and not is_loopback_host(host):
         raise UserError(f"refusing to serve on {host} without an API key; pass --api-key")
     if traces not in ("none", "console", "otlp"):
         raise UserError(f"unknown trace exporter {traces!r}; use none, console or otlp")
