@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 __all__ = [
@@ -159,35 +159,36 @@ def repo_path(path: str, listed: Collection[str]) -> str | None:
     return None
 
 
-def test_literals(test_sources: list[str]) -> frozenset[str]:
-    """String constants of the failing tests' files (a patch adding one may overfit)."""
-    out: set[str] = set()
+def _constants(test_sources: list[str]) -> Iterator[object]:
+    """The value of every constant of the test files that parse."""
     for src in test_sources:
         try:
             tree = ast.parse(src)
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
-                out.add(node.value)
-                out.update(w for w in node.value.split() if len(w) > 1)
+            if isinstance(node, ast.Constant):
+                yield node.value
+
+
+def test_literals(test_sources: list[str]) -> frozenset[str]:
+    """String constants of the failing tests' files (a patch adding one may overfit)."""
+    out: set[str] = set()
+    for v in _constants(test_sources):
+        if isinstance(v, str) and v:
+            out.add(v)
+            out.update(w for w in v.split() if len(w) > 1)
     return frozenset(out)
 
 
 def test_numbers(test_sources: list[str]) -> frozenset[str]:
     """Numbers of the failing tests' files other than 0, 1, -1 and 2, by ``repr``: a new
     comparison with one special-cases the test (:mod:`fixbugs.repair.demotions`)."""
-    out: set[str] = set()
-    for src in test_sources:
-        try:
-            tree = ast.parse(src)
-        except (SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            v = node.value if isinstance(node, ast.Constant) else None
-            if isinstance(v, int | float) and not isinstance(v, bool) and v not in (0, 1, -1, 2):
-                out.add(repr(v))
-    return frozenset(out)
+    return frozenset(
+        repr(v)
+        for v in _constants(test_sources)
+        if isinstance(v, int | float) and not isinstance(v, bool) and v not in (0, 1, -1, 2)
+    )
 
 
 def printed_literal_lines(
