@@ -14,8 +14,10 @@ import json
 import subprocess
 import sys
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
+from fixbugs.eval.pool.outcome import PoolBuild
 from fixbugs.eval.pool.prdiff import changed_tests, pr_diff, split_pr
 from fixbugs.eval.pool.select import select_tests
 from fixbugs.eval.pool.swebench import build_sympy
@@ -232,20 +234,30 @@ def _mirrors(tmp_path: Path, instances: list[tuple[str, str, str]]) -> tuple[Pat
     return mirrors, manifest
 
 
-def test_a_case_is_built_verified_and_not_rebuilt(tmp_path: Path):
-    base, merge = _merged_pr(tmp_path / "r", _FIX_PR)
-    mirrors, manifest = _mirrors(tmp_path, [("sympy__sympy-1", base, merge)])
-    commands: list[str] = []
-    build = functools.partial(
+def _builder(
+    tmp_path: Path, mirrors: Path, manifest: Path, commands: list[str], shown: list[PoolBuild]
+) -> Callable[[], list[PoolBuild]]:
+    """build_sympy on this test's mirrors, its commands run plainly and listed, its cases shown."""
+    return functools.partial(
         build_sympy,
         tmp_path / "out",
         mirrors,
         manifest=manifest,
         python_bin=Path(sys.executable).parent,
         workspace=functools.partial(PlainWorkspace.create, commands=commands),
+        on_case=shown.append,
     )
+
+
+def test_a_case_is_built_verified_and_not_rebuilt(tmp_path: Path):
+    base, merge = _merged_pr(tmp_path / "r", _FIX_PR)
+    mirrors, manifest = _mirrors(tmp_path, [("sympy__sympy-1", base, merge)])
+    commands: list[str] = []
+    shown: list[PoolBuild] = []
+    build = _builder(tmp_path, mirrors, manifest, commands, shown)
     (done,) = build()
     assert done.built and done.has_issue, done.skipped
+    assert shown == [done]  # each case shown as it ends
     case_dir = tmp_path / "out" / "sympy__sympy-1"
     case = json.loads((case_dir / "case.json").read_text())
     assert case["failing_tests"] == [
@@ -281,14 +293,7 @@ def test_a_pr_whose_tests_pass_at_base_is_skipped_and_remembered(tmp_path: Path)
     )
     mirrors, manifest = _mirrors(tmp_path, [("sympy__sympy-2", base, merge)])
     commands: list[str] = []
-    build = functools.partial(
-        build_sympy,
-        tmp_path / "out",
-        mirrors,
-        manifest=manifest,
-        python_bin=Path(sys.executable).parent,
-        workspace=functools.partial(PlainWorkspace.create, commands=commands),
-    )
+    build = _builder(tmp_path, mirrors, manifest, commands, [])
     (done,) = build()
     assert not done.built and done.skipped == "PR's tests pass at base"
     ran = len(commands)

@@ -51,16 +51,21 @@ class Source(Protocol):
 
 
 class PlainBuilder(Protocol):
-    """A source's builder as each one is written: ``(out, mirrors, only=…)``."""
+    """A builder of one project's cases: ``(out, mirrors, only=…, on_case=…)``."""
 
     def __call__(
-        self, out: Path, mirrors: Path, *, only: Collection[str] = ()
+        self,
+        out: Path,
+        mirrors: Path,
+        *,
+        only: Collection[str] = (),
+        on_case: Callable[[PoolBuild], None] | None = None,
     ) -> list[PoolBuild]: ...
 
 
 def plain(builder: PlainBuilder, project: str) -> Source:
-    """A :class:`Source` of a builder of one ``project`` that takes neither ``projects`` nor
-    ``on_case``: not run when ``projects`` leaves it out, its cases shown as it returns them."""
+    """A :class:`Source` of a builder of one ``project`` (which takes no ``projects`` and no
+    ``issues``): not run when ``projects`` leaves it out."""
 
     def source(
         out: Path,
@@ -73,11 +78,7 @@ def plain(builder: PlainBuilder, project: str) -> Source:
     ) -> list[PoolBuild]:
         if projects and project not in projects:
             return []
-        builds = builder(out, mirrors, only=only)
-        for b in builds:
-            if on_case:
-                on_case(b)
-        return builds
+        return builder(out, mirrors, only=only, on_case=on_case)
 
     return source
 

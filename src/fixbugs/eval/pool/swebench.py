@@ -26,7 +26,7 @@ import shlex
 import shutil
 import tarfile
 import tempfile
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -143,8 +143,10 @@ def build_sympy(
     timeout_s: float = MODULE_TIMEOUT_S,
     workspace: WorkspaceFactory = Sandbox.create,
     retry_skipped: bool = False,
+    on_case: Callable[[PoolBuild], None] | None = None,
 ) -> list[PoolBuild]:
-    """Build (or find built) ``out/<id>`` for each sympy instance of the manifest.
+    """Build (or find built) ``out/<id>`` for each sympy instance of the manifest,
+    each one given to ``on_case`` as it ends (a build takes minutes a case).
 
     ``mirrors`` holds the ``fetch`` tool's bare mirrors (``<owner>+<name>/repo``).
     ``python_bin`` is the tests' venv ``bin`` (default: the shared sympy venv under
@@ -159,16 +161,15 @@ def build_sympy(
         instances = [i for i in instances if i.id in set(only)]
     git_dir = mirrors / "sympy+sympy" / "repo"
     texts = _statements(mirrors / _STATEMENTS_MIRROR / "repo")
-    results: list[PoolBuild] = []
-    for inst in instances:
+
+    def one(inst: Instance) -> PoolBuild:
+        nonlocal python_bin
         case_dir = out / inst.id
         if _is_built(case_dir, inst.id):
-            results.append(PoolBuild(inst.id, "swebench", case_dir=case_dir, has_issue=True))
-            continue
+            return PoolBuild(inst.id, "swebench", case_dir=case_dir, has_issue=True)
         remembered = out / _SKIPS / f"{inst.id}.txt"
         if remembered.is_file() and not retry_skipped:
-            results.append(PoolBuild(inst.id, "swebench", skipped=remembered.read_text().strip()))
-            continue
+            return PoolBuild(inst.id, "swebench", skipped=remembered.read_text().strip())
         try:
             if not git_dir.is_dir():
                 raise _Skip(f"no mirror of sympy/sympy at {git_dir}")
@@ -180,15 +181,19 @@ def build_sympy(
                 )
             _build(inst, case_dir, git_dir, texts[inst.idx], python_bin, timeout_s, workspace)
         except InputError as exc:  # no venv, no sandbox: nothing about the instance
-            results.append(PoolBuild(inst.id, "swebench", skipped=str(exc)))
-            continue
+            return PoolBuild(inst.id, "swebench", skipped=str(exc))
         except _Skip as skip:
             if skip.remember:
                 remembered.parent.mkdir(parents=True, exist_ok=True)
                 remembered.write_text(skip.reason + "\n")
-            results.append(PoolBuild(inst.id, "swebench", skipped=skip.reason))
-            continue
-        results.append(PoolBuild(inst.id, "swebench", case_dir=case_dir, has_issue=True))
+            return PoolBuild(inst.id, "swebench", skipped=skip.reason)
+        return PoolBuild(inst.id, "swebench", case_dir=case_dir, has_issue=True)
+
+    results: list[PoolBuild] = []
+    for inst in instances:
+        results.append(one(inst))
+        if on_case:
+            on_case(results[-1])
     return results
 
 
