@@ -8,8 +8,11 @@
   runs only through an executor (:mod:`fixbugs.sandbox.executor`), FixBugs'
   own tools only through :mod:`fixbugs.sandbox.hosttools`, so the list names
   modules of :mod:`fixbugs.sandbox` alone, and only shrinks (issue 22, item 3).
+* Python source is parsed only through :func:`agentrt.parse_python` (and
+  :func:`agentrt.literal_value`): one lock, since CPython before 3.11.8
+  fails a parse when two threads convert parse trees at once (gh-106905).
 
-Both checks read the source with :mod:`ast` and import nothing, like
+The checks read the source with :mod:`ast` and import nothing, like
 ``tests/test_import_hygiene.py``; each is also run on a synthetic tree, so
 a check that cannot fail would show.
 """
@@ -222,3 +225,58 @@ def test_the_subprocess_finder_sees_every_form():
     )
     assert subprocess_starts(source) == 12
     assert subprocess_starts("import shlex\nshlex.split('run x')\nrun = 1\nrun\n") == 0
+
+
+# the one place that parses Python source (agentrt.parse_python): serialized, since
+# CPython before 3.11.8 breaks on two threads converting a parse tree at once
+PARSER = ROOT / "agentrt" / "src" / "agentrt" / "_pyast.py"
+_DIRECT_PARSES = frozenset({"parse", "literal_eval"})
+
+
+def direct_parses(source: str) -> int:
+    """Calls of ``ast.parse`` or ``ast.literal_eval`` in ``source``, however imported."""
+    tree = ast.parse(source)
+    modules = {
+        a.asname or a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import)
+        for a in n.names
+        if a.name == "ast"
+    }
+    names = {
+        a.asname or a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module == "ast"
+        for a in n.names
+        if a.name in _DIRECT_PARSES
+    }
+    count = 0
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            count += f.value.id in modules and f.attr in _DIRECT_PARSES
+        elif isinstance(f, ast.Name):
+            count += f.id in names
+    return count
+
+
+def test_python_is_parsed_only_through_parse_python():
+    found = {
+        path.relative_to(ROOT).as_posix(): n
+        for package in (FIXBUGS, ROOT / "agentrt" / "src" / "agentrt")
+        for path in sorted(package.rglob("*.py"))
+        if path != PARSER and "examples" not in path.relative_to(package).parts
+        if (n := direct_parses(path.read_text()))
+    }
+    assert found == {}, "parse through agentrt.parse_python / literal_value (one lock)"
+
+
+def test_the_parse_finder_sees_every_form():
+    source = (
+        "import ast\nimport ast as a\nfrom ast import parse, literal_eval as le\n"
+        "ast.parse('x')\na.literal_eval('1')\nparse('x')\nle('1')\n"
+        "ast.walk(ast.parse('y'))\nast.unparse(node)\n"
+    )
+    assert direct_parses(source) == 5

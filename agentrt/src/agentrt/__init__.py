@@ -29,6 +29,7 @@ from agentrt._errors import (
     UnknownProfile,
     UserError,
 )
+from agentrt._pyast import literal_value, parse_python
 from agentrt.flow import (
     CircuitBreaker,
     ConcurrencyLimiter,
@@ -109,9 +110,11 @@ __all__ = [
     "fail_after",
     "gather_map",
     "is_loopback_host",
+    "literal_value",
     "load_settings",
     "make_client",
     "make_plan",
+    "parse_python",
     "scatter",
     "stage",
     "with_deadline",

@@ -27,6 +27,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from itertools import pairwise
 
+from agentrt import parse_python
 from fixbugs.index.entries import ImportRef, Literal, ModuleEntry, Symbol, SymbolKind
 from fixbugs.index.modules import absolute_import
 from fixbugs.index.paths import is_source, is_test_path
@@ -104,7 +105,7 @@ def parse_module(path: str, module: str, is_package: bool, text: str) -> ModuleE
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the project's own SyntaxWarnings are not ours to print
         try:
-            tree = ast.parse(text)
+            tree = parse_python(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
             return ModuleEntry(path, module, (), (), (), f"{type(e).__name__}: {e}"[:300])
     symbols: list[Symbol] = []

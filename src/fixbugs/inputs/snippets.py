@@ -28,6 +28,7 @@ import shlex
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from agentrt import parse_python
 from fixbugs.inputs import pieces as bounded
 from fixbugs.inputs.fences import fenced_blocks, without_fenced
 from fixbugs.inputs.textfile import clean_text
@@ -208,7 +209,7 @@ def _from_session(lines: list[str]) -> Snippet | None:
         if not src.strip():
             continue
         try:
-            tree = ast.parse(src)
+            tree = parse_python(src)
         except SyntaxError:
             return None
         if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
@@ -229,7 +230,7 @@ def _runnable(source: str) -> bool:
     if not source.strip() or len(source) > MAX_SCRIPT_CHARS:
         return False
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError):
         return False
     return any(isinstance(n, (ast.Import, ast.ImportFrom, ast.Call)) for n in ast.walk(tree))

@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from agentrt import parse_python
 from fixbugs.index.words import tokenize_code
 from fixbugs.localize.report_text import code_words
 
@@ -76,7 +77,7 @@ def docstring_lines(text: str) -> frozenset[int]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            tree = ast.parse(text)
+            tree = parse_python(text)
         except (SyntaxError, ValueError):
             return frozenset()
     out: set[int] = set()

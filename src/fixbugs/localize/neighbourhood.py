@@ -20,6 +20,7 @@ import textwrap
 import warnings
 from collections.abc import Sequence
 
+from agentrt import parse_python
 from fixbugs.index import RepoIndex, Symbol
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.resolve import Target, member, resolve_name
@@ -43,7 +44,7 @@ def callees(index: RepoIndex, fn: Symbol) -> list[Symbol]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            tree = ast.parse(textwrap.dedent("\n".join(lines)))
+            tree = parse_python(textwrap.dedent("\n".join(lines)))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return []
     module = index.module_of(fn.path) or ""

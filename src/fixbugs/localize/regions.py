@@ -31,6 +31,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentrt import parse_python
 from fixbugs.localize.assertions import assertion_values, called_names
 from fixbugs.localize.function_match import (
     ReportIdentifiers,
@@ -95,7 +96,7 @@ def function_spans(text: str) -> list[tuple[str, int, int]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            tree = ast.parse(text)
+            tree = parse_python(text)
         except (SyntaxError, ValueError):
             return []
     out: list[tuple[str, int, int]] = []
@@ -124,7 +125,7 @@ def _string_literals(text: str) -> list[tuple[str, int]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            tree = ast.parse(text)
+            tree = parse_python(text)
         except (SyntaxError, ValueError):
             return []
     return [

@@ -20,6 +20,7 @@ import ast
 import re
 import warnings
 
+from agentrt import parse_python
 from fixbugs.localize.report_text import code_blocks, inline_code
 
 __all__ = ["report_statements"]
@@ -38,7 +39,7 @@ def _parse(source: str) -> list[ast.stmt] | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return ast.parse(source).body
+            return parse_python(source).body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
 

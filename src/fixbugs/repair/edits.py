@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal
 
+from agentrt import parse_python
 from fixbugs.localize.regions import function_spans
 from fixbugs.repair.patch import apply_to_text, diff_hunks, make_diff, split_lines
 from fixbugs.repair.source import parses
@@ -376,7 +377,7 @@ def apply_edits(
             continue
         if path.endswith(".py"):
             try:
-                ast.parse(new)
+                parse_python(new)
             except (SyntaxError, ValueError) as exc:
                 line = getattr(exc, "lineno", None)
                 at = f" (line {line})" if line else ""
@@ -419,7 +420,7 @@ def _rewrite_function(e: FunctionRewrite, text: str) -> str:
     (first_line, last_line) = found[0]
     new = textwrap.dedent(e.new_source)
     try:
-        mod = ast.parse(new)
+        mod = parse_python(new)
     except (SyntaxError, ValueError):
         raise EditRejected(f"the rewrite of {e.qualname} does not parse") from None
     body = mod.body

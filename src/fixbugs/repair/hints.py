@@ -19,6 +19,8 @@ import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 
+from agentrt import literal_value, parse_python
+
 __all__ = [
     "FailureHints",
     "failure_frames",
@@ -79,7 +81,7 @@ class FailureHints:
 
 def _literal_text(text: str) -> str:
     try:
-        v = ast.literal_eval(text.strip())
+        v = literal_value(text.strip())
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return text
     if isinstance(v, str):
@@ -163,7 +165,7 @@ def _constants(test_sources: list[str]) -> Iterator[object]:
     """The value of every constant of the test files that parse."""
     for src in test_sources:
         try:
-            tree = ast.parse(src)
+            tree = parse_python(src)
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from agentrt import parse_python
 from fixbugs.repair.source import Edit, SourceFile
 
 __all__ = ["IngredientIndex", "ingredient_edits", "names_in_scope"]
@@ -240,7 +241,7 @@ def ingredient_edits(
 def _shape(text: str) -> str:
     """The expression's structure with every constant masked."""
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = parse_python(text, mode="eval")
     except SyntaxError:
         return text
     for n in ast.walk(tree):

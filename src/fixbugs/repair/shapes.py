@@ -38,6 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from agentrt import parse_python
 from fixbugs.repair.patch import apply_to_text, changed_window, diff_files
 
 __all__ = [
@@ -232,7 +233,7 @@ def _parse_part(lines: list[str], start: int, end: int) -> ast.Module | None:
 def _parse(text: str) -> ast.Module | None:
     # cached: every candidate of a file is compared with the same old text
     try:
-        return ast.parse(text)
+        return parse_python(text)
     except (SyntaxError, ValueError):
         return None
 

@@ -20,6 +20,8 @@ import ast
 import bisect
 from dataclasses import dataclass
 
+from agentrt import parse_python
+
 __all__ = ["Edit", "SourceFile", "parses"]
 
 
@@ -45,7 +47,7 @@ class Edit:
 
 def parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        parse_python(text)
     except (SyntaxError, ValueError):
         return False
     return True
@@ -62,7 +64,7 @@ class SourceFile:
         for line in self.lines:
             self._starts.append(self._starts[-1] + len(line))
         try:
-            self.tree: ast.Module | None = ast.parse(text)
+            self.tree: ast.Module | None = parse_python(text)
         except (SyntaxError, ValueError):
             self.tree = None
         self.parents: dict[ast.AST, ast.AST] = {}
@@ -177,7 +179,7 @@ class SourceFile:
         block = head + replacement + self.text[b:de]
         indented = block[:1] in (" ", "\t")
         try:
-            tree = ast.parse("if True:\n" + block if indented else block)
+            tree = parse_python("if True:\n" + block if indented else block)
         except (SyntaxError, ValueError):
             return False
         top = tree.body[0] if len(tree.body) == 1 else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from agentrt import parse_python
 from fixbugs.repair.ingredients import names_in_scope
 from fixbugs.repair.source import Edit, SourceFile
 
@@ -145,7 +146,7 @@ def _conditions(nodes: list[ast.AST]) -> Iterator[ast.expr]:
 def _reads(expr: str) -> set[str]:
     """The bare names an expression reads (its attributes' bases included)."""
     try:
-        tree = ast.parse(expr, mode="eval")
+        tree = parse_python(expr, mode="eval")
     except SyntaxError:
         return {"<unparsable>"}
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}

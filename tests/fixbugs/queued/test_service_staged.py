@@ -53,7 +53,9 @@ async def test_two_bugs_through_the_staged_service(tmp_path: Path) -> None:
         for job in jobs:
             events = await _sse(client, f"/v1/bugs/{job}/events")
             started = [e["stage"] for k, e in events if k == "stage_started"]
-            assert started == STAGES
+            assert started == STAGES, "\n".join(
+                f"{k} {e.get('stage')} {str(e.get('message'))[:300]}" for k, e in events
+            )
             assert events[-1] == ("end", {"state": "done"})
             st = (await client.get(f"/v1/bugs/{job}")).json()
             assert st["state"] == "done" and set(st["stages"].values()) == {"done"}

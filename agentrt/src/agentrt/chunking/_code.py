@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from agentrt._pyast import parse_python
 from agentrt.chunking._packing import pack_greedy
 from agentrt.tokens._counting import estimate_tokens
 
@@ -66,7 +67,7 @@ def definition_starts(path: str, text: str) -> list[int]:
     """
     if path.endswith(".py"):
         try:
-            tree = ast.parse(text)
+            tree = parse_python(text)
         except (SyntaxError, ValueError):
             pass
         else:

@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentrt import parse_python
 from fixbugs.index.paths import is_test_path
 from fixbugs.repair.patch import FileDiff, split_git_diff
 from fixbugs.sandbox.hosttools import git_env, run_tool
@@ -103,7 +104,7 @@ def changed_tests(path: str, source: str, lines: Iterable[int]) -> list[str]:
     """pytest node ids (``path::test``, ``path::TestX::test``) of the test functions
     of ``source`` that hold one of ``lines`` (their decorators included)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return []
     wanted = set(lines)

@@ -1,0 +1,44 @@
+"""Python source to :mod:`ast` trees, one thread at a time: :func:`parse_python`.
+
+CPython before 3.11.8 and 3.12.1 keeps the depth counter of its C-to-Python
+tree conversion in per-interpreter state shared by every thread
+(gh-106905). Two threads converting at once (two bugs' stages parsing in
+``asyncio.to_thread`` workers) can leave it unbalanced, and ``ast.parse``
+then raises ``SystemError: AST constructor recursion depth mismatch``: a
+stage of one bug failed at random because another bug was being parsed.
+Every parse of this process goes through one lock here (parsing is CPU
+work that holds the GIL anyway, so the lock costs no parallelism).
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from typing import Any, Literal, overload
+
+__all__ = ["literal_value", "parse_python"]
+
+_LOCK = threading.Lock()
+
+
+@overload
+def parse_python(source: str, filename: str = ..., mode: Literal["exec"] = ...) -> ast.Module: ...
+@overload
+def parse_python(source: str, filename: str = ..., *, mode: Literal["eval"]) -> ast.Expression: ...
+def parse_python(
+    source: str, filename: str = "<unknown>", mode: Literal["exec", "eval"] = "exec"
+) -> ast.Module | ast.Expression:
+    """``ast.parse(source, filename, mode)``, serialized with every other parse of the process.
+
+    Raises what ``ast.parse`` raises (``SyntaxError``, ``ValueError`` for a NUL byte,
+    ``RecursionError`` or ``MemoryError`` for pathological nesting).
+    """
+    with _LOCK:
+        if mode == "eval":
+            return ast.parse(source, filename, "eval")
+        return ast.parse(source, filename, "exec")
+
+
+def literal_value(text: str) -> Any:
+    """``ast.literal_eval(text)``, its parse serialized as :func:`parse_python`'s."""
+    return ast.literal_eval(parse_python(text.lstrip(" \t"), mode="eval"))
