@@ -190,19 +190,21 @@ def _from_command_line(line: str, shown: str) -> list[Snippet]:
 
 
 def _from_session(lines: list[str]) -> Snippet | None:
-    """A ``>>>`` session as a script, and what it printed (its traceback, else its output)."""
+    """A ``>>>`` session as a script, and what it printed: its first traceback, else the
+    output of the last statement that printed (see :func:`_session_shown`)."""
     chunks: list[list[str]] = []
-    printed: list[str] = []
+    printed: list[list[str]] = []  # the lines each statement printed
     indent = min(len(x) - len(x.lstrip()) for x in lines if x.lstrip().startswith(">>>"))
     for raw in lines:
         line = raw[indent:] if raw[:indent].strip() == "" else raw.lstrip()
         m = _PROMPT.match(line)
         if m and m["p"] == ">>>":
             chunks.append([line[m.end() :]])
+            printed.append([])
         elif m and chunks:
             chunks[-1].append(line[m.end() :])
         elif chunks and line.strip():
-            printed.append(line.rstrip())
+            printed[-1].append(line.rstrip())
     statements: list[str] = []
     for chunk in chunks:
         src = "\n".join(chunk).rstrip()
@@ -221,8 +223,24 @@ def _from_session(lines: list[str]) -> Snippet | None:
     source = "import sys as _fixbugs_sys\n" + "\n".join(statements) + "\n"
     if not _runnable(source):
         return None
-    raises, message, output = _shown("\n".join(printed)) if printed else (None, "", None)
+    raises, message, output = _session_shown(printed)
     return Snippet(source, "session", raises, message, output)
+
+
+def _session_shown(printed: list[list[str]]) -> tuple[str | None, str, str | None]:
+    """What a session shows going wrong: the first statement's traceback, else what its last
+    printing statement printed.
+
+    Earlier values of a session set the scene (``scrapy.__version__``, a
+    list's length) and differ from machine to machine; a session ends on the
+    value its reporter calls wrong, and a traceback ends what the statement
+    that raised it shows.
+    """
+    texts = ["\n".join(group) for group in printed if group]
+    raised = next((t for t in texts if _TRACEBACK in t), None)
+    if raised is not None:
+        return _shown(raised)
+    return _shown(texts[-1]) if texts else (None, "", None)
 
 
 def _runnable(source: str) -> bool:

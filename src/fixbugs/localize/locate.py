@@ -46,6 +46,7 @@ __all__ = [
     "RelevanceSettings",
     "bm25_baseline",
     "bug_summary",
+    "crash_evidence",
     "relevance_evidence",
     "traceback_baseline",
 ]
@@ -81,6 +82,16 @@ def static_evidence(
         *literal_evidence(report, files),
         *command_evidence(report, files),
     ]
+
+
+def crash_evidence(output: str, files: Mapping[str, str]) -> list[Evidence]:
+    """The project frames of a traceback the reproduction printed, as traceback evidence.
+
+    A reproduction that crashed shows where the code ran and failed, on this
+    tree (no other version's line numbers): the same signal as a traceback
+    the report pastes, which a report in words lacks.
+    """
+    return traceback_evidence(anchor_frames(parse_failure(output, files.keys()), files))
 
 
 def _located(failure: ParsedFailure) -> set[str]:

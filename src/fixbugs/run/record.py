@@ -49,8 +49,9 @@ __all__ = [
 ]
 
 # bumped whenever a field changes meaning; a worker refuses a record of another version
-# (7: ``Validation.validated`` became its ``level`` with the ``failed`` checks, issue 44)
-RECORD_VERSION: Literal[8] = 8
+# (7: ``Validation.validated`` became its ``level`` with the ``failed`` checks, issue 44;
+# 9: ``Reproduction.crash``, the reproduction's own traceback as file evidence)
+RECORD_VERSION: Literal[9] = 9
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,9 @@ class Reproduction:
     # the failing tests' sections of the run (fixbugs.pyenv.failures.failure_excerpt):
     # the traceback and the failed assertion, which the repair's hints read
     failure_text: str = ""
+    # origin "snippet": the project frames of the traceback the reproducing run printed
+    # (fixbugs.localize.locate.crash_evidence): where the bug ran and failed, on this tree
+    crash: tuple[FileEvidence, ...] = ()
 
     @property
     def confirmed(self) -> bool:
@@ -203,7 +207,7 @@ class BugRun(_Record):
     journal and metrics recorder held when the record was taken.
     """
 
-    version: Literal[8] = RECORD_VERSION
+    version: Literal[9] = RECORD_VERSION
     started: float
     analysis: Analysis = Analysis()
     reproduction: Reproduction | None = None
@@ -231,6 +235,8 @@ class BugRun(_Record):
         return self.diagnosis.regions if self.diagnosis is not None else ()
 
     def file_evidence(self) -> list[FileEvidence]:
-        """All file evidence so far, as the root cause ranks it: static, relevance, SBFL."""
+        """All file evidence so far, as the root cause ranks it: static, relevance, SBFL
+        and the reproduction's crash."""
         a = self.analysis
-        return [*a.static, *a.relevance, *self.sbfl.evidence]
+        crash = self.reproduction.crash if self.reproduction is not None else ()
+        return [*a.static, *a.relevance, *self.sbfl.evidence, *crash]

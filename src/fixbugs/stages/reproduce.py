@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
 from fixbugs.inputs import BugInputs
 from fixbugs.inputs.snippets import Snippet
+from fixbugs.localize.evidence import Evidence as FileEvidence
+from fixbugs.localize.locate import crash_evidence
 from fixbugs.localize.sbfl import SbflResult, sbfl_evidence, score_runs, suspicious_ranges
 from fixbugs.localize.signals import module_tests
 from fixbugs.pyenv.failures import failure_excerpt
@@ -137,7 +140,8 @@ async def _reproduce(
     if not cmd:
         snippet = await run_report_snippets(inputs, ctx, workspace)
         if snippet is not None and snippet.verdict.status == "reproduced":
-            return from_snippet(snippet, ctx), snippet.snippet
+            crash = await _crash(snippet.output, ctx)
+            return replace(from_snippet(snippet, ctx), crash=crash), snippet.snippet
     if (
         not cmd
         and not ctx.options.no_python
@@ -203,6 +207,20 @@ async def _reproduce(
     if rep.status == "could_not_run":
         ctx.journal.note("reproduction", f"last lines of `{cmd}`:\n{tail(output, 10)}")
     return rep, None
+
+
+async def _crash(output: str, ctx: RunContext) -> tuple[FileEvidence, ...]:
+    """The project frames of the traceback the report's snippet printed when it reproduced
+    the bug (parsed off the loop: the output is the repository code's), and a note naming
+    the deepest.
+
+    Only a snippet's: with a failing test, SBFL already ranks where the test
+    ran, and the crash of a test run was not measured on the pool (MEASUREMENTS.md).
+    """
+    found = tuple(await asyncio.to_thread(crash_evidence, output, ctx.files()))
+    if found:
+        ctx.journal.note("reproduction", f"the reproduction's crash: {found[0].reason}")
+    return found
 
 
 async def run_reproduction(

@@ -59,6 +59,9 @@ __all__ = [
 SCRATCH_PREFIX = ".fixbugs-snippet-"
 SCRIPT_NAME = "snippet.py"
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
+# Python 2's reprs, as old reports show them, read as Python 3 prints them
+_PY2_TEXT = re.compile(r"(?<![\w'\"])u(?=['\"])")
+_PY2_TYPE = re.compile(r"<type '")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +83,17 @@ class SnippetRun:
 
 
 def _norm(text: str) -> str:
-    """Output as compared: lines stripped, blank lines dropped, object addresses masked."""
-    lines = (_ADDRESS.sub("0x?", line.strip()) for line in text.splitlines())
+    """Output as compared: lines stripped, blank lines dropped, object addresses masked,
+    Python 2's reprs (``u'x'``, ``<type 'int'>``) as Python 3 writes them.
+
+    :data:`_GATE` and :data:`_AS_TEST` carry the same normalization, as text.
+    """
+    lines = (_py3(_ADDRESS.sub("0x?", line.strip())) for line in text.splitlines())
     return "\n".join(line for line in lines if line)
+
+
+def _py3(line: str) -> str:
+    return _PY2_TYPE.sub("<class '", _PY2_TEXT.sub("", line))
 
 
 def same_output(shown: str, printed: str) -> bool:
@@ -216,6 +227,8 @@ import base64, json, os, re, shutil, subprocess, sys, tempfile
 spec = json.loads(base64.b64decode(sys.argv[1]).decode("utf-8"))
 def norm(t):
     lines = (re.sub(r"\b0x[0-9a-fA-F]+\b", "0x?", x.strip()) for x in t.splitlines())
+    lines = (re.sub(r"(?<![\w'\"])u(?=['\"])", "", x) for x in lines)
+    lines = (x.replace("<type '", "<class '") for x in lines)
     return "\n".join(x for x in lines if x)
 d = tempfile.mkdtemp(prefix=".fixbugs-snippet-", dir=".")
 try:
@@ -261,6 +274,8 @@ SPEC = json.loads(base64.b64decode("{blob}").decode("utf-8"))
 
 def _norm(t):
     lines = (re.sub(r"\b0x[0-9a-fA-F]+\b", "0x?", x.strip()) for x in t.splitlines())
+    lines = (re.sub(r"(?<![\w'\"])u(?=['\"])", "", x) for x in lines)
+    lines = (x.replace("<type '", "<class '") for x in lines)
     return "\n".join(x for x in lines if x)
 
 

@@ -1,7 +1,8 @@
 """The reproduction stage's path through the report's own code.
 
 :func:`run_report_snippets` runs the report's first snippets
-(:func:`fixbugs.inputs.snippets.extract_snippets`) in the workspace, through
+(:func:`fixbugs.inputs.snippets.extract_snippets`), with the imports they
+leave out (:mod:`fixbugs.stages.snippet_names`), in the workspace, through
 the project's interpreter, until one fails as the report shows;
 :func:`from_snippet` makes the stage's :class:`Reproduction` of that run: its
 ``script`` is the snippet, its ``command`` the snippet's self-contained gate
@@ -35,6 +36,7 @@ from fixbugs.stages.snippet import (
     run_snippet,
     write_snippet_test,
 )
+from fixbugs.stages.snippet_names import with_free_names_imported
 
 __all__ = ["from_snippet", "run_report_snippets", "snippet_spectrum"]
 
@@ -52,7 +54,17 @@ async def run_report_snippets(
     snippets = (await asyncio.to_thread(extract_snippets, inputs.report.text))[:SNIPPET_RUNS]
     env = ctx.options.python
     last: SnippetRun | None = None
-    for s in snippets:
+    for pasted in snippets:
+        source, imports = await asyncio.to_thread(
+            with_free_names_imported, pasted.source, ctx.files()
+        )
+        s = replace(pasted, source=source)
+        if imports:
+            ctx.journal.note(
+                "reproduction",
+                f"the report's {s.kind} snippet uses names it does not import: "
+                f"added {'; '.join(imports)}",
+            )
         with ctx.recorder.tool_call("the report's snippet"):
             last = await run_snippet(
                 s,

@@ -108,3 +108,20 @@ def test_what_the_report_expects_instead() -> None:
     s = only("```python\nimport calc\nprint(calc.f())\n```\nIt should print `foo`, not `bar`.\n")
     assert s.expected == "foo"
     assert only("```python\nimport calc\ncalc.f()\n```\nThe `f` is wrong.\n").expected is None
+
+
+def test_a_session_shows_what_its_last_printing_statement_printed() -> None:
+    # the version printed first sets the scene; the last value is the one called wrong
+    s = only(
+        "```\n>>> import calc\n>>> calc.__version__\nu'1.0.3'\n>>> calc.url('a')\n"
+        "'http://a.com/test_form'\n```\n"
+    )
+    assert (s.output, s.raises) == ("'http://a.com/test_form'", None)
+
+
+def test_a_session_shows_its_first_traceback_over_later_values() -> None:
+    s = only(
+        "```\n>>> import calc\n>>> calc.get({}, 'k')\nTraceback (most recent call last):\n"
+        '  File "<stdin>", line 1\nKeyError: \'k\'\n>>> calc.get({"k": 1}, "k")\n1\n```\n'
+    )
+    assert (s.raises, s.message, s.output) == ("KeyError", "'k'", None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fixbugs.index import as_index
+from fixbugs.localize.locate import crash_evidence
 from fixbugs.localize.names import name_evidence, path_evidence
 from fixbugs.localize.rank import rank_files
 from fixbugs.localize.regions import suspicious_regions
@@ -140,3 +141,19 @@ def test_the_callees_of_a_used_function_are_its_neighbourhood():
     seeds = call_evidence(index, "```python\nfrom a.d import K\nK().go()\n```\n")
     near = {(e.path, e.lines) for e in neighbour_evidence(index, seeds)}
     assert near == {("a/d.py", ((8, 9),)), ("a/c.py", ((1, 2),))}
+
+
+def test_the_reproductions_crash_ranks_the_file_it_failed_in():
+    # a snippet's run: its own frame is a scratch file, no file of the repository
+    output = (
+        "Traceback (most recent call last):\n"
+        '  File ".fixbugs-snippet-x/snippet.py", line 2, in <module>\n'
+        "    a.c.run()\n"
+        '  File "a/c.py", line 6, in run\n'
+        "    raise ValueError('bad things')\n"
+        "ValueError: bad things\n"
+    )
+    ev = crash_evidence(output, TREE)
+    assert [(e.path, e.kind, e.lines) for e in ev] == [("a/c.py", "traceback", ((6, 6),))]
+    assert rank_files(ev)[0].path == "a/c.py"
+    assert crash_evidence("all good\n", TREE) == []

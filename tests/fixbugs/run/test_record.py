@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from fixbugs.localize.evidence import Evidence
 from fixbugs.queued.state import decode, encode
-from fixbugs.run.record import BugRun, Sbfl
+from fixbugs.run.record import BugRun, Reproduction, Sbfl
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
@@ -121,3 +122,10 @@ def test_file_names_with_lone_surrogates_survive_as_keys() -> None:
     run = BugRun(started=0.0, sbfl=Sbfl(suspicious={n: ((1, 2, 0.5),) for n in names}))
     back = decode(json.loads(json.dumps(encode(run))))
     assert back == run and set(back.sbfl.suspicious) == set(names)
+
+
+def test_the_reproductions_crash_is_file_evidence_of_the_run() -> None:
+    crash = Evidence("a/c.py", "traceback", 1.0, "deepest project frame a/c.py:6", ((6, 6),))
+    rep = Reproduction("cmd", "snippet", "confirmed", "fails", crash=(crash,))
+    assert BugRun(started=0.0, reproduction=rep).file_evidence() == [crash]
+    assert BugRun(started=0.0).file_evidence() == []

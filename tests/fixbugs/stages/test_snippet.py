@@ -91,6 +91,20 @@ def test_output_is_compared_line_by_line_in_order() -> None:
     assert not same_output("", "anything")
 
 
+def test_python_2_reprs_in_a_report_read_as_python_3_prints_them() -> None:
+    assert same_output("(<class 'a.B'>, <type 'object'>)", "(<class 'a.B'>, <class 'object'>)")
+    assert same_output("u'http://a.com/x'", "'http://a.com/x'")
+    assert same_output('[u"it\'s"]', '["it\'s"]')
+    assert not same_output("menu'", "men'")  # a word ending in u is no prefix
+    assert not same_output("u'a'", "'b'")
+
+
+def test_the_gate_reads_python_2_reprs_as_python_3_prints_them(tmp_path: Path) -> None:
+    wrong = Snippet("import calc\nprint(repr(calc.name()))\n", "session", output="u'a.com/x'")
+    assert _gate(wrong, tmp_path, "def name():\n    return 'a.com/x'\n") == 1
+    assert _gate(wrong, tmp_path, "def name():\n    return 'b.com/x'\n") == 0
+
+
 def _gate(snippet: Snippet, tmp_path: Path, code: str) -> int:
     (tmp_path / "calc.py").write_text(code)
     cmd = gate_command(snippet).replace("python -c", f"{sys.executable} -c", 1)
