@@ -7,7 +7,11 @@ tree conversion in per-interpreter state shared by every thread
 then raises ``SystemError: AST constructor recursion depth mismatch``: a
 stage of one bug failed at random because another bug was being parsed.
 Every parse of this process goes through one lock here (parsing is CPU
-work that holds the GIL anyway, so the lock costs no parallelism).
+work that holds the GIL anyway, so the lock costs no parallelism). The lock
+cannot hold parses it does not see: the standard library's own (3.11's
+``traceback`` parses a source line to place its ``^^^`` marks, whichever
+thread formats an exception) still race ours, so a parse that fails on
+exactly this error is tried again, up to :data:`TRIES` times in all.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from typing import Any, Literal, overload
 __all__ = ["literal_value", "parse_python"]
 
 _LOCK = threading.Lock()
+TRIES = 3
+_RACE = "AST constructor recursion depth mismatch"
 
 
 @overload
@@ -31,12 +37,19 @@ def parse_python(
     """``ast.parse(source, filename, mode)``, serialized with every other parse of the process.
 
     Raises what ``ast.parse`` raises (``SyntaxError``, ``ValueError`` for a NUL byte,
-    ``RecursionError`` or ``MemoryError`` for pathological nesting).
+    ``RecursionError`` or ``MemoryError`` for pathological nesting); the race's
+    ``SystemError`` only when it comes :data:`TRIES` times in a row.
     """
-    with _LOCK:
-        if mode == "eval":
-            return ast.parse(source, filename, "eval")
-        return ast.parse(source, filename, "exec")
+    for attempt in range(1, TRIES + 1):
+        try:
+            with _LOCK:
+                if mode == "eval":
+                    return ast.parse(source, filename, "eval")
+                return ast.parse(source, filename, "exec")
+        except SystemError as exc:
+            if _RACE not in str(exc) or attempt == TRIES:
+                raise
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def literal_value(text: str) -> Any:

@@ -52,3 +52,36 @@ def test_it_parses_as_ast_parse_does() -> None:
         parse_python("def (:")
     with pytest.raises(ValueError):
         literal_value("open('x')")
+
+
+def test_a_parse_another_parser_raced_is_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a parse outside the lock (3.11's traceback module places its carets with one)
+    # can still unbalance ours: that error, and only that one, earns another try
+    real, calls = ast.parse, []
+
+    def raced(source: str, filename: str, mode: str) -> ast.AST:
+        calls.append(source)
+        if len(calls) < _pyast.TRIES:
+            raise SystemError("AST constructor recursion depth mismatch (before=36, after=218)")
+        return real(source, filename, mode)
+
+    monkeypatch.setattr(_pyast.ast, "parse", raced)
+    assert isinstance(parse_python("x = 1"), ast.Module)
+    assert len(calls) == _pyast.TRIES
+    calls.clear()
+
+    def always(source: str, filename: str, mode: str) -> ast.AST:
+        raise SystemError("AST constructor recursion depth mismatch (before=1, after=2)")
+
+    monkeypatch.setattr(_pyast.ast, "parse", always)
+    with pytest.raises(SystemError):
+        parse_python("x = 1")
+
+    def other(source: str, filename: str, mode: str) -> ast.AST:
+        calls.append(source)
+        raise SystemError("something else")
+
+    monkeypatch.setattr(_pyast.ast, "parse", other)
+    with pytest.raises(SystemError, match="something else"):
+        parse_python("x = 1")
+    assert calls == ["x = 1"]  # not tried again
