@@ -86,7 +86,7 @@ def _norm(text: str) -> str:
     """Output as compared: lines stripped, blank lines dropped, object addresses masked,
     Python 2's reprs (``u'x'``, ``<type 'int'>``) as Python 3 writes them.
 
-    :data:`_GATE` and :data:`_AS_TEST` carry the same normalization, as text.
+    :data:`_NORM_SOURCE` is the same normalization as text, for the gate and the SBFL test.
     """
     lines = (_py3(_ADDRESS.sub("0x?", line.strip())) for line in text.splitlines())
     return "\n".join(line for line in lines if line)
@@ -219,17 +219,22 @@ async def run_snippet(
     return SnippetRun(snippet, verdict, run.returncode, output)
 
 
+# :func:`_norm` as text, for the scripts below (run under the project's Python, any >= 3.6)
+_NORM_SOURCE = r"""
+def norm(t):
+    lines = (re.sub(r"\b0x[0-9a-fA-F]+\b", "0x?", x.strip()) for x in t.splitlines())
+    lines = (re.sub(r"(?<![\w'\"])u(?=['\"])", "", x) for x in lines)
+    lines = (x.replace("<type '", "<class '") for x in lines)
+    return "\n".join(x for x in lines if x)
+"""
+
 # Runs under any Python >= 3.6 as ``python -c``: the script again, in a fresh folder of the
 # fork, run as the reproduction ran it; exit 0 only when it ran clean, no longer prints
 # the output the report shows, and prints what the report expects when it says so.
 _GATE = r"""
 import base64, json, os, re, shutil, subprocess, sys, tempfile
 spec = json.loads(base64.b64decode(sys.argv[1]).decode("utf-8"))
-def norm(t):
-    lines = (re.sub(r"\b0x[0-9a-fA-F]+\b", "0x?", x.strip()) for x in t.splitlines())
-    lines = (re.sub(r"(?<![\w'\"])u(?=['\"])", "", x) for x in lines)
-    lines = (x.replace("<type '", "<class '") for x in lines)
-    return "\n".join(x for x in lines if x)
+{norm}
 d = tempfile.mkdtemp(prefix=".fixbugs-snippet-", dir=".")
 try:
     p = os.path.join(d, "snippet.py")
@@ -261,7 +266,7 @@ def gate_command(snippet: Snippet) -> str:
     """One shell command, runnable in any fresh copy: exit 0 once the snippet stops failing."""
     spec = {"source": snippet.source, "output": snippet.output, "expected": snippet.expected}
     blob = base64.b64encode(json.dumps(spec).encode()).decode()
-    return f"python -c {shlex.quote(_GATE.strip())} {blob}"
+    return f"python -c {shlex.quote(_GATE.replace('{norm}', _NORM_SOURCE).strip())} {blob}"
 
 
 # The snippet as one pytest test, for SBFL's coverage run (run_sbfl runs pytest files):
@@ -272,11 +277,7 @@ import base64, contextlib, io, json, os, re, runpy
 SPEC = json.loads(base64.b64decode("{blob}").decode("utf-8"))
 
 
-def _norm(t):
-    lines = (re.sub(r"\b0x[0-9a-fA-F]+\b", "0x?", x.strip()) for x in t.splitlines())
-    lines = (re.sub(r"(?<![\w'\"])u(?=['\"])", "", x) for x in lines)
-    lines = (x.replace("<type '", "<class '") for x in lines)
-    return "\n".join(x for x in lines if x)
+{norm}
 
 
 def test_snippet():
@@ -288,10 +289,10 @@ def test_snippet():
     except SystemExit as e:
         assert e.code in (None, 0), "the snippet exits %r" % (e.code,)
     shown = SPEC.get("output")
-    still = shown is not None and _norm(shown) and _norm(shown) in _norm(buf.getvalue())
+    still = shown is not None and norm(shown) and norm(shown) in norm(buf.getvalue())
     assert not still, "the snippet prints the output the report shows"
     wanted = SPEC.get("expected")
-    missing = wanted is not None and _norm(wanted) and _norm(wanted) not in _norm(buf.getvalue())
+    missing = wanted is not None and norm(wanted) and norm(wanted) not in norm(buf.getvalue())
     assert not missing, "the snippet does not print what the report expects"
 '''
 SNIPPET_TEST = "test_fixbugs_snippet.py"
@@ -305,6 +306,10 @@ def write_snippet_test(snippet: Snippet, root: Path) -> str:
     blob = base64.b64encode(
         json.dumps({"output": snippet.output, "expected": snippet.expected}).encode()
     ).decode()
-    test = _AS_TEST.replace("{blob}", blob).replace("{script}", SCRIPT_NAME)
+    test = (
+        _AS_TEST.replace("{norm}", _NORM_SOURCE)
+        .replace("{blob}", blob)
+        .replace("{script}", SCRIPT_NAME)
+    )
     d = scratch_dir(root, {SCRIPT_NAME: snippet.source, SNIPPET_TEST: test})
     return str((d / SNIPPET_TEST).relative_to(root))

@@ -7,6 +7,7 @@ of the machine, a time-out or code that does not compile is "could not run".
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -148,3 +149,14 @@ async def test_a_spectrum_where_every_line_scores_the_same_is_dropped(
     result = ranked
     kept = await snippet_repro.snippet_spectrum(RAISES, [], Path("python"), none, none)
     assert kept.line_scores == ranked.line_scores
+
+
+def test_the_scripts_normalize_output_as_the_judge_does() -> None:
+    # the gate and the SBFL test carry the normalization as text: it is the judge's own
+    from fixbugs.stages import snippet
+
+    scope: dict[str, object] = {"re": re}
+    exec(snippet._NORM_SOURCE, scope)
+    samples = ["  a\n\n<A at 0x7f01>\n", "(u'x', <type 'object'>)", "menu'", '[u"it\'s"]']
+    for text in samples:
+        assert scope["norm"](text) == snippet._norm(text)  # type: ignore[operator]
