@@ -2,13 +2,22 @@
 
 :func:`load_inputs` is the one place a run's inputs are checked: a report
 and a repository are required and any problem with them is an
-:class:`~fixbugs.errors.InputError`; a log, trace or screenshot that is not
-what it claims to be is an error too (the user named it, so they should
-hear it is wrong), while things that merely weaken the evidence (an empty
-log, OCR not installed) become ``notes`` and the run goes on. A trace file
-past the JSON bounds (:class:`~fixbugs.inputs.boundedjson.JsonLimit`:
-nested too deep, a number too long or not finite) is hostile rather than
-mistaken: it is dropped with a note, and the run goes on without it.
+:class:`~fixbugs.errors.InputError`. A log, trace or screenshot the user
+named that does not exist is an error too (a typo: they should hear it
+before any work). One that exists but cannot be used (a binary or broken
+log, a zip bomb, an image that is not one or declares too many pixels) is
+left out with one line in ``notes`` and the run goes on without it, as do
+things that merely weaken the evidence (an empty log, no OCR here). A trace
+file that is not valid JSON is an error; one past the JSON bounds
+(:class:`~fixbugs.inputs.boundedjson.JsonLimit`: nested too deep, a number
+too long or not finite) is hostile rather than mistaken: dropped with a
+note. A folder of logs is read as its files
+(:func:`~fixbugs.inputs.logsources.folder_logs`).
+
+Images (``--screenshot`` files, and in :func:`load_inputs` the images the
+report links below its own folder) are read by OCR inside the sandbox; their
+text joins the report as comments (:func:`~fixbugs.inputs.screenshots.with_image_texts`),
+so a traceback in a screenshot is parsed as the report's traceback is.
 """
 
 from __future__ import annotations
@@ -17,11 +26,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixbugs.errors import InputError
 from fixbugs.inputs.boundedjson import JsonLimit
-from fixbugs.inputs.logs import check_log
+from fixbugs.inputs.logs import EMPTY, check_log
+from fixbugs.inputs.logsources import folder_logs
 from fixbugs.inputs.repo import Repository, open_repo
 from fixbugs.inputs.report import BugReport, load_report
-from fixbugs.inputs.screenshots import Screenshot, load_screenshot
+from fixbugs.inputs.reportimages import linked_images
+from fixbugs.inputs.screenshots import Screenshot, load_screenshots, with_image_texts
+from fixbugs.inputs.textfile import require_file
 from fixbugs.inputs.traces import Trace, load_traces
 
 __all__ = ["BugInputs", "TextInputs", "load_inputs", "read_texts", "with_repo"]
@@ -58,11 +71,24 @@ def read_texts(report: Path, logs: Sequence[Path] = (), traces: Sequence[Path] =
     bug = load_report(report)
     kept_logs: list[Path] = []
     for log in logs:
-        path, note = check_log(log)
-        if note:
-            notes.append(note)
+        named = Path(log).expanduser()
+        if named.is_dir():
+            files, left_out = folder_logs(named)
+            notes.extend(left_out)
+            if not files:
+                notes.append(f"log folder {named} holds no file; skipped")
         else:
-            kept_logs.append(path)
+            files = [require_file(named, "log")]  # a missing log is the user's typo: an error
+        for file in files:
+            try:
+                path, note = check_log(file)
+            except InputError as e:  # there but unusable: one line, and the run goes on
+                notes.append(f"{e}; left out")
+                continue
+            if note:
+                notes.append(note)
+            if note is None or not note.endswith(EMPTY):
+                kept_logs.append(path)
     all_traces: list[Trace] = []
     for trace_file in traces:
         try:
@@ -82,20 +108,34 @@ def with_repo(
     test: str | None = None,
     screenshots: Sequence[Path] = (),
     artifacts_dir: Path | None = None,
+    *,
+    report_images: bool = False,
 ) -> BugInputs:
-    """The run's inputs: ``texts`` and the repository, test command and screenshots."""
+    """The run's inputs: ``texts`` and the repository, test command and screenshots.
+
+    ``report_images``: the images the report links are read too. Off where
+    ``texts`` are read again for each stage (the staged pipeline), so OCR runs
+    once per run, in :func:`load_inputs`.
+    """
     repository = open_repo(repo)
-    shots = [load_screenshot(s, artifacts_dir, index=i) for i, s in enumerate(screenshots)]
+    linked = linked_images(texts.report.text, texts.report.source) if report_images else None
+    shots, image_notes = load_screenshots(
+        screenshots,
+        linked.paths if linked else (),
+        artifacts_dir,
+        within=linked.folder if linked else None,
+    )
     notes = [*texts.report.notes, *repository.notes(), *texts.notes]
-    notes.extend(s.note for s in shots if s.note)
+    notes.extend(linked.notes if linked else ())
+    notes.extend(image_notes)
     command = test.strip() if test else None
     return BugInputs(
-        report=texts.report,
+        report=with_image_texts(texts.report, shots),
         repo=repository,
         logs=texts.logs,
         traces=texts.traces,
         test_command=command or None,
-        screenshots=tuple(shots),
+        screenshots=shots,
         notes=tuple(notes),
     )
 
@@ -110,4 +150,5 @@ def load_inputs(
     artifacts_dir: Path | None = None,
 ) -> BugInputs:
     """Load and validate everything; logs are checked here but streamed later."""
-    return with_repo(read_texts(report, logs, traces), repo, test, screenshots, artifacts_dir)
+    texts = read_texts(report, logs, traces)
+    return with_repo(texts, repo, test, screenshots, artifacts_dir, report_images=True)

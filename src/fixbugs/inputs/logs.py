@@ -5,22 +5,25 @@ time with a byte cap per line, so a 50 MB line costs the cap, not 50 MB
 (the rest of the line is skipped in chunks and the record says so). Each
 line is parsed on its own as JSON, logfmt or plain text, because real logs
 mix them (a JSON service log with a plain-text traceback in between).
-Gzip-compressed logs are read through ``gzip``; other binary files are
-refused with a clear error.
+Gzip-compressed logs are read through ``gzip``, zip archives member by
+member (:mod:`fixbugs.inputs.logsources`, which also walks a folder of
+logs); other binary files are refused with a clear error.
 """
 
 from __future__ import annotations
 
 import gzip
 import re
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal, cast
+from typing import IO, Any, Literal
 
 from fixbugs.errors import InputError
 from fixbugs.inputs.boundedjson import JsonLimit, loads
+from fixbugs.inputs.logsources import STREAM_ERRORS, ZIP_MAGIC, check_zip_logs, open_streams
 from fixbugs.inputs.textfile import (
     GZIP_MAGIC,
     SNIFF_BYTES,
@@ -28,10 +31,11 @@ from fixbugs.inputs.textfile import (
     require_file,
 )
 
-__all__ = ["LogFormat", "LogRecord", "check_log", "iter_log_records", "parse_line"]
+__all__ = ["EMPTY", "LogFormat", "LogRecord", "check_log", "iter_log_records", "parse_line"]
 
 LogFormat = Literal["text", "json", "logfmt"]
 MAX_LINE_BYTES = 65_536
+EMPTY = "is empty; skipped"  # the end of an empty log's note
 _SKIP_CHUNK = 1 << 20
 
 _TS_KEYS = ("timestamp", "time", "ts", "@timestamp", "asctime", "datetime", "date")
@@ -73,6 +77,7 @@ class LogRecord:
     raw: str
     format: LogFormat = "text"
     truncated_bytes: int = 0
+    source: str | None = None  # a zip member's "logs.zip:app.log"; None: the file itself
 
     @property
     def note(self) -> str | None:
@@ -86,17 +91,23 @@ class LogRecord:
 
 
 def check_log(path: Path) -> tuple[Path, str | None]:
-    """Validate a log without reading it all: the path, and a note if it is empty."""
+    """Validate a log without reading it all: the path, and a note if it is empty or
+    (a zip) some of its members are not read; an InputError if it is no text log."""
     p = require_file(path, "log")
     with p.open("rb") as f:
         head = f.read(SNIFF_BYTES)
     if not head:
-        return p, f"log {p} is empty; skipped"
+        return p, f"log {p} {EMPTY}"
+    if head.startswith(ZIP_MAGIC):
+        zipped = check_zip_logs(p)
+        if not zipped.members:
+            raise InputError(f"log archive {p} holds no text log")
+        return p, zipped.note
     if head.startswith(GZIP_MAGIC):
         with gzip.open(p, "rb") as g:
             try:
                 head = g.read(SNIFF_BYTES)
-            except (OSError, EOFError) as e:
+            except (OSError, EOFError, zlib.error) as e:
                 raise InputError(f"log {p} is a broken gzip file ({e}); decompress it") from e
     if looks_binary_document(head):
         raise InputError(
@@ -105,23 +116,22 @@ def check_log(path: Path) -> tuple[Path, str | None]:
     return p, None
 
 
-def _open(p: Path) -> IO[bytes]:
-    with p.open("rb") as f:
-        magic = f.read(2)
-    if magic == GZIP_MAGIC:
-        return cast(IO[bytes], gzip.open(p, "rb"))
-    return p.open("rb")
-
-
 def iter_log_records(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[LogRecord]:
-    """Stream the records of a log, one per non-empty line."""
+    """Stream the records of a log, one per non-empty line (a zip's members in turn, each
+    record naming its member); a stream that breaks ends where it broke."""
     p, _ = check_log(path)
-    with _open(p) as f:
-        for line_no, (offset, data, dropped) in enumerate(_lines(f, max_line_bytes), 1):
-            text = data.decode("utf-8", errors="replace").rstrip("\r\n")
-            if not text.strip():
-                continue
-            yield parse_line(text, line_no=line_no, byte_offset=offset, truncated_bytes=dropped)
+    for source, stream in open_streams(p):
+        label = None if source == p.name else source
+        try:
+            for line_no, (offset, data, dropped) in enumerate(_lines(stream, max_line_bytes), 1):
+                text = data.decode("utf-8", errors="replace").rstrip("\r\n")
+                if not text.strip():
+                    continue
+                yield parse_line(
+                    text, line_no=line_no, byte_offset=offset, truncated_bytes=dropped, source=label
+                )
+        except STREAM_ERRORS:
+            continue
 
 
 def _lines(f: IO[bytes], cap: int) -> Iterator[tuple[int, bytes, int]]:
@@ -145,7 +155,12 @@ def _lines(f: IO[bytes], cap: int) -> Iterator[tuple[int, bytes, int]]:
 
 
 def parse_line(
-    text: str, *, line_no: int = 1, byte_offset: int = 0, truncated_bytes: int = 0
+    text: str,
+    *,
+    line_no: int = 1,
+    byte_offset: int = 0,
+    truncated_bytes: int = 0,
+    source: str | None = None,
 ) -> LogRecord:
     """Parse one line as JSON, logfmt or plain text, whichever it is."""
     stripped = text.strip()
@@ -177,6 +192,7 @@ def parse_line(
             raw=text,
             format=fmt,
             truncated_bytes=truncated_bytes,
+            source=source,
         )
     ts_match = _TEXT_TS.match(stripped)
     level_match = _TEXT_LEVEL.search(stripped[:120])
@@ -193,6 +209,7 @@ def parse_line(
         raw=text,
         format="text",
         truncated_bytes=truncated_bytes,
+        source=source,
     )
 
 

@@ -24,14 +24,16 @@ import heapq
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import BinaryIO, cast
 
 from agentrt import BudgetExhausted
-from agentrt.chunking import LogChunk, chunk_log_file
+from agentrt.chunking import LogChunk, chunk_log
 from agentrt.evidence import Evidence as RtEvidence
 from agentrt.evidence import Provenance, digest
 from agentrt.graph import gather_map, with_deadline
 from agentrt.llm import ChatRequest
 from fixbugs.inputs import BugInputs, LogRecord, iter_log_records
+from fixbugs.inputs.logsources import STREAM_ERRORS, open_streams
 from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import static_evidence
 from fixbugs.localize.rank import RankedFile, rank_files
@@ -41,6 +43,7 @@ from fixbugs.run.context import RunContext
 from fixbugs.run.record import Analysis, Evidence
 
 __all__ = [
+    "log_chunks",
     "log_signal_records",
     "ranked_event",
     "run_analysis",
@@ -99,10 +102,10 @@ async def _map_log_chunks(inputs: BugInputs, ctx: RunContext, path: Path) -> lis
     """The small model reads the chunks with the most signal lines."""
 
     def scored() -> Iterator[tuple[int, int, LogChunk]]:
-        for chunk in chunk_log_file(path, LOG_CHUNK_TOKENS):
+        for index, chunk in enumerate(log_chunks(path, LOG_CHUNK_TOKENS)):
             hits = sum(1 for line in chunk.text.splitlines() if _SIGNAL.search(line))
             if hits:
-                yield hits, -chunk.index, chunk
+                yield hits, -index, chunk
 
     def best() -> list[LogChunk]:
         # streamed: only the k best chunks are ever held, whatever the log's size
@@ -130,7 +133,7 @@ async def _map_log_chunks(inputs: BugInputs, ctx: RunContext, path: Path) -> lis
             ctx.clock, ctx.step_deadline_s("log_map"), model.complete(req), what="log map"
         )
         text = " ".join(res.text.split())
-        prov = Provenance(source=path.name, line=c.first_line, byte_offset=c.byte_offset)
+        prov = Provenance(source=c.source, line=c.first_line, byte_offset=c.byte_offset)
         return [RtEvidence("candidate", text, prov, confidence=0.3)] if text else []
 
     outcomes = await gather_map(one, chunks, limit=4)
@@ -144,6 +147,16 @@ async def _map_log_chunks(inputs: BugInputs, ctx: RunContext, path: Path) -> lis
     return found
 
 
+def log_chunks(path: Path, budget: int) -> Iterator[LogChunk]:
+    """The chunks of a log as the records read it: through gzip, a zip's members in turn
+    (each chunk's ``source`` names its file or member); a broken stream ends there."""
+    for source, stream in open_streams(path):
+        try:
+            yield from chunk_log(cast(BinaryIO, stream), budget, source=source)
+        except STREAM_ERRORS:
+            continue
+
+
 def _signal_evidence(path: Path) -> list[RtEvidence]:
     out: list[RtEvidence] = []
     for r in log_signal_records(path):
@@ -153,7 +166,13 @@ def _signal_evidence(path: Path) -> list[RtEvidence]:
                 "signal",
                 r.message or r.raw,
                 Provenance(
-                    str(path.name), r.line_no, r.byte_offset, r.trace_id, r.span_id, r.service, ts
+                    r.source or path.name,
+                    r.line_no,
+                    r.byte_offset,
+                    r.trace_id,
+                    r.span_id,
+                    r.service,
+                    ts,
                 ),
             )
         )

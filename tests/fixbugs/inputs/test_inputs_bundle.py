@@ -1,9 +1,11 @@
-"""Screenshots and the whole bundle: errors for wrong files, notes for weak evidence."""
+"""Screenshots and the whole bundle: errors for missing files, notes for unusable ones."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,26 @@ import pytest
 from fixbugs.errors import InputError
 from fixbugs.inputs import image_kind, load_inputs, load_screenshot
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+
+
+def png(width: int = 4, height: int = 2) -> bytes:
+    """A real grey PNG of ``width`` × ``height`` white pixels."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(b"\x00" + b"\xff" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+PNG = png()
 
 
 @pytest.fixture
@@ -41,7 +62,7 @@ def test_screenshot_is_kept_as_an_artifact(tmp_path: Path, monkeypatch: pytest.M
     shot = load_screenshot(src, tmp_path / "artifacts", index=3)
     assert shot.artifact == tmp_path / "artifacts" / "screenshots" / "03-s.png"
     assert shot.artifact.read_bytes() == PNG and shot.kind == "png"
-    assert shot.text is None and shot.note is not None and "tesseract is not installed" in shot.note
+    assert shot.text is None and shot.note is not None and "text not read" in shot.note
 
 
 def test_not_an_image(tmp_path: Path) -> None:
@@ -70,13 +91,12 @@ def test_bundle_loads_and_notes_weak_evidence(case: Path, monkeypatch: pytest.Mo
     notes = " | ".join(inputs.notes)
     assert "empty.log is empty; skipped" in notes
     assert "holds no spans" in notes
-    assert "tesseract is not installed" in notes
+    assert "screenshot shot.png: text not read" in notes
 
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"logs": ["binary.log"]}, "binary.log is binary"),
         ({"traces": ["cut.json"]}, "cut.json is not valid JSON"),
         ({"repo": "emptyrepo"}, "has no text source files"),
         ({"logs": ["missing.log"]}, "missing.log does not exist"),
@@ -94,3 +114,26 @@ def test_bundle_malformed_inputs_are_one_line_errors(
     with pytest.raises(InputError, match=message) as info:
         load_inputs(**args)  # type: ignore[arg-type]
     assert "\n" not in str(info.value)
+
+
+def test_an_unusable_log_or_screenshot_is_one_note_and_the_run_goes_on(case: Path) -> None:
+    """The user named them and they exist, but they cannot be used: left out, one line each."""
+    (case / "binary.log").write_bytes(b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 64)
+    (case / "fake.png").write_text("not an image")
+    inputs = load_inputs(
+        case / "report.md",
+        case / "repo",
+        logs=[case / "binary.log", case / "app.log"],
+        screenshots=[case / "fake.png"],
+    )
+    assert inputs.logs == (case / "app.log",)
+    assert inputs.screenshots == ()
+    notes = inputs.notes
+    assert any("binary.log is binary" in n and n.endswith("left out") for n in notes)
+    assert any("fake.png is not a PNG, JPEG, GIF or WebP image; left out" in n for n in notes)
+    assert all("\n" not in n for n in notes)
+
+
+def test_a_missing_screenshot_is_an_error(case: Path) -> None:
+    with pytest.raises(InputError, match="screenshot .*nothere.png does not exist"):
+        load_inputs(case / "report.md", case / "repo", screenshots=[case / "nothere.png"])
