@@ -52,7 +52,7 @@ SUBPACKAGES = frozenset(
 SUBPROCESS_STARTS: dict[str, int] = {
     # the contained command itself (async, and sync for patches)
     "sandbox/runner.py": 2,
-    # FixBugs' own host tools (git, mount, OCR, interpreter probes, pip): one runner
+    # FixBugs' own host tools (git, mount, interpreter probes, pip): one runner
     "sandbox/hosttools.py": 2,
     # the test workspace (plain subprocesses, for tests only): its command
     "sandbox/testing.py": 1,

@@ -3,10 +3,11 @@
 What runs here is never the repository's code (that runs only through an
 :class:`~fixbugs.sandbox.executor.Executor`): git with none of the
 repository's configuration (:mod:`fixbugs.inputs.hostgit`, the sandbox's
-snapshots), ``mount``/``umount`` for the sandbox's tmpfs, the OCR converter
-for screenshots, probes of the user's interpreter and the venv and pip
+snapshots), ``mount``/``umount`` for the sandbox's tmpfs, probes of the
+user's interpreter and the venv and pip
 set-up of the environments FixBugs makes (:mod:`fixbugs.pyenv`), and
-``fixbugs run`` itself in the eval.
+``fixbugs run`` itself in the eval. The OCR engine is not one of them: it
+decodes a stranger's image, so it runs in the sandbox (:mod:`fixbugs.inputs.ocr`).
 
 :func:`run_tool` takes an argv (no shell), runs it with the environment
 given (default :func:`host_env`, a short allow-list of the caller's, never
@@ -29,7 +30,7 @@ from typing import IO
 __all__ = ["NOT_STARTED", "ToolRun", "git_env", "host_env", "run_tool", "stream_tool"]
 
 NOT_STARTED = 127  # a shell's "command not found": the program did not start
-_KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TESSDATA_PREFIX")
+_KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")
 # what pip and venv need to reach a package index through a proxy or a mirror
 _KEPT_PREFIXES = ("PIP_",)
 _KEPT_PROXY = ("http_proxy", "https_proxy", "no_proxy", "all_proxy")
