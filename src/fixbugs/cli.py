@@ -114,11 +114,31 @@ def run(
         bool, typer.Option("--no-model", help="Static signals only; no model calls.")
     ] = False,
     apply: Annotated[bool, typer.Option(help="Apply a validated patch to --repo.")] = False,
+    branch: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Commit a validated fix on a new branch NAME of --repo, one commit on HEAD, "
+            "without touching the work tree, the index or the current branch (none of the "
+            "repository's git config, filters or hooks runs). Author and committer: "
+            "$GIT_AUTHOR_NAME/$GIT_AUTHOR_EMAIL (and GIT_COMMITTER_*) if set, else "
+            "'FixBugs <fixbugs@localhost>'.",
+        ),
+    ] = None,
+    pr_body: Annotated[
+        Path | None,
+        typer.Option(
+            "--pr-body",
+            metavar="FILE",
+            help="Write the pull-request text (markdown: summary, root cause with file:line, "
+            "reproduction, what validated the fix, what it did not check) to FILE.",
+        ),
+    ] = None,
     force: Annotated[
         bool,
         typer.Option(
-            help="With --apply: apply a fix whose verdict is 'passes tests' (the tests pass "
-            "but a check does not hold) too."
+            help="With --apply or --branch: apply or commit a fix whose verdict is 'passes "
+            "tests' (the tests pass but a check does not hold) too."
         ),
     ] = False,
     python: Annotated[
@@ -178,6 +198,12 @@ def run(
         traces = traces or sorted((base / "traces").glob("*"))
     if report is None or repo is None:
         raise InputError("give --report and --repo (or --example invoice)")
+    if branch is not None:
+        from fixbugs.run.branch import check_branch
+
+        if example:
+            raise InputError("--branch does not modify the bundled example; copy it first")
+        check_branch(repo, branch)  # refused now, not after the run
     from fixbugs.run.model_steps import ModelSteps
 
     steps = ModelSteps.parse(model_steps) if model_steps is not None else None
@@ -212,12 +238,27 @@ def run(
         console.print(f"JSON report written to {terminal(str(json_out))}")
     if markdown_out:
         markdown_out.write_text(result.markdown())
+    if pr_body is not None:
+        from fixbugs.run.handoff import write_pr_body
+
+        console.print(terminal(write_pr_body(result.model, pr_body)), highlight=False)
+    refused: InputError | None = None
+    if branch is not None:  # before --apply: the work tree is still what the run read
+        from fixbugs.run.branch import branch_report
+
+        try:
+            line = branch_report(result.model, repo, branch, force=force)
+            console.print(terminal(line), highlight=False)
+        except InputError as exc:
+            refused = exc  # said (exit 2) once --apply has done its part
     if apply:
         from fixbugs.run.agent import apply_report
 
         if example:
             raise InputError("--apply does not modify the bundled example; copy it first")
         console.print(terminal(apply_report(result.model, repo, force=force)), highlight=False)
+    if refused is not None:
+        raise refused
     calls = result.model.model_calls
     if result.model.degraded and calls is not None:
         err_console.print(

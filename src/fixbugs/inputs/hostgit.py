@@ -30,7 +30,15 @@ from fixbugs.errors import InputError
 from fixbugs.sandbox.hosttools import ToolRun, git_env, run_tool, stream_tool
 from fixbugs.sandbox.patching import PatchResult, apply_patch
 
-__all__ = ["MAX_EXPORT_BYTES", "apply_diff", "export_head", "is_git_dir"]
+__all__ = [
+    "GIT_TIMEOUT_S",
+    "MAX_EXPORT_BYTES",
+    "apply_diff",
+    "export_head",
+    "is_git_dir",
+    "private_copy",
+    "set_object_format",
+]
 
 MAX_EXPORT_BYTES = 1 << 30  # what HEAD may unpack to: a small pack can expand without end
 # git on a large repository (ls-tree, apply) is slow, never this slow
@@ -75,6 +83,21 @@ def _private_git_dir(git_dir: Path, source: Path | None) -> None:
         for name in _GIT_DATA:
             _copy_data(source, git_dir, name)
     _write_config(git_dir, "sha1")
+
+
+def private_copy(source: Path, dest: Path) -> None:
+    """A private git directory at ``dest`` (a new path) with ``source``'s data and our config.
+
+    What ``--branch`` (:mod:`fixbugs.run.branch`) commits in: the
+    repository's objects, refs and ``HEAD`` as regular files, none of its
+    configuration, hooks or alternates. SHA-1 until :func:`set_object_format`.
+    """
+    _private_git_dir(dest, source)
+
+
+def set_object_format(git_dir: Path, object_format: str) -> None:
+    """Rewrite our private ``git_dir``'s config for ``object_format`` (sha1, sha256)."""
+    _write_config(git_dir, object_format)
 
 
 def _copy_data(source: Path, dest: Path, name: str) -> None:
