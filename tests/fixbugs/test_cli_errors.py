@@ -41,14 +41,26 @@ def test_empty_repository(tmp_path, report):
     _check(run("run", "--report", str(report), "--repo", str(empty)), "no text source files")
 
 
-def test_binary_log_is_refused_by_name(tmp_path, report):
+def test_a_binary_log_is_left_out_in_one_line_and_the_run_goes_on(tmp_path, report):
+    """It exists but is no text log (issue 47: bad inputs get one line, the run goes on)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "m.py").write_text("x = 1\n")
     log = tmp_path / "core.log"
     log.write_bytes(b"\x7fELF\x00\x01\x02" * 1000)
     p = run("run", "--report", str(report), "--repo", str(repo), "--logs", str(log), "--no-model")
-    _check(p, "is binary")
+    assert p.returncode == 0, p.stderr
+    assert "core.log is binary, not a text log" in " ".join(p.stdout.split())  # wrapped
+    assert "Traceback" not in p.stdout + p.stderr
+
+
+def test_a_missing_log_is_refused_by_name(tmp_path, report):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "m.py").write_text("x = 1\n")
+    log = tmp_path / "nothere.log"
+    p = run("run", "--report", str(report), "--repo", str(repo), "--logs", str(log), "--no-model")
+    _check(p, "nothere.log does not exist")
 
 
 def test_truncated_trace_json(tmp_path, report):

@@ -101,8 +101,8 @@ def check_log(path: Path) -> tuple[Path, str | None]:
     if head.startswith(ZIP_MAGIC):
         zipped = check_zip_logs(p)
         if not zipped.members:
-            raise InputError(f"log archive {p} holds no text log")
-        return p, zipped.note
+            raise InputError(f"log archive {p} holds no text log ({zipped.note or 'it is empty'})")
+        return p, f"log archive {p}: {zipped.note}" if zipped.note else None
     if head.startswith(GZIP_MAGIC):
         with gzip.open(p, "rb") as g:
             try:

@@ -64,11 +64,19 @@ class ZipLogs:
     """The text members of a checked zip, and one line for what was skipped."""
 
     members: tuple[str, ...]
-    note: str | None
+    skipped: int  # binary, links, encrypted or broken
+
+    @property
+    def note(self) -> str | None:
+        """One line for the members left out, if any."""
+        if not self.skipped:
+            return None
+        return f"{self.skipped} member(s) not read (binary, a link, encrypted or broken)"
 
 
 def folder_logs(folder: Path) -> tuple[list[Path], list[str]]:
-    """The regular files below ``folder`` in name order, and a line for what was left out."""
+    """The regular files below ``folder`` (a folder's files by name, then its subfolders),
+    and a line for what was left out."""
     files: list[Path] = []
     links = special = 0
     truncated = deep = False
@@ -152,12 +160,7 @@ def check_zip_logs(p: Path) -> ZipLogs:
                     kept.append(info.filename)
                 elif info.file_size:
                     skipped += 1
-    note = None
-    if skipped:
-        note = (
-            f"log archive {p}: {skipped} member(s) not read (binary, a link, encrypted or broken)"
-        )
-    return ZipLogs(tuple(kept), note)
+    return ZipLogs(tuple(kept), skipped)
 
 
 @contextlib.contextmanager

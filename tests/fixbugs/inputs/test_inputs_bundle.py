@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import shutil
 import struct
 import zlib
 from pathlib import Path
 
 import pytest
 
+import fixbugs.inputs.ocr as ocr
 from fixbugs.errors import InputError
 from fixbugs.inputs import image_kind, load_inputs, load_screenshot
-
 
 
 def png(width: int = 4, height: int = 2) -> bytes:
@@ -56,7 +55,7 @@ def test_image_kinds_by_magic_bytes() -> None:
 
 
 def test_screenshot_is_kept_as_an_artifact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(ocr, "unavailable", lambda: "tesseract is not installed")
     src = tmp_path / "s.png"
     src.write_bytes(PNG)
     shot = load_screenshot(src, tmp_path / "artifacts", index=3)
@@ -73,7 +72,7 @@ def test_not_an_image(tmp_path: Path) -> None:
 
 
 def test_bundle_loads_and_notes_weak_evidence(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(ocr, "unavailable", lambda: "tesseract is not installed")
     inputs = load_inputs(
         case / "report.md",
         case / "repo",
@@ -135,5 +134,5 @@ def test_an_unusable_log_or_screenshot_is_one_note_and_the_run_goes_on(case: Pat
 
 
 def test_a_missing_screenshot_is_an_error(case: Path) -> None:
-    with pytest.raises(InputError, match="screenshot .*nothere.png does not exist"):
+    with pytest.raises(InputError, match=r"screenshot .*nothere\.png does not exist"):
         load_inputs(case / "report.md", case / "repo", screenshots=[case / "nothere.png"])
