@@ -300,7 +300,8 @@ def test_an_existing_or_clashing_branch_is_refused(hostile: Hostile) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["", "a..b", "-x", "HEAD", "x.lock", "a b", "@{-1}", "a\nb", "fix/", "/x", "a~1"]
+    "name",
+    ["", "a..b", "-x", "HEAD", "x.lock", "a b", "@{-1}", "a\nb", "a\0b", "fix/", "/x", "a~1"],
 )
 def test_a_bad_branch_name_is_refused(hostile: Hostile, name: str) -> None:
     with pytest.raises(InputError, match="is not a valid branch name"):
@@ -371,7 +372,7 @@ def test_a_fix_that_does_not_apply_to_head_is_refused(hostile: Hostile) -> None:
 def test_a_work_tree_that_differs_from_head_is_said(hostile: Hostile) -> None:
     (hostile.repo / "calc.py").write_text(BUGGY + "\n# local edit\n")
     line = branch_report(_report(), hostile.repo, "fix/add")
-    assert "the work tree's calc.py differ from HEAD's" in line
+    assert "calc.py in the work tree, where the run validated the fix, differs from HEAD" in line
     assert (hostile.repo / "calc.py").read_text() == BUGGY + "\n# local edit\n"
 
 

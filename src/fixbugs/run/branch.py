@@ -187,7 +187,7 @@ def _head(p: _Private, root: Path) -> str:
 
 def _check_name(p: _Private, name: str) -> None:
     """``git check-ref-format --branch`` as is, and no shorthand it would expand."""
-    done = p.git("check-ref-format", "--branch", name) if name else None
+    done = p.git("check-ref-format", "--branch", name) if name and "\0" not in name else None
     if (
         done is None
         or not done.ok
@@ -256,8 +256,8 @@ def branch_report(
     )
     if differs:
         line += (
-            f". Note: the work tree's {', '.join(differs)} differ from HEAD's, where the fix "
-            "was validated; the branch holds HEAD's version with the fix"
+            f". Note: {', '.join(differs)} in the work tree, where the run validated the fix, "
+            "differs from HEAD; the branch holds HEAD's version with the fix"
         )
     return line
 
@@ -299,6 +299,8 @@ def _write_into(prep: _Prepared, commit: str) -> None:
                 )
         finally:
             os.close(fd)
+    except OSError as exc:  # no permission, no hard links on this file system, a full disk
+        raise InputError(f"no branch made in {root}: {exc.strerror or exc}") from None
     finally:
         os.close(gfd)
 

@@ -102,7 +102,7 @@ def commit_message(report: ReportModel) -> str:
     out += _para(f"Root cause: {_root_cause(report) or 'not determined'}")
     out += _para(f"Evidence: {_evidence(report.reproduction)}.")
     forced = "; committed with --force" if report.verdict == VerdictLevel.PASSES_TESTS else ""
-    lines = [f"Validation: {_verdict(report)}{forced}."]
+    lines = [f"Validation: {_verdict(report)}{_summary(report)}{forced}."]
     if report.verdict == VerdictLevel.VALIDATED:
         lines.append(f"What held: {_reproduced_passes(report)}; " + "; ".join(_HELD) + ".")
     for check in report.validation.failed_checks:
@@ -150,7 +150,7 @@ def pr_body(report: ReportModel) -> str:
             f"Tests ran with Python {md_text(env.version)} ({md_text(env.source)}), {pytest}.",
         ]
     out += ["", "## What validated it", ""]
-    out.append(f"- verdict {md_text(_verdict(report))}, of {report.validation.tried} candidate(s)")
+    out.append(f"- verdict **{md_text(_verdict(report))}**{_summary(report, md_text)}")
     out.append(f"- {_reproduced_passes(report, md_code)}")
     if report.verdict == VerdictLevel.VALIDATED:
         out += [f"- {md_text(h)}" for h in _HELD]
@@ -223,12 +223,15 @@ def _evidence(rep: ReproductionItem, text: _Fmt = one_line, code: _Fmt = _tick) 
 
 
 def _verdict(report: ReportModel) -> str:
-    summary = one_line(report.validation.summary)
-    if report.verdict == VerdictLevel.VALIDATED:
-        return f"validated ({summary})" if summary else "validated"
     if report.verdict == VerdictLevel.PASSES_TESTS:
         return "passes the tests, not validated"
-    return "no fix"
+    return report.verdict.label
+
+
+def _summary(report: ReportModel, text: _Fmt = one_line) -> str:
+    """The validation's own summary after the verdict (which candidate, how many ran)."""
+    summary = report.validation.summary
+    return f" ({text(summary)})" if summary and summary != "not run" else ""
 
 
 def _reproduced_passes(report: ReportModel, code: _Fmt = _tick) -> str:
@@ -256,7 +259,7 @@ def _unchecked(report: ReportModel) -> list[str]:
         out.append(
             f"SBFL did not run ({rep.sbfl_skipped}): the root cause stands on static evidence"
         )
-    if report.root_cause is not None and report.root_cause.origin == "static":
+    elif report.root_cause is not None and report.root_cause.origin == "static":
         out.append("The root cause was chosen on static evidence alone")
     if report.degraded and report.verdict_head:
         out.append(f"{report.verdict_head}: the result stands on static evidence")
