@@ -3,7 +3,8 @@
 A newcomer reads the README (two commands, one example, where to go next);
 the reference lives in docs/, and docs/cli.md is generated from the
 commands' own definitions, so an option added without regenerating it fails
-here (``python -m fixbugs.clidocs > docs/cli.md``).
+here (``python -m fixbugs.refdocs``); docs/service-api.md likewise from the
+service's OpenAPI document.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ import typer
 from typer.core import TyperGroup, TyperOption
 
 from agentrt._commands import app as agentrt_app
-from fixbugs import clidocs
+from fixbugs import refdocs
 from fixbugs.cli import app as fixbugs_app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-CLI_MD = ROOT / "docs" / "cli.md"
+DOCS = ROOT / "docs"
+CLI_MD = DOCS / "cli.md"
 _LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
@@ -43,8 +45,9 @@ def test_every_relative_link_names_a_file_that_exists() -> None:
     assert not broken
 
 
-def test_cli_reference_is_what_the_code_writes() -> None:
-    assert CLI_MD.read_text() == clidocs.render(), "run: python -m fixbugs.clidocs > docs/cli.md"
+def test_generated_references_are_what_the_code_writes() -> None:
+    stale = [name for name, page in refdocs.PAGES.items() if (DOCS / name).read_text() != page()]
+    assert not stale, "run: python -m fixbugs.refdocs"
 
 
 def _options(path: str, cmd: object) -> list[tuple[str, str]]:
@@ -71,3 +74,22 @@ def test_every_cli_option_appears_in_its_commands_section() -> None:
         if not re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", sections.get(path, ""))
     ]
     assert not missing
+
+
+def test_every_service_route_is_in_the_api_reference(tmp_path: Path) -> None:
+    from fastapi.routing import APIRoute
+
+    from fixbugs.service.serve import ServeConfig, build_app
+
+    app, _, _ = build_app(
+        ServeConfig(workspace=tmp_path, whole_bug=True), models=None, run_workers=False
+    )
+    routes = [
+        f"`{method} {route.path}`"
+        for route in app.routes
+        if isinstance(route, APIRoute) and route.include_in_schema
+        for method in sorted(route.methods or ())
+    ]
+    assert len(routes) >= 8
+    text = (DOCS / "service-api.md").read_text()
+    assert not [r for r in routes if r not in text]

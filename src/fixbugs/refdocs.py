@@ -1,10 +1,11 @@
-"""docs/cli.md, written from the command line's own definitions.
+"""The reference pages written from the code: docs/cli.md and docs/service-api.md.
 
-The reference of every command and option is generated here from the typer
-apps of ``fixbugs`` and ``agentrt`` (their click commands: names, arguments,
-options, defaults and help texts), so it cannot drift from what the
-commands accept: ``python -m fixbugs.clidocs > docs/cli.md`` rewrites it,
-and a test fails when the file differs from what this module writes.
+Every command and option is read from the typer apps of ``fixbugs`` and
+``agentrt`` (their click commands: names, arguments, options, defaults and
+help texts), and every HTTP route from the service's own OpenAPI document,
+so neither page can drift from what the code accepts: ``python -m
+fixbugs.refdocs`` rewrites both, and a test fails when a file differs from
+what this module writes.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from pathlib import Path
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-__all__ = ["CommandDoc", "OptionDoc", "commands", "render"]
+__all__ = ["PAGES", "CommandDoc", "OptionDoc", "cli_md", "commands", "service_api_md"]
 
 _HEADER = """\
 # Command-line reference
 
-Generated from the commands' own definitions by `python -m fixbugs.clidocs > docs/cli.md`
-(a test fails when this file is out of date). `fixbugs COMMAND --help` prints the same.
+Generated from the commands' own definitions by `python -m fixbugs.refdocs` (a test fails
+when this file is out of date). `fixbugs COMMAND --help` prints the same.
 """
 
 
@@ -95,7 +96,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render() -> str:
+def cli_md() -> str:
     """docs/cli.md's text."""
     parts = [_HEADER]
     for cmd in commands():
@@ -110,5 +111,47 @@ def render() -> str:
     return "".join(parts)
 
 
+_API_HEADER = """\
+# Service API reference
+
+The routes of `fixbugs serve`, generated from its OpenAPI document by `python -m
+fixbugs.refdocs` (a test fails when this file is out of date). A running server serves the
+whole document, schemas included, at `/openapi.json`; [service.md](service.md) says how the
+service runs. When the server has keys, every route but `/healthz` and `/metrics` needs one
+(`X-API-Key: KEY` or `Authorization: Bearer KEY`) and answers only its tenant's bugs;
+`/metrics` needs `--metrics-key` where one is set.
+"""
+
+
+def service_api_md() -> str:
+    """docs/service-api.md's text: one row per route, from the app's OpenAPI document."""
+    import tempfile
+
+    from fixbugs.service.serve import ServeConfig, build_app
+
+    with tempfile.TemporaryDirectory(prefix="fixbugs-refdocs-") as tmp:
+        cfg = ServeConfig(workspace=Path(tmp), whole_bug=True)
+        app, _, _ = build_app(cfg, models=None, run_workers=False)
+        spec = app.openapi()
+    parts = [
+        _API_HEADER,
+        "\n| route | what it does | body | answers |\n| --- | --- | --- | --- |\n",
+    ]
+    for path, operations in spec["paths"].items():
+        for method, op in operations.items():
+            what = _one_line((op.get("description") or op.get("summary") or "").split("\n\n")[0])
+            body = op.get("requestBody", {}).get("content", {})
+            kinds = ", ".join(f"`{k}`" for k in body)
+            codes = ", ".join(sorted(op.get("responses", {})))
+            parts.append(f"| `{method.upper()} {path}` | {_cell(what)} | {kinds} | {codes} |\n")
+    return "".join(parts)
+
+
+# each generated page, by its name under docs/
+PAGES = {"cli.md": cli_md, "service-api.md": service_api_md}
+
+
 if __name__ == "__main__":
-    sys.stdout.write(render())
+    docs = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
+    for name, page in PAGES.items():
+        (docs / name).write_text(page())
