@@ -26,6 +26,7 @@ from pathlib import Path
 
 from fixbugs.errors import InputError
 from fixbugs.inputs.inert import md_code, md_fence, md_text, one_line
+from fixbugs.repair.summary import PassedCandidate
 from fixbugs.repair.verdict import FailedCheck, VerdictLevel
 from fixbugs.run.report_schema import ReportModel, ReproductionItem
 from fixbugs.sandbox.patching import diff_files
@@ -100,6 +101,9 @@ def commit_message(report: ReportModel) -> str:
     """The ``--branch`` commit's message: subject, root cause, evidence, validation."""
     out = [_subject(report), ""]
     out += _para(f"Root cause: {_root_cause(report) or 'not determined'}")
+    change = _change(report)
+    if change is not None:
+        out += _para(f"Change: {one_line(_change_line(change))}")
     out += _para(f"Evidence: {_evidence(report.reproduction)}.")
     forced = "; committed with --force" if report.verdict == VerdictLevel.PASSES_TESTS else ""
     lines = [f"Validation: {_verdict(report)}{_summary(report)}{forced}."]
@@ -128,6 +132,9 @@ def pr_body(report: ReportModel) -> str:
         f"{md_text(report.title) or 'A reported bug'}: FixBugs proposes a change to {changed} "
         f"(+{added} -{removed} lines). Verdict: **{md_text(_verdict(report))}**."
     )
+    change = _change(report)
+    if change is not None:
+        out += ["", f"The change: {md_text(_change_line(change))}."]
     out += ["", "## Root cause", ""]
     rc = report.root_cause
     if rc is None:
@@ -171,6 +178,18 @@ def write_pr_body(report: ReportModel, path: Path) -> str:
         why = getattr(exc, "strerror", None) or str(exc)
         raise InputError(f"--pr-body: cannot write {path}: {why}") from None
     return f"pull-request text written to {path}"
+
+
+def _change(report: ReportModel) -> PassedCandidate | None:
+    """The repair's record of the fix the report leads with (where, which edit), if kept."""
+    if report.repair is None or not report.patch:
+        return None
+    passed = (*report.repair.validated, *report.repair.overfitting)
+    return next((c for c in passed if c.diff == report.patch), None)
+
+
+def _change_line(c: PassedCandidate) -> str:
+    return f"{_where(c.path, *c.lines)}, {c.template}: {c.why}"
 
 
 def _md_evidence(rep: ReproductionItem) -> str:

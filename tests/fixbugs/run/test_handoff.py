@@ -20,6 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fixbugs.errors import InputError
+from fixbugs.repair.summary import RepairSummary
 from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.handoff import commit_message, pr_body, write_pr_body
 from fixbugs.run.report import RunReport
@@ -95,6 +96,42 @@ def test_the_commit_message_names_cause_evidence_and_validation() -> None:
     assert "Validation: validated (1 of 4 candidates validated)" in flat
     assert "the failing tests (`pytest -q test_calc.py`) now pass" in flat
     assert "The repository's own tests were the only judge" in flat
+
+
+def test_both_texts_say_where_the_change_is_when_the_repair_kept_it() -> None:
+    lead = {
+        "id": 7,
+        "path": "calc.py",
+        "template": "operator",
+        "why": "`-` -> `+`",
+        "lines": [2, 2],
+        "score": 1.0,
+        "suspiciousness": 1.0,
+        "prior": 1.0,
+        "naturalness": 0.0,
+        "diff_lines": 2,
+        "overfit_risk": "low",
+        "shape": None,
+        "shape_reason": None,
+        "diff": PATCH,
+        "validated": True,
+        "seconds": 1.0,
+        "found_at_s": 1.0,
+    }
+    repair = {
+        "candidates": 4,
+        "validated": [lead],
+        "first_validated_s": 1.0,
+        "wall_s": 2.0,
+        "rejected_by_stage": {},
+        "outcomes_by_status": {},
+        "budget_spent": False,
+        "outcomes": [],
+    }
+    report = _report().model_copy(update={"repair": RepairSummary.model_validate(repair)})
+    assert "Change: calc.py:2, operator: `-` -> `+`" in commit_message(report)
+    assert "The change: calc.py:2, operator: \\`-\\` -\\> \\`+\\`." in pr_body(report)
+    assert "Change:" not in commit_message(_report())  # no repair record: not said
 
 
 def test_a_forced_commit_says_what_did_not_hold() -> None:
