@@ -219,10 +219,9 @@ def eval_command(
     if (
         not no_model and not oracle
     ):  # one line and exit 2 before any case when an endpoint cannot serve
-        from fixbugs.run.agent import run_settings
-        from fixbugs.run.preflight import preflight
+        from fixbugs.run.agent import preflight_steps
 
-        asyncio.run(preflight(run_settings(config)))  # the endpoints the cases will use
+        asyncio.run(preflight_steps(config, steps))  # the endpoints the cases will use
     until: StageName = "root_cause" if localize_only else "validation"
     models = None if no_model or as_user or oracle else models_from_config(config)
     agent = full_agent(

@@ -252,6 +252,15 @@ def default_steps(config: Path | None, settings: Settings | None = None) -> Mode
     return ModelSteps.by_trust(settings.trust_for("map"), settings.trust_for("judge"))
 
 
+async def preflight_steps(config: Path | None, steps: ModelSteps | None) -> None:
+    """One request per endpoint the runs will call (exit 2 when one cannot serve); none when
+    no step would call a model, as :func:`run_from_paths` then loads none (the embedded model
+    is an extra that need not be installed)."""
+    settings = await asyncio.to_thread(run_settings, config)
+    if (steps or default_steps(config, settings)).enabled:
+        await preflight(settings, ("map", "judge"))
+
+
 async def checked_models(config: Path | None, settings: Settings | None = None) -> Models:
     """Models for the run, after one preflight request per endpoint (exit 2 when one fails)."""
     if settings is None:

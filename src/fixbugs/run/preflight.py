@@ -16,6 +16,7 @@ CLI can exit 3.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,7 +123,20 @@ async def preflight(
             await client.aclose()
 
 
+# FixBugs' extra that installs the embedded model (it compiles llama-cpp-python)
+LOCAL_MODEL_EXTRA = "pip install -e '.[local-model]' in FixBugs' checkout"
+
+
+def embedded_installed() -> bool:
+    """Whether llama-cpp-python, which runs the embedded model, is installed."""
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
 def _check_weights(cfg: EndpointConfig, where: str) -> None:
+    if not embedded_installed():
+        raise ModelUnavailable(
+            f"{where}: the embedded model is not installed ({LOCAL_MODEL_EXTRA})"
+        )
     if cfg.model_path is not None:
         path = Path(cfg.model_path).expanduser()
     else:
@@ -160,11 +174,11 @@ def models_line(settings: Settings | None, steps: ModelSteps | None) -> str:
         return f"models: none (--no-model): {WITHOUT_MODEL}"
     if steps is not None and not steps.enabled:
         name, cfg = settings.endpoint_for("map")
-        why = (
-            "takes no step by default (MEASUREMENTS.md, model steps)"
-            if cfg.kind == "llama"
-            else "is given no step (--model-steps none)"
-        )
+        why = "is given no step (--model-steps none)"
+        if cfg.kind == "llama":
+            why = "takes no step by default (MEASUREMENTS.md, model steps)"
+            if not embedded_installed():
+                why += f" and is not installed ({LOCAL_MODEL_EXTRA} adds it)"
         return f"models: none used: {name} ({cfg.model}) {why}; {WITHOUT_MODEL}; {HOW_TO_GET_ONE}"
     by_endpoint: dict[str, list[str]] = {}
     for role in ("map", "judge"):

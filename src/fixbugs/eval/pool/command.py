@@ -62,10 +62,10 @@ def pool_eval(opts: PoolOptions) -> None:
     if opts.previous is not None and previous is None:
         raise InputError(f"--previous {opts.previous}: no such file")
     if not opts.no_model:  # one line and exit 2 before any case when an endpoint cannot serve
-        from fixbugs.run.agent import run_settings
-        from fixbugs.run.preflight import preflight
+        from fixbugs.run.agent import preflight_steps
 
-        asyncio.run(preflight(run_settings(opts.config)))  # the endpoints the cases will use
+        # the endpoints the cases will use
+        asyncio.run(preflight_steps(opts.config, opts.model_steps))
     budget = opts.repair_budget_s or POOL_REPAIR_BUDGET_S
     agent = as_user_agent(
         use_model=not opts.no_model,
