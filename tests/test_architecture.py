@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FIXBUGS = ROOT / "src" / "fixbugs"
 
-ROOT_MODULES = frozenset({"__init__", "cli", "errors"})
+# refdocs reads the command line (and the service) to write docs/: the top floor, beside cli
+ROOT_MODULES = frozenset({"__init__", "cli", "errors", "refdocs"})
 SUBPACKAGES = frozenset(
     {
         "eval",
