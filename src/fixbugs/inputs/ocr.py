@@ -48,7 +48,7 @@ MAX_TEXT_BYTES = 200_000
 OCR_PATH = "/usr/local/bin:/usr/bin:/bin"
 # a CPython frame line as OCR reads it: any quote-like mark around a .py path
 _FRAME = re.compile(
-    r"^(?P<indent>[ \t]{0,40})File\s{0,3}[\"'*`](?P<path>[^\"'*`\n]{1,1000}?\.pyx?)[\"'*`]?"
+    r"^(?P<indent>[ \t]{0,40})File\s{0,3}[\"'*`](?P<path>[^\"'*`\n]{1,1000}?\.pyx?)[\"'*`]{0,2}"
     r"\s{0,3},\s{0,3}line\s{1,3}(?P<line>\d{1,7})",
     re.M,
 )

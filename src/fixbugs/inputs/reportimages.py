@@ -22,10 +22,12 @@ from fixbugs.inputs.inert import one_line
 __all__ = ["MAX_LINKED", "LinkedImages", "linked_images"]
 
 MAX_LINKED = 10
-# bounded runs of characters that cannot contain their delimiter: linear on any report
-_MARKDOWN = re.compile(r"!\[[^\]\n]{0,1000}\]\(\s{0,10}<?(?P<src>[^)\s>]{1,4096})>?")
+# bounded runs of characters that hold neither their delimiter nor the next match's start
+# ("[", "<"): each match attempt reads no further than the next one's, so a report of
+# 5 MB of "![" or "<img " is read in one pass
+_MARKDOWN = re.compile(r"!\[[^\[\]\n]{0,1000}\]\(\s{0,10}<?(?P<src>[^)\s>]{1,4096})>?")
 _HTML = re.compile(
-    r"<img\b[^>]{0,2000}?\bsrc\s{0,10}=\s{0,10}[\"'](?P<src>[^\"'\n]{1,4096})[\"']", re.I
+    r"<img\b[^<>]{0,2000}?\bsrc\s{0,10}=\s{0,10}[\"'](?P<src>[^\"'\n]{1,4096})[\"']", re.I
 )
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]{0,30}:")
 
