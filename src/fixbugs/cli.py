@@ -89,14 +89,18 @@ def run(
         Path | None, typer.Option(help="The repository (a path or a git work tree).")
     ] = None,
     logs: Annotated[
-        list[Path] | None, typer.Option(help="Log files (text, JSON lines, logfmt).")
+        list[Path] | None,
+        typer.Option(help="Log files or folders (text, JSON lines, logfmt; .gz or .zip)."),
     ] = None,
     traces: Annotated[list[Path] | None, typer.Option(help="OTLP JSON trace files.")] = None,
     test: Annotated[
         str | None, typer.Option(help="A command that fails because of the bug.")
     ] = None,
     screenshot: Annotated[
-        list[Path] | None, typer.Option(help="Screenshots (kept as artifacts).")
+        list[Path] | None,
+        typer.Option(
+            help="Screenshots (PNG, JPEG, GIF, WebP): their text is read by OCR inside the sandbox."
+        ),
     ] = None,
     example: Annotated[
         str | None, typer.Option(help=f"Run a bundled example: {', '.join(EXAMPLES)}.")

@@ -390,3 +390,20 @@ def test_the_identity_comes_from_the_environment_or_is_fixed() -> None:
     assert who.author == "C <c@x>" and who.source == "from GIT_COMMITTER_NAME, GIT_COMMITTER_EMAIL"
     assert who.env["GIT_COMMITTER_NAME"] == "C"
     assert "GIT_AUTHOR_DATE" not in identity({"GIT_AUTHOR_DATE": ""}).env
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving files another owner needs root")
+def test_as_root_what_is_written_belongs_to_the_repository_owner(hostile: Hostile) -> None:
+    repo = hostile.repo
+    for p in [repo, *repo.rglob("*")]:
+        os.lchown(p, 4242, 4243)
+    objects = set(_objects(repo))
+    branch_report(_report(), repo, "fix/owned", environ=WHO)
+    written = [
+        repo / ".git" / "refs" / "heads" / "fix",
+        repo / ".git" / "refs" / "heads" / "fix" / "owned",
+    ]
+    written += [repo / ".git" / "objects" / k for k in set(_objects(repo)) - objects]
+    written += [p.parent for p in written[2:]]
+    assert len(written) > 3
+    assert {(p.stat().st_uid, p.stat().st_gid) for p in written} == {(4242, 4243)}

@@ -340,6 +340,7 @@ def _open_path(gfd: int, parts: list[str], root: Path) -> int:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o777, dir_fd=fd)
                 nxt = os.open(part, _DIR, dir_fd=fd)
+                _own_like(nxt, gfd)
             os.close(fd)
             fd = nxt
     except OSError as exc:
@@ -355,6 +356,7 @@ def _create(folder: int, name: str, data: bytes, mode: int) -> bool:
     tmp = ".fixbugs-new-" + secrets.token_hex(8)
     fd = os.open(tmp, _NEW, mode, dir_fd=folder)
     try:
+        _own_like(fd, folder)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
@@ -367,6 +369,15 @@ def _create(folder: int, name: str, data: bytes, mode: int) -> bool:
     finally:
         os.unlink(tmp, dir_fd=folder)
     return True
+
+
+def _own_like(fd: int, model: int) -> None:
+    """Give what ``fd`` holds the owner of the folder ``model``, when FixBugs runs as root:
+    the user's git then still writes its own repository (``gc``, the next commit there)."""
+    if os.geteuid() != 0:
+        return
+    st = os.fstat(model)
+    os.fchown(fd, st.st_uid, st.st_gid)
 
 
 def _last_line(done: ToolRun) -> str:
