@@ -241,7 +241,7 @@ def run(
         result.write_json(json_out)
         console.print(f"JSON report written to {terminal(str(json_out))}")
     if markdown_out:
-        markdown_out.write_text(result.markdown())
+        result.write_markdown(markdown_out)
     if pr_body is not None:
         from fixbugs.run.handoff import write_pr_body
 
@@ -329,7 +329,9 @@ def schema(
     if out is None:
         typer.echo(text, nl=False)
     else:
-        out.write_text(text)
+        from fixbugs.sandbox.untrusted import write_output
+
+        write_output(out, text.encode(), what="--out")
 
 
 @app.command()

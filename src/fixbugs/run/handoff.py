@@ -11,10 +11,11 @@ Every string of the repository, the bug report or a test's output is made
 inert here: one line, controls stripped (:func:`one_line`) in the commit
 message; markdown escaped, code in spans and fences its own backticks
 cannot close (:mod:`fixbugs.inputs.inert`) in the pull-request text.
-:func:`write_pr_body` writes the file through :class:`HostFolder`: a fresh
-file renamed over the name, so a link planted there is replaced, not
-followed. The commit's author and committer (:func:`identity`) are the
-caller's ``GIT_AUTHOR_*``/``GIT_COMMITTER_*``, else FixBugs' own.
+:func:`write_pr_body` writes the file through
+:func:`~fixbugs.sandbox.untrusted.write_output`: a fresh file renamed over
+the name, so a link planted there is replaced, not followed. The commit's
+author and committer (:func:`identity`) are the caller's
+``GIT_AUTHOR_*``/``GIT_COMMITTER_*``, else FixBugs' own.
 """
 
 from __future__ import annotations
@@ -24,13 +25,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixbugs.errors import InputError
 from fixbugs.inputs.inert import md_code, md_fence, md_text, one_line
 from fixbugs.repair.summary import PassedCandidate
 from fixbugs.repair.verdict import FailedCheck, VerdictLevel
 from fixbugs.run.report_schema import ReportModel, ReproductionItem
 from fixbugs.sandbox.patching import diff_files
-from fixbugs.sandbox.untrusted import HostFolder, UntrustedFile
+from fixbugs.sandbox.untrusted import write_output
 
 __all__ = ["DEFAULT_AUTHOR", "Identity", "commit_message", "identity", "pr_body", "write_pr_body"]
 
@@ -171,12 +171,7 @@ def write_pr_body(report: ReportModel, path: Path) -> str:
     path = path.expanduser()
     if not report.patch:
         return f"no pull-request text written to {path}: the run has no fix"
-    try:
-        with HostFolder.open(path.parent if str(path.parent) else Path(".")) as folder:
-            folder.write(path.name, pr_body(report).encode())
-    except (OSError, UntrustedFile) as exc:
-        why = getattr(exc, "strerror", None) or str(exc)
-        raise InputError(f"--pr-body: cannot write {path}: {why}") from None
+    write_output(path, pr_body(report).encode(), what="--pr-body")
     return f"pull-request text written to {path}"
 
 

@@ -43,6 +43,7 @@ from fixbugs.run.report_schema import (
     StageFigures,
     ValidationItem,
 )
+from fixbugs.sandbox.untrusted import write_output
 
 if TYPE_CHECKING:
     from fixbugs.pyenv.userenv import TestEnv
@@ -89,7 +90,12 @@ class RunReport:
         return self.model.model_dump_json(indent=2) + "\n"
 
     def write_json(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json())
+        """Write :meth:`to_json` at ``path``, never through a link planted there."""
+        write_output(Path(path), self.to_json().encode(), what="--json")
+
+    def write_markdown(self, path: str | Path) -> None:
+        """Write :meth:`markdown` at ``path``, never through a link planted there."""
+        write_output(Path(path), self.markdown().encode(), what="--markdown")
 
     def markdown(self) -> str:
         """The report for a person; what the repository wrote in it adds no structure.

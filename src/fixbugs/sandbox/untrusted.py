@@ -34,6 +34,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
+from fixbugs.errors import InputError
 from fixbugs.sandbox.executor import ClosedOnExit
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "read_untrusted",
     "read_untrusted_sync",
     "remove_tree",
+    "write_output",
 ]
 
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
@@ -145,6 +147,26 @@ async def read_untrusted(
         )
     except TimeoutError:
         raise UntrustedFile(f"{path.name}: not read within {timeout_s:g} s") from None
+
+
+def write_output(path: Path, data: bytes, *, what: str) -> None:
+    """Write a file the user named with the option ``what`` (``--json``, ``--pr-body``, ...).
+
+    Users put reports inside the repository they debug, and a repository can
+    commit a link at that name (``run.json -> /etc/passwd``): an ordinary
+    write would follow it, as root. So the file is written fresh in its
+    folder and renamed over the name through the folder's descriptor
+    (:meth:`HostFolder.write`): whatever was there is replaced, never opened.
+    A folder that cannot be written (missing, a link, no permission) is one
+    line, :class:`~fixbugs.errors.InputError`.
+    """
+    path = path.expanduser()
+    try:
+        with HostFolder.open(path.parent) as folder:
+            folder.write(path.name, data)
+    except (OSError, UntrustedFile) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise InputError(f"{what}: cannot write {path}: {why}") from None
 
 
 class HostFolder(ClosedOnExit):

@@ -11,6 +11,7 @@ options reach the branch and the file, and are refused as they should be.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import textwrap
@@ -289,3 +290,28 @@ def test_run_help_shows_the_options(monkeypatch: pytest.MonkeyPatch) -> None:
     assert out.exit_code == 0
     assert "--branch" in out.output and "--pr-body" in out.output
     assert "With --apply or --branch" in out.output
+
+
+def test_the_cli_writes_json_and_markdown_over_planted_links_not_through_them(
+    monkeypatch: pytest.MonkeyPatch, repo: Path, tmp_path: Path
+) -> None:
+    """A repository can commit ``run.json -> /etc/passwd`` where a user writes the report."""
+    from fixbugs import cli
+
+    _fake_run(monkeypatch, _report())
+    secret = tmp_path / "secret"
+    secret.write_text("keep\n")
+    for name in ("run.json", "run.md"):
+        (repo / name).symlink_to(secret)
+    args = ["run", "--report", str(tmp_path / "r.md"), "--repo", str(repo), "--no-model"]
+    out = CliRunner().invoke(
+        cli.app, [*args, "--json", str(repo / "run.json"), "--markdown", str(repo / "run.md")]
+    )
+    assert out.exit_code == 0, out.output
+    assert secret.read_text() == "keep\n"
+    assert not (repo / "run.json").is_symlink() and not (repo / "run.md").is_symlink()
+    assert RunReport.from_dict(json.loads((repo / "run.json").read_text())).model == _report()
+    assert (repo / "run.md").read_text() == RunReport(_report()).markdown()
+    out = CliRunner().invoke(cli.app, [*args, "--json", str(tmp_path / "gone" / "run.json")])
+    # a user error: `fixbugs` prints its one line and exits 2 (agentrt.cli.run_app)
+    assert isinstance(out.exception, InputError) and "--json: cannot write" in str(out.exception)
