@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from gitkit import git
 
 from fixbugs.errors import InputError
 from fixbugs.repair.verdict import VerdictLevel
@@ -62,23 +63,7 @@ WHO = {
 
 
 def _git(cwd: Path, *args: str) -> str:
-    """git for the test itself: none of this host's config, and the repository's commands
-    switched off on the command line (plumbing reads only)."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(cwd),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    off = ("-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}")
-    done = subprocess.run(
-        ["git", *off, *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
+    return git(cwd, *args, safe=True)  # plumbing reads only; the repository's commands off
 
 
 @dataclass(frozen=True)

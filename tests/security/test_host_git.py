@@ -29,6 +29,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from gitkit import git
 from svckit import in_process, memory_service, whole_report
 
 from fixbugs.errors import InputError
@@ -54,21 +55,6 @@ PATCH = textwrap.dedent(
 )
 # every command git can be told to run for a read or an apply
 HOOKS = ("pre-applypatch", "post-applypatch", "post-checkout", "post-index-change", "pre-commit")
-
-
-def _clean_git(cwd: Path, *args: str) -> None:
-    """Build the repositories with git itself, none of this host's configuration in play."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(cwd),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
 @dataclass(frozen=True)
@@ -135,14 +121,14 @@ def committed_tree(root: Path, *, attributes: str | None = None) -> Path:
     os.symlink("../../outside", root / "pkg" / "escape.txt")
     if attributes is not None:
         (root / ".gitattributes").write_text(attributes)
-    _clean_git(root, "init", "--quiet", "--template=", "-b", "main")
-    _clean_git(root, "add", "-A")
-    _clean_git(root, "commit", "--quiet", "-m", "init")
+    git(root, "init", "--quiet", "--template=", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "-m", "init")
     return root
 
 
 def bare_clone(tree: Path, dest: Path) -> Path:
-    _clean_git(tree.parent, "clone", "--quiet", "--bare", "--template=", str(tree), str(dest))
+    git(tree.parent, "clone", "--quiet", "--bare", "--template=", str(tree), str(dest))
     return dest
 
 
@@ -216,7 +202,7 @@ def test_an_export_follows_no_alternates_and_no_linked_ref(
     # another repository on the host, whose objects the attacker names
     other = committed_tree(tmp_path / "other")
     (other / "pkg" / "calc.py").write_text("HOST-SECRET = 1\n")
-    _clean_git(other, "commit", "--quiet", "-am", "secret")
+    git(other, "commit", "--quiet", "-am", "secret")
     (git_dir / "objects" / "info").mkdir(exist_ok=True)
     (git_dir / "objects" / "info" / "alternates").write_text(f"{other / '.git' / 'objects'}\n")
     head = subprocess.run(
@@ -358,14 +344,14 @@ def test_the_sandbox_baseline_git_reads_no_config_of_the_copy(
     sb = Sandbox.create(tree, base_dir=tmp_path)
     sandboxes.append(sb)
     (sb.root / ".gitattributes").write_text("* filter=evil diff=evil\n")
-    _clean_git(sb.root, "init", "--quiet", "--template=")
+    git(sb.root, "init", "--quiet", "--template=")
     poison(sb.root / ".git", markers, info_attributes=True)
     # a nested repository with a commit (git add reads its HEAD as a gitlink)
     (sb.root / "sub").mkdir()
     (sb.root / "sub" / "x.py").write_text("x = 1\n")
-    _clean_git(sb.root / "sub", "init", "--quiet", "--template=")
-    _clean_git(sb.root / "sub", "add", "-A")
-    _clean_git(sb.root / "sub", "commit", "--quiet", "-m", "sub")
+    git(sb.root / "sub", "init", "--quiet", "--template=")
+    git(sb.root / "sub", "add", "-A")
+    git(sb.root / "sub", "commit", "--quiet", "-m", "sub")
     poison(sb.root / "sub" / ".git", markers, info_attributes=True)
     (sb.root / "pkg" / "calc.py").write_text(FIXED)
     diff = sb.diff()

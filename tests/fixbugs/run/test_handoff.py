@@ -12,12 +12,11 @@ options reach the branch and the file, and are refused as they should be.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
+from gitkit import git as _git
 from typer.testing import CliRunner
 
 from fixbugs.errors import InputError
@@ -197,23 +196,6 @@ def test_the_pr_body_replaces_a_planted_link(tmp_path: Path) -> None:
     assert not (tmp_path / "x.md").exists()
     with pytest.raises(InputError, match="--pr-body: cannot write"):
         write_pr_body(_report(), tmp_path / "missing" / "pr.md")
-
-
-def _git(cwd: Path, *args: str) -> str:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(cwd),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
 
 
 @pytest.fixture
