@@ -71,3 +71,25 @@ def test_the_finder_sees_a_public_module(tmp_path: Path) -> None:
         (pkg / name).write_text("")
     (tmp_path / "agentrt" / "__init__.py").write_text("")
     assert public_modules(tmp_path / "agentrt") == ["agentrt.flow.retry"]
+
+
+def test_every_public_name_has_its_module_and_loads_alone() -> None:
+    """The surface is imported on first use; a name resolves without the rest of it."""
+    import subprocess
+    import sys
+
+    assert set(agentrt._WHERE) == set(agentrt.__all__)
+    probe = (
+        "import sys; from agentrt import parse_python, FakeClock; "
+        "print(sorted(m for m in ('openai', 'httpx', 'agentrt.flow', 'agentrt.llm') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    try:
+        agentrt.NoSuchName  # noqa: B018
+    except AttributeError as exc:
+        assert "NoSuchName" in str(exc)
+    else:
+        raise AssertionError("an unknown name must raise AttributeError")
