@@ -219,15 +219,16 @@ def branch_report(
     """``fixbugs run --branch NAME``: the report's fix committed on a new branch (one line).
 
     Only a ``validated`` fix; one that only ``passes_tests`` with ``force``
-    (said in the line and the commit message). Refusals are
-    :class:`InputError` (exit 2) and leave the repository as it was.
+    (said in the line and the commit message). A run without such a fix makes
+    no branch and says so, as ``--apply`` does: the run itself ended well.
+    What stops a branch that should be made (the repository, the name, a
+    write) is :class:`InputError` (exit 2); either way the repository is left
+    as it was.
     """
     if report.verdict == VerdictLevel.NO_FIX or not report.patch:
-        raise InputError(
-            "no branch made: the run has no fix to commit. The repository was not changed"
-        )
+        return "no branch made: the run has no fix to commit. The repository was not changed"
     if report.verdict != VerdictLevel.VALIDATED and not force:
-        raise InputError(
+        return (
             f"no branch made: the fix {report.verdict.label} but is not validated (see the "
             "failed checks above); --force commits it anyway. The repository was not changed"
         )

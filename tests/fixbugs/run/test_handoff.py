@@ -243,7 +243,7 @@ def test_the_cli_makes_the_branch_and_writes_the_pr_body(
     assert _git(repo, "symbolic-ref", "--short", "HEAD") == "main"
 
 
-def test_the_cli_refuses_before_the_run_and_without_force_after_it(
+def test_the_cli_refuses_before_the_run_and_says_no_branch_without_force_after_it(
     monkeypatch: pytest.MonkeyPatch, repo: Path, tmp_path: Path
 ) -> None:
     from fixbugs import cli
@@ -259,7 +259,9 @@ def test_the_cli_refuses_before_the_run_and_without_force_after_it(
     assert isinstance(out.exception, InputError) and "bundled example" in str(out.exception)
     assert ran == []  # each refused before the run
     out = runner.invoke(cli.app, [*args, "fix/add", "--repo", str(repo)])
-    assert isinstance(out.exception, InputError) and "--force" in str(out.exception)
+    # the run ended well without a validated fix: no branch, said, exit 0 (as --apply)
+    assert out.exit_code == 0 and "no branch made" in _flat(out.output)
+    assert "--force" in _flat(out.output) and "fix/add" not in _git(repo, "branch")
     out = runner.invoke(cli.app, [*args, "fix/add", "--repo", str(repo), "--force"])
     assert out.exit_code == 0 and "not validated (--force)" in _flat(out.output)
 
