@@ -42,7 +42,7 @@ from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.handoff import commit_message, identity
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.sandbox.hosttools import ToolRun, git_env, run_tool
-from fixbugs.sandbox.patching import diff_files
+from fixbugs.sandbox.patching import touched_files
 from fixbugs.sandbox.untrusted import UntrustedFile, open_folder, read_untrusted_sync
 
 __all__ = ["branch_report", "check_branch"]
@@ -268,7 +268,7 @@ def _work_tree_differs(prep: _Prepared, patch: str) -> list[str]:
     if not prep.target.rel:
         return []  # a bare repository: the run read HEAD itself
     out = []
-    for path in diff_files(patch):
+    for path in touched_files(patch):
         committed = prep.private.git("cat-file", "blob", f"{prep.head}:{path}")
         try:
             here = read_untrusted_sync(

@@ -29,7 +29,7 @@ from fixbugs.inputs.inert import md_code, md_fence, md_text, one_line
 from fixbugs.repair.summary import PassedCandidate
 from fixbugs.repair.verdict import FailedCheck, VerdictLevel
 from fixbugs.run.report_schema import ReportModel, ReproductionItem
-from fixbugs.sandbox.patching import diff_files
+from fixbugs.sandbox.patching import touched_files
 from fixbugs.sandbox.untrusted import write_output
 
 __all__ = ["DEFAULT_AUTHOR", "Identity", "commit_message", "identity", "pr_body", "write_pr_body"]
@@ -124,7 +124,7 @@ def pr_body(report: ReportModel) -> str:
     Sections: summary, root cause (file:line), reproduction, what validated
     it, what it did not check.
     """
-    files = diff_files(report.patch or "")
+    files = touched_files(report.patch or "")
     added, removed = _counts(report.patch or "")
     changed = ", ".join(md_code(f) for f in files) or "no file"
     out = ["## Summary", ""]

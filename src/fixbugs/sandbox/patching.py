@@ -29,7 +29,7 @@ from pathlib import Path
 from fixbugs.sandbox.hosttools import ToolRun
 from fixbugs.sandbox.untrusted import HostFolder, UntrustedFile, open_folder, read_untrusted_sync
 
-__all__ = ["PatchResult", "ToolRunner", "apply_patch", "diff_files"]
+__all__ = ["PatchResult", "ToolRunner", "apply_patch", "touched_files"]
 
 _DIFF_FILE = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(.+?)\s*$", re.MULTILINE)
 _MAX_SAVED_BYTES = 16 << 20
@@ -66,8 +66,10 @@ _ATTEMPTS = (
 )
 
 
-def diff_files(diff: str) -> tuple[str, ...]:
-    """The paths a unified diff's ``---``/``+++`` headers name, in order, once each."""
+def touched_files(diff: str) -> tuple[str, ...]:
+    """The paths a unified diff's ``---``/``+++`` headers name (both sides: a failed patch
+    puts every one back), in order, once each; the new side alone is
+    :func:`fixbugs.repair.patch.diff_files`."""
     return tuple(dict.fromkeys(f for f in _DIFF_FILE.findall(diff) if f != "/dev/null"))
 
 
@@ -77,7 +79,7 @@ def apply_patch(diff: str, root: Path, run: ToolRunner, *, owner: int | None = N
     ``owner`` is the uid that a file put back after a failed ``patch`` gets
     (the sandbox's), or None to leave it to whoever writes it.
     """
-    files = diff_files(diff)
+    files = touched_files(diff)
     if not diff.strip() or not files:
         return PatchResult(False, "none", (), EMPTY)
     data = diff.encode() if diff.endswith("\n") else (diff + "\n").encode()

@@ -10,7 +10,7 @@ import pytest
 
 from fixbugs.inputs.hostgit import apply_diff
 from fixbugs.sandbox.hosttools import ToolRun, run_tool
-from fixbugs.sandbox.patching import ToolRunner, apply_patch, diff_files
+from fixbugs.sandbox.patching import ToolRunner, apply_patch, touched_files
 
 FIX = textwrap.dedent(
     """\
@@ -85,7 +85,7 @@ def test_an_empty_patch_runs_nothing(tmp_path: Path) -> None:
         raise AssertionError("no tool runs for an empty patch")
 
     assert apply_patch("  \n", tmp_path, run).message.startswith("the patch is empty")
-    assert diff_files(FIX + "--- /dev/null\n+++ b/new.py\n") == ("pkg/calc.py", "new.py")
+    assert touched_files(FIX + "--- /dev/null\n+++ b/new.py\n") == ("pkg/calc.py", "new.py")
 
 
 def test_on_the_host_a_patch_that_half_applies_writes_nothing(tmp_path: Path) -> None:
