@@ -281,3 +281,18 @@ def test_the_parse_finder_sees_every_form():
         "ast.walk(ast.parse('y'))\nast.unparse(node)\n"
     )
     assert direct_parses(source) == 5
+
+
+def test_the_record_grows_only_through_its_typed_methods() -> None:
+    """``BugRun`` (and its parts) are updated by ``with_*`` methods in run/record.py, never
+    by a string-keyed ``model_copy(update=...)`` that neither mypy nor pydantic checks."""
+    composers = [
+        FIXBUGS / "run" / "agent.py",
+        FIXBUGS / "queued" / "pipeline.py",
+        *sorted((FIXBUGS / "stages").glob("*.py")),
+    ]
+    assert len(composers) > 10
+    keyed = [
+        str(p.relative_to(FIXBUGS)) for p in composers if "model_copy(update=" in p.read_text()
+    ]
+    assert keyed == []

@@ -285,7 +285,7 @@ class StagedAgent:
     ) -> Mapping[str, Any]:
         """The stage's effect: the record, with the journal, the recorder and walls now,
         and the bug's texts for the next stage."""
-        return encode(with_journal(run, ctx).model_copy(update={"walls": walls}), texts)
+        return encode(with_journal(run, ctx).with_walls(walls), texts)
 
     @staticmethod
     def _upstream(sctx: StageContext, stage: str) -> tuple[BugRun, TextInputs]:
@@ -301,7 +301,7 @@ class StagedAgent:
             analysis = await run_analysis(inputs, ctx)
         async with self._agent_stage(ctx, "file_relevance", walls):
             relevance = await run_relevance(inputs, analysis, ctx)
-        analysis = analysis.model_copy(update={"relevance": relevance})
+        analysis = analysis.with_relevance(relevance)
         run = BugRun(started=ctx.journal.started, analysis=analysis)
         return self._record(run, ctx, walls, texts)
 
@@ -314,7 +314,7 @@ class StagedAgent:
             self._agent_stage(ctx, "reproduction", walls),
         ):
             rep, sbfl = await run_reproduction(inputs, state.analysis, ctx, ws)
-        run = state.model_copy(update={"reproduction": rep, "sbfl": sbfl})
+        run = state.with_reproduction(rep, sbfl)
         return self._record(run, ctx, walls, texts)
 
     async def _root_cause(self, sctx: StageContext) -> Mapping[str, Any]:
@@ -322,11 +322,11 @@ class StagedAgent:
         inputs, ctx = await self._context(sctx, state, texts)
         walls = dict(state.walls)
         async with self._agent_stage(ctx, "root_cause", walls):
-            run = state.model_copy(update={"diagnosis": await run_root_cause(inputs, state, ctx)})
+            run = state.with_diagnosis(await run_root_cause(inputs, state, ctx))
         # The fix proposal needs no workspace, only the model (its rewrite and
         # naturalness scores): here, its waits hold a model slot, not a core.
         async with self._agent_stage(ctx, "fix", walls):
-            run = run.model_copy(update={"fix": await run_fix(inputs, run, ctx)})
+            run = run.with_fix(await run_fix(inputs, run, ctx))
         return self._record(run, ctx, walls, texts)
 
     async def _repair(self, sctx: StageContext) -> Mapping[str, Any]:
@@ -340,7 +340,6 @@ class StagedAgent:
             self._agent_stage(ctx, "validation", walls),
         ):
             validation, diagnosis = await run_validation(inputs, state, ctx, ws)
-        update = {"validation": validation, "diagnosis": diagnosis, "walls": walls}
-        run = state.model_copy(update=update)
+        run = state.with_validation(validation, diagnosis).with_walls(walls)
         report = complete_report(inputs, run, ctx, STAGES)
         return {"report": report.to_dict()}

@@ -162,29 +162,27 @@ async def _run_graph(
     async def relevance(n: NodeContext) -> BugRun:
         prior = n.input("analysis", BugRun)
         found = await run_relevance(inputs, prior.analysis, ctx)
-        return prior.model_copy(
-            update={"analysis": prior.analysis.model_copy(update={"relevance": found})}
-        )
+        return prior.with_relevance(found)
 
     async def reproduction(n: NodeContext) -> BugRun:
         prior = n.input("analysis", BugRun)
         rep, sbfl = await run_reproduction(inputs, prior.analysis, ctx, await making)
-        return prior.model_copy(update={"reproduction": rep, "sbfl": sbfl})
+        return prior.with_reproduction(rep, sbfl)
 
     async def root_cause(n: NodeContext) -> BugRun:
         run = _joined(n.inputs)
-        return run.model_copy(update={"diagnosis": await run_root_cause(inputs, run, ctx)})
+        return run.with_diagnosis(await run_root_cause(inputs, run, ctx))
 
     async def fix(n: NodeContext) -> BugRun:
         prior = n.input("root_cause", BugRun)
         found = await run_fix(inputs, prior, ctx, baseline=(await making).baseline)
-        return prior.model_copy(update={"fix": found})
+        return prior.with_fix(found)
 
     async def validation(n: NodeContext) -> BugRun:
         prior = n.input("fix", BugRun)
         ws = await making
         validation, diagnosis = await run_validation(inputs, prior, ctx, ws)
-        return prior.model_copy(update={"validation": validation, "diagnosis": diagnosis})
+        return prior.with_validation(validation, diagnosis)
 
     nodes: tuple[tuple[str, Callable[[NodeContext], Awaitable[object]], list[str]], ...] = (
         ("analysis", analysis, []),
@@ -216,9 +214,7 @@ async def _run_graph(
     else:  # up to the reproduction: the analysis' record and the branches' results
         run = _joined(result.outputs)
     walls = {t.node: t.duration_s for t in result.report.timings}
-    return complete_report(
-        inputs, run.model_copy(update={"walls": walls}), ctx, result.report.critical_path
-    )
+    return complete_report(inputs, run.with_walls(walls), ctx, result.report.critical_path)
 
 
 def _joined(outputs: Mapping[str, object]) -> BugRun:

@@ -1,8 +1,10 @@
 """``BugRun``: one typed record of what a bug's run has found so far, stage by stage.
 
 Each stage returns its own result (:mod:`fixbugs.stages`); the driver
-composes the record from them, one ``model_copy(update=...)`` per result,
-and hands it to the next stage as that stage's prior. The staged queue
+composes the record from them, one typed ``with_*`` method per result
+(:meth:`BugRun.with_reproduction`, ...: the one place that names the
+record's fields for an update), and hands it to the next stage as that
+stage's prior. The staged queue
 hands a bug from one stage to the next as this record's JSON, so a worker
 decodes only data, never code: every field is a pydantic model, a frozen
 dataclass of the agent's own (validated field by field) or a JSON value.
@@ -173,6 +175,10 @@ class Analysis(_Record):
     static: tuple[FileEvidence, ...] = ()  # static analysis' file evidence
     relevance: tuple[FileEvidence, ...] = ()  # the model's file relevance
 
+    def with_relevance(self, relevance: tuple[FileEvidence, ...]) -> Analysis:
+        """This analysis with the model's file relevance beside it."""
+        return self.model_copy(update={"relevance": relevance})
+
 
 class Sbfl(_Record):
     """Spectrum-based fault localization, from the reproduction's coverage."""
@@ -191,6 +197,10 @@ class Diagnosis(_Record):
     ranked: tuple[RankedFile, ...] = ()  # static ranking, re-ranked with SBFL and relevance
     regions: tuple[Region, ...] = ()  # top suspicious regions, best first
     root_cause: RootCause | None = None
+
+    def with_root_cause(self, root_cause: RootCause | None) -> Diagnosis:
+        """The same ranking and regions, another chosen root cause (a validated fix moved it)."""
+        return self.model_copy(update={"root_cause": root_cause})
 
 
 class FixProposal(_Record):
@@ -240,3 +250,37 @@ class BugRun(_Record):
         a = self.analysis
         crash = self.reproduction.crash if self.reproduction is not None else ()
         return [*a.static, *a.relevance, *self.sbfl.evidence, *crash]
+
+    # The record grows one stage's result at a time, through these typed methods
+    # only: the one place that names BugRun's fields for an update.
+
+    def with_relevance(self, relevance: tuple[FileEvidence, ...]) -> BugRun:
+        return self.model_copy(update={"analysis": self.analysis.with_relevance(relevance)})
+
+    def with_reproduction(self, reproduction: Reproduction | None, sbfl: Sbfl) -> BugRun:
+        return self.model_copy(update={"reproduction": reproduction, "sbfl": sbfl})
+
+    def with_diagnosis(self, diagnosis: Diagnosis) -> BugRun:
+        return self.model_copy(update={"diagnosis": diagnosis})
+
+    def with_fix(self, fix: FixProposal) -> BugRun:
+        return self.model_copy(update={"fix": fix})
+
+    def with_validation(self, validation: Validation, diagnosis: Diagnosis | None) -> BugRun:
+        """The validation's result, and the diagnosis as the validated fix left it."""
+        return self.model_copy(update={"validation": validation, "diagnosis": diagnosis})
+
+    def with_walls(self, walls: Mapping[str, float]) -> BugRun:
+        return self.model_copy(update={"walls": dict(walls)})
+
+    def with_journal(
+        self,
+        events: tuple[ProgressEvent, ...],
+        notes: tuple[str, ...],
+        records: tuple[CallRecord, ...],
+        spend: SpendSnapshot | None,
+    ) -> BugRun:
+        """The record with what the run's journal, recorder and spend budget hold now."""
+        return self.model_copy(
+            update={"events": events, "notes": notes, "records": records, "spend": spend}
+        )

@@ -66,7 +66,7 @@ def confirmed_diagnosis(
             f"evidence's best region: the report's root cause is {best.path} (lines "
             f"{best.start}-{best.end})"
         )
-        return diagnosis.model_copy(update={"root_cause": moved}), note
+        return diagnosis.with_root_cause(moved), note
     hunks = diff_hunks(fix.diff)
     if _touches(hunks, rc.path, rc.start, rc.end):
         return diagnosis, None
@@ -85,7 +85,7 @@ def confirmed_diagnosis(
         f"the validated fix changes {region.path} (lines {region.start}-{region.end}), "
         f"not the root cause chosen before, {was}: the report's root cause is the fix's region"
     )
-    return diagnosis.model_copy(update={"root_cause": moved}), note
+    return diagnosis.with_root_cause(moved), note
 
 
 def _root_cause(region: Region, inputs: BugInputs, prior: BugRun, why: str) -> RootCause:

@@ -70,13 +70,11 @@ def stage_finished(ctx: RunContext, name: str, status: str) -> None:
 def with_journal(run: BugRun, ctx: RunContext) -> BugRun:
     """``run`` with what the run's journal (events, notes), recorder (calls) and spend
     budget (tokens and dollars per stage) hold now."""
-    return run.model_copy(
-        update={
-            "events": tuple(ctx.journal.events),
-            "notes": tuple(ctx.journal.notes),
-            "records": tuple(ctx.recorder.records),
-            "spend": ctx.spend.snapshot(),
-        }
+    return run.with_journal(
+        tuple(ctx.journal.events),
+        tuple(ctx.journal.notes),
+        tuple(ctx.recorder.records),
+        ctx.spend.snapshot(),
     )
 
 
@@ -89,7 +87,7 @@ def complete_report(
     """
     walls = {s: run.walls.get(s, 0.0) for s in STAGES}
     report = build_report(
-        with_journal(run, ctx).model_copy(update={"walls": walls}),
+        with_journal(run, ctx).with_walls(walls),
         title=inputs.report.title,
         environment=ctx.options.python,
         total_s=ctx.journal.elapsed(),
