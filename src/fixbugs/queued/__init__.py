@@ -9,18 +9,18 @@ from fixbugs.queued.pipeline import (
     Publish,
     StagedAgent,
     StagedConfig,
-    inputs_from_spec,
     model_slots_for,
 )
+from fixbugs.queued.spec import BugSpec
 from fixbugs.queued.state import decode, encode
 
 __all__ = [
     "QUEUE_STAGES",
+    "BugSpec",
     "Publish",
     "StagedAgent",
     "StagedConfig",
     "decode",
     "encode",
-    "inputs_from_spec",
     "model_slots_for",
 ]

@@ -43,10 +43,10 @@ from agentrt.metrics import percentile
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import EpochClock, open_queue
 from fixbugs.examples import example_dir
-from fixbugs.queued.pipeline import StagedAgent, StagedConfig, inputs_from_spec
+from fixbugs.queued.pipeline import StagedAgent, StagedConfig
+from fixbugs.queued.spec import BugSpec
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.progress import ProgressEvent
-from fixbugs.service.bug_spec import BugSpec
 
 __all__ = [
     "BenchFigures",
@@ -180,7 +180,7 @@ async def _run_mode(
         if mode == "whole-bug":
 
             async def whole(ctx: StageContext) -> Mapping[str, Any]:
-                inputs = await asyncio.to_thread(inputs_from_spec, ctx.input)
+                inputs = await asyncio.to_thread(BugSpec.from_payload(ctx.input).load)
 
                 def sink(ev: ProgressEvent) -> None:
                     publish(ctx.job, ev.to_dict())

@@ -35,7 +35,6 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from agentrt import Clock
@@ -43,9 +42,10 @@ from agentrt.llm import max_concurrency
 from agentrt.metrics import MetricsRecorder
 from agentrt.metrics import stage as metrics_stage
 from agentrt.pipeline import Pipeline, Stage, StageContext, StageFn
-from fixbugs.inputs import BugInputs, load_inputs
+from fixbugs.inputs import BugInputs
 from fixbugs.inputs.bundle import TextInputs, with_repo
 from fixbugs.inputs.isolated import READ_DEADLINE_S, read_texts_isolated
+from fixbugs.queued.spec import BugSpec
 from fixbugs.queued.state import decode, decode_texts, encode
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.progress import Journal, ProgressEvent
@@ -71,7 +71,6 @@ __all__ = [
     "Publish",
     "StagedAgent",
     "StagedConfig",
-    "inputs_from_spec",
     "model_slots_for",
 ]
 
@@ -120,28 +119,11 @@ def model_slots_for(models: Models | None) -> int:
     return max(2, max(limits)) if limits else DEFAULT_MODEL_SLOTS
 
 
-def inputs_from_spec(spec: Mapping[str, Any]) -> BugInputs:
-    """A bug's inputs from its queue payload (see :class:`fixbugs.service.bug_spec.BugSpec`),
-    read in this process (the benchmark's whole-bug mode; the stages read them isolated)."""
-    return load_inputs(
-        Path(spec["report"]),
-        Path(spec["repo"]),
-        logs=[Path(p) for p in spec.get("logs", ())],
-        traces=[Path(p) for p in spec.get("traces", ())],
-        test=spec.get("test"),
-    )
-
-
-async def texts_from_spec(
-    spec: Mapping[str, Any], *, deadline_s: float = READ_DEADLINE_S
-) -> TextInputs:
+async def texts_from_spec(spec: BugSpec, *, deadline_s: float = READ_DEADLINE_S) -> TextInputs:
     """A bug's report, logs and traces from its queue payload, read in a process of their
     own with a deadline (:func:`~fixbugs.inputs.isolated.read_texts_isolated`)."""
     return await read_texts_isolated(
-        Path(spec["report"]),
-        logs=[Path(p) for p in spec.get("logs", ())],
-        traces=[Path(p) for p in spec.get("traces", ())],
-        deadline_s=deadline_s,
+        spec.report, logs=list(spec.logs), traces=list(spec.traces), deadline_s=deadline_s
     )
 
 
@@ -218,13 +200,13 @@ class StagedAgent:
     ) -> tuple[BugInputs, RunContext]:
         """The bug's inputs (``texts`` and its repository, opened here) and this worker's
         services, its journal resumed from ``state``."""
-        spec: Mapping[str, Any] = sctx.input
-        inputs = await asyncio.to_thread(with_repo, texts, Path(spec["repo"]), spec.get("test"))
+        spec = BugSpec.from_payload(sctx.input)
+        inputs = await asyncio.to_thread(with_repo, texts, spec.repo, spec.test)
         options = await self.options()
         if validation_slots is not None:
             options = replace(options, validation_slots=validation_slots)
-        if isinstance(index_dir := sctx.input.get("index_dir"), str):  # the job's own cache
-            options = replace(options, index_dir=Path(index_dir))
+        if spec.index_dir is not None:  # the job's own cache
+            options = replace(options, index_dir=spec.index_dir)
         job = sctx.job
 
         def sink(ev: ProgressEvent) -> None:
@@ -294,7 +276,8 @@ class StagedAgent:
         return decode(effect), decode_texts(effect)
 
     async def _analysis(self, sctx: StageContext) -> Mapping[str, Any]:
-        texts = await texts_from_spec(sctx.input, deadline_s=self.config.read_deadline_s)
+        spec = BugSpec.from_payload(sctx.input)
+        texts = await texts_from_spec(spec, deadline_s=self.config.read_deadline_s)
         inputs, ctx = await self._context(sctx, None, texts)
         walls: dict[str, float] = {}
         async with self._agent_stage(ctx, "analysis", walls):

@@ -5,10 +5,10 @@ build a :class:`JobService` with a stand-in investigator and call
 :func:`create_app` on it.
 """
 
+from fixbugs.queued.spec import BugSpec
 from fixbugs.service.admission import Admitted, Rejected, RunTimes, admit
 from fixbugs.service.app import create_app
 from fixbugs.service.auth import ApiKeys
-from fixbugs.service.bug_spec import BugSpec
 from fixbugs.service.events import EventHub
 from fixbugs.service.investigate import agent_investigator
 from fixbugs.service.jobs import STAGE, Investigator, JobService, JobStatus, QueueFull

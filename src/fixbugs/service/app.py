@@ -23,6 +23,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response, StreamingRes
 from fastapi.staticfiles import StaticFiles
 
 from fixbugs.errors import InputError
+from fixbugs.queued.spec import BugSpec
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.service.answers import install_answers
 from fixbugs.service.api_models import (
@@ -35,7 +36,6 @@ from fixbugs.service.api_models import (
     Status,
 )
 from fixbugs.service.auth import ApiKeys
-from fixbugs.service.bug_spec import BugSpec
 from fixbugs.service.events import resume_after
 from fixbugs.service.jobs import JobService, JobStatus
 from fixbugs.service.limits import BodyBounds, BodyLimit

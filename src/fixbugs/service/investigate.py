@@ -12,10 +12,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from agentrt import Clock
+from fixbugs.queued.spec import BugSpec
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.progress import EventSink
 from fixbugs.run.report_schema import ReportModel
-from fixbugs.service.bug_spec import BugSpec
 from fixbugs.service.jobs import Investigator
 
 __all__ = ["agent_investigator"]

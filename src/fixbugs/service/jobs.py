@@ -32,11 +32,11 @@ from agentrt.queues import QueueBackend, StageRecord, StageState
 from fixbugs.queued.events import EventChannel
 from fixbugs.queued.pipeline import Publish
 from fixbugs.queued.service import job_record
+from fixbugs.queued.spec import BugSpec
 from fixbugs.run.progress import EventSink
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.service.admission import Admitted, RunTimes, admit
 from fixbugs.service.auth import OPEN_TENANT
-from fixbugs.service.bug_spec import BugSpec
 from fixbugs.service.events import EventHub
 from fixbugs.service.job_events import JobEvents
 from fixbugs.service.job_status import JobStatus, QueueFull, ShareFull, stage_progress

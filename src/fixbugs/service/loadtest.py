@@ -25,9 +25,9 @@ from pathlib import Path
 
 import httpx
 
+from fixbugs.queued.spec import BugSpec
 from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.run.report_schema import ReportModel, ReproductionItem, ValidationItem
-from fixbugs.service.bug_spec import BugSpec
 from fixbugs.service.jobs import Investigator
 from fixbugs.service.serve import ServeConfig, build_app
 from fixbugs.stages.driver import STAGES

@@ -13,10 +13,10 @@ from agentrt.llm import FakeModel
 from fixbugs.examples import example_dir
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.queued import Publish, StagedAgent, StagedConfig
+from fixbugs.queued.spec import BugSpec
 from fixbugs.run.agent import env_for_interpreter
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.model_steps import ALL_STEPS
-from fixbugs.service.bug_spec import BugSpec
 
 _ENV: list[Any] = []
 

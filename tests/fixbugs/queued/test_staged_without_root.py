@@ -17,7 +17,7 @@ from stagedkit import example_spec, options
 from agentrt.llm import FakeModel
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, StageState, open_queue
-from fixbugs.queued import QUEUE_STAGES, StagedAgent, StagedConfig, inputs_from_spec
+from fixbugs.queued import QUEUE_STAGES, BugSpec, StagedAgent, StagedConfig
 from fixbugs.run.agent import run_bug
 from fixbugs.run.context import Models
 from fixbugs.sandbox.testing import PlainWorkspace
@@ -56,7 +56,7 @@ async def test_a_bug_runs_through_the_four_stages_without_root(tmp_path: Path) -
         await q.aclose()
     # the same stages, driven as one graph in one process, find the same things
     whole = await run_bug(
-        inputs_from_spec(spec),
+        BugSpec.from_payload(spec).load(),
         models=Models(map=FakeModel(), judge=FakeModel()),
         options=await options(),
         workspace=PlainWorkspace.create,
