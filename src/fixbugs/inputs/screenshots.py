@@ -30,7 +30,7 @@ from fixbugs.inputs.images import (
 from fixbugs.inputs.ocr import OcrImage, OcrText, ocr_images
 from fixbugs.inputs.report import BugReport
 from fixbugs.inputs.textfile import require_file
-from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync
+from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync, write_output
 
 __all__ = [
     "ImageKind",
@@ -144,7 +144,8 @@ def _keep(c: _Checked, ocr: OcrText, artifacts_dir: Path | None, index: int) -> 
         target_dir = Path(artifacts_dir) / "screenshots"
         target_dir.mkdir(parents=True, exist_ok=True)
         artifact = target_dir / f"{index:02d}-{c.source.name}"
-        artifact.write_bytes(c.data)  # the bytes that were checked, not the file again
+        # the bytes that were checked, not the file again; never through a planted link
+        write_output(artifact, c.data, what="screenshot artifact")
     return Screenshot(c.source, artifact, c.kind, ocr.text, ocr.note, c.origin, ocr.sandboxed)
 
 
