@@ -116,7 +116,7 @@ async def _make_workspace(
     diff) needs no sandbox and runs beside the analysis; the stages that run
     code wait for it. Made beside a cold index it took the cores from the
     index's parse workers: on a sympy tree (1,928 files, 2 cores) the first
-    hypothesis came after 13.3 s instead of 11.2 s (MEASUREMENTS.md). A warm
+    hypothesis came after about 12.0 s instead of 10.1 s (MEASUREMENTS.md). A warm
     index is read in about a second, so the copy barely waits. An index that
     fails is the analysis' error to report, not the copy's.
     """
