@@ -25,8 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from gitkit import git
 from hostile import NEEDS_NAMESPACES
-from test_host_git import FIXED, Markers, _clean_git, committed_tree, deadline, poison
+from test_host_git import FIXED, Markers, committed_tree, deadline, poison
 
 from fixbugs.sandbox import Sandbox
 
@@ -47,9 +48,9 @@ def host_repo(tmp_path: Path) -> Path:
     root = tmp_path / "host-repo"
     root.mkdir()
     (root / "secret.txt").write_text(SECRET + "\n")
-    _clean_git(root, "init", "--quiet", "--template=")
-    _clean_git(root, "add", "-A")
-    _clean_git(root, "commit", "--quiet", "-m", "secret")
+    git(root, "init", "--quiet", "--template=")
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "-m", "secret")
     return root
 
 
@@ -80,16 +81,16 @@ def nested(sb: Sandbox, form: str, markers: Markers, host_repo: Path) -> None:
     sub = sb.root / "sub"
     write_sub(sb)
     if form == "git init, no commit":
-        _clean_git(sub, "init", "--quiet", "--template=")
+        git(sub, "init", "--quiet", "--template=")
         poison(sub / ".git", markers, info_attributes=True)
     elif form == "HEAD, no commit":
         for part in ("objects", "refs"):
             (sub / ".git" / part).mkdir(parents=True)
         (sub / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     elif form == "commits and a hostile config":
-        _clean_git(sub, "init", "--quiet", "--template=")
-        _clean_git(sub, "add", "-A")
-        _clean_git(sub, "commit", "--quiet", "-m", "sub")
+        git(sub, "init", "--quiet", "--template=")
+        git(sub, "add", "-A")
+        git(sub, "commit", "--quiet", "-m", "sub")
         poison(sub / ".git", markers, info_attributes=True)
     elif form == "gitdir: file to a host repository":
         (sub / ".git").write_text(f"gitdir: {host_repo / '.git'}\n")
@@ -140,10 +141,10 @@ def test_a_git_entry_at_the_copy_root_is_data(
     if form == "gitdir: file":
         (root / ".git").write_text(f"gitdir: {host_repo / '.git'}\n")
     else:
-        _clean_git(root, "init", "--quiet", "--template=")
+        git(root, "init", "--quiet", "--template=")
         # the copy belongs to the sandbox uid: git refuses it unless told it is safe
-        _clean_git(root, "-c", "safe.directory=*", "add", "pkg")
-        _clean_git(root, "-c", "safe.directory=*", "commit", "--quiet", "-m", "root")
+        git(root, "-c", "safe.directory=*", "add", "pkg")
+        git(root, "-c", "safe.directory=*", "commit", "--quiet", "-m", "root")
         poison(root / ".git", markers, info_attributes=True)
     write_sub(sandbox)
     (root / "pkg" / "calc.py").write_text(FIXED)
