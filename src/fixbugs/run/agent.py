@@ -409,13 +409,13 @@ def apply_report(report: ReportModel, repo: Path, *, force: bool = False) -> str
     Only a ``validated`` fix is applied; one that only ``passes_tests`` (a
     check does not hold) with ``force`` alone, and said so.
     """
+    from fixbugs.run.handoff import held_back
+
     if report.verdict == VerdictLevel.NO_FIX or not report.patch:
         return apply_to_repo(None, repo)
-    if report.verdict != VerdictLevel.VALIDATED and not force:
-        return (
-            f"not applied: the fix {report.verdict.label} but is not validated (see the "
-            "failed checks above); --force applies it anyway. The repository was not changed"
-        )
+    held = held_back(report, force=force, refused="not applied", verb="applies")
+    if held is not None:
+        return held
     message = apply_to_repo(report.patch, repo)
     if report.verdict != VerdictLevel.VALIDATED:
         message = message.replace("validated patch", "patch that is not validated (--force)")

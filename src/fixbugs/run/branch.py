@@ -38,8 +38,7 @@ from pathlib import Path
 
 from fixbugs.errors import InputError
 from fixbugs.inputs.hostgit import GIT_TIMEOUT_S, is_git_dir, private_copy, set_object_format
-from fixbugs.repair.verdict import VerdictLevel
-from fixbugs.run.handoff import commit_message, identity
+from fixbugs.run.handoff import commit_message, held_back, identity
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.sandbox.hosttools import ToolRun, git_env, run_tool
 from fixbugs.sandbox.patching import touched_files
@@ -225,18 +224,15 @@ def branch_report(
     write) is :class:`InputError` (exit 2); either way the repository is left
     as it was.
     """
-    if report.verdict == VerdictLevel.NO_FIX or not report.patch:
-        return "no branch made: the run has no fix to commit. The repository was not changed"
-    if report.verdict != VerdictLevel.VALIDATED and not force:
-        return (
-            f"no branch made: the fix {report.verdict.label} but is not validated (see the "
-            "failed checks above); --force commits it anyway. The repository was not changed"
-        )
+    held = held_back(report, force=force, refused="no branch made", verb="commits")
+    if held is not None:
+        return held
+    patch = report.patch or ""  # held_back said so where there is none
     who = identity(os.environ if environ is None else environ)
     with _prepared(repo, name) as prep:
         p = prep.private
         p.out("read-tree", prep.head)
-        applied = p.git("apply", "--cached", "-", stdin=report.patch.encode())
+        applied = p.git("apply", "--cached", "-", stdin=patch.encode())
         if not applied.ok:
             raise InputError(
                 f"no branch made: the fix does not apply to HEAD of {prep.target.root} "
@@ -247,7 +243,7 @@ def branch_report(
         commit = p.out(
             "commit-tree", tree, "-p", prep.head, "--no-gpg-sign", stdin=message, env=who.env
         )
-        differs = _work_tree_differs(prep, report.patch)
+        differs = _work_tree_differs(prep, patch)
         _write_into(prep, commit)
     kind = "the validated fix" if report.validated else "a fix that is not validated (--force)"
     line = (

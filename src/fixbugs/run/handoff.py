@@ -166,6 +166,23 @@ def pr_body(report: ReportModel) -> str:
     return "\n".join(out) + "\n"
 
 
+def held_back(report: ReportModel, *, force: bool, refused: str, verb: str) -> str | None:
+    """Why ``--apply``/``--branch`` leaves the repository alone (one line), or None to go on.
+
+    Only a ``validated`` fix is handed over; one that only ``passes_tests``
+    with ``force``. ``refused`` opens the line ("not applied", "no branch
+    made"), ``verb`` says what ``--force`` would do ("applies", "commits").
+    """
+    if report.verdict == VerdictLevel.NO_FIX or not report.patch:
+        return f"{refused}: the run has no fix. The repository was not changed"
+    if report.verdict != VerdictLevel.VALIDATED and not force:
+        return (
+            f"{refused}: the fix {report.verdict.label} but is not validated (see the failed "
+            f"checks above); --force {verb} it anyway. The repository was not changed"
+        )
+    return None
+
+
 def write_pr_body(report: ReportModel, path: Path) -> str:
     """Write :func:`pr_body` at ``path`` (fresh, renamed over the name); one line to print."""
     path = path.expanduser()
