@@ -12,11 +12,11 @@ options reach the branch and the file, and are refused as they should be.
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 from gitkit import git as _git
+from test_host_branch import BUGGY, PATCH  # one bug and its fix for both
 from typer.testing import CliRunner
 
 from fixbugs.errors import InputError
@@ -25,17 +25,6 @@ from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.handoff import commit_message, pr_body, write_pr_body
 from fixbugs.run.report import RunReport
 from fixbugs.run.report_schema import ReportModel
-
-PATCH = textwrap.dedent(
-    """\
-    --- a/calc.py
-    +++ b/calc.py
-    @@ -1,2 +1,2 @@
-     def add(a, b):
-    -    return a - b
-    +    return a + b
-    """
-)
 
 
 def _report(
@@ -203,7 +192,7 @@ def repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
-    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "calc.py").write_text(BUGGY)
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "init")
     return repo
