@@ -309,6 +309,10 @@ from fixbugs.queued.worker import worker_command  # noqa: E402
 
 app.command("worker")(worker_command)
 
+from fixbugs.queued.status import status_command  # noqa: E402
+
+app.command("status")(status_command)
+
 from fixbugs.service.serve import serve_command  # noqa: E402
 
 app.command("serve")(serve_command)

@@ -174,3 +174,18 @@ def test_agentrt_report_on_a_file_without_calls_is_one_line(
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "holds no call records" in err and "Traceback" not in err
+
+
+def test_queue_figures_are_exported_per_stage_when_given() -> None:
+    from agentrt.queues import QueueStats, StageStats
+
+    stats = QueueStats((StageStats("fix", 3, 2, 1, 41.5), StageStats("test")))
+    text = RuntimeMetrics(state=lambda: LiveState(queue=stats)).exposition()[0].decode()
+    assert 'agentrt_queue_queued{stage="fix"} 3.0' in text
+    assert 'agentrt_queue_in_flight{stage="fix"} 2.0' in text
+    assert 'agentrt_queue_dead_letters{stage="fix"} 1.0' in text
+    assert 'agentrt_queue_oldest_age_seconds{stage="fix"} 41.5' in text
+    assert 'agentrt_queue_oldest_age_seconds{stage="test"} 0.0' in text  # empty: 0
+    # without them (a LiveState of before), none of those families is written
+    bare = RuntimeMetrics(state=LiveState).exposition()[0].decode()
+    assert "agentrt_queue_queued" not in bare and "agentrt_queue_depth" in bare

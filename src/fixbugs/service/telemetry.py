@@ -1,7 +1,9 @@
 """The service's traces and metrics, fed from each finished run's report.
 
 A report holds its call records and stage events, so a run is traced and
-measured from the report alone, in whichever process finished it.
+measured from the report alone, in whichever process finished it. The
+queue's figures per stage (queued, in flight, dead-lettered, oldest age)
+are read from the queue's store when ``/metrics`` is scraped.
 """
 
 from __future__ import annotations
@@ -85,13 +87,18 @@ class ServiceTelemetry:
     def exposition_for(self, service: JobService) -> Callable[[], Awaitable[tuple[bytes, str]]]:
         async def expose() -> tuple[bytes, str]:
             snap = await service.snapshot()
-            depths = await service.stage_depths()  # per queue stage: each is bounded
+            # read from the store on each scrape, off the collector (which is
+            # synchronous): a process without workers on a shared queue
+            # exports every worker's stages, which is what autoscaling reads
+            queue = await service.backend.stats(service.stage_names)
+            depths = {st.stage: st.live for st in queue.stages}  # each stage is bounded
             self._live = LiveState(
                 queue_depths=depths,
                 queue_capacity=dict.fromkeys(depths, snap.queue.capacity),
                 workers_busy=snap.workers.busy,
                 workers=snap.workers.slots,
                 flow=flow_state(self.clients),
+                queue=queue,
             )
             if service.rejected > self._rejected_seen:
                 self.metrics.rejected.inc(service.rejected - self._rejected_seen)

@@ -4,6 +4,11 @@ Histograms and counters are fed from finished runs' call records and stage
 walls (:meth:`RuntimeMetrics.observe_run`); gauges of the moment — queue
 depths, workers busy, limits in force, retry budget use — are read from a
 ``state`` callback when Prometheus scrapes, so they are never stale.
+
+A queue's figures per stage (:class:`~agentrt.queues.QueueStats`: queued, in
+flight, dead-lettered, the oldest live message's age) are what an autoscaler
+of workers reads; whoever serves the scrape reads them from the store, so a
+process without workers on a shared store exports the whole deployment's.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from prometheus_client.registry import Collector
 
 from agentrt.metrics._record import CallRecord
 from agentrt.observability._flow import FlowState
+from agentrt.queues._types import QueueStats, StageStats
 
 __all__ = ["LiveState", "RuntimeMetrics"]
 
@@ -34,6 +40,26 @@ class LiveState:
     workers_busy: int = 0
     workers: int = 0
     flow: FlowState | None = None
+    queue: QueueStats | None = None  # None: the queue's figures are not exported
+
+
+def _queue_families(stats: QueueStats) -> Iterator[Metric]:
+    """``agentrt_queue_*{stage}`` beside ``agentrt_queue_depth`` (= queued + in flight)."""
+    families: tuple[tuple[str, str, Callable[[StageStats], float]], ...] = (
+        ("agentrt_queue_queued", "Messages ready for a worker (not leased)", lambda s: s.queued),
+        ("agentrt_queue_in_flight", "Messages leased to a worker now", lambda s: s.in_flight),
+        ("agentrt_queue_dead_letters", "Dead-lettered messages, for a person", lambda s: s.dead),
+        (
+            "agentrt_queue_oldest_age_seconds",
+            "Seconds since the oldest queued or in-flight message entered the stage (0: none)",
+            lambda s: s.oldest_age_s or 0.0,
+        ),
+    )
+    for name, doc, value in families:
+        g = GaugeMetricFamily(name, doc, labels=["stage"])
+        for st in stats.stages:
+            g.add_metric([st.stage], value(st))
+        yield g
 
 
 class _LiveCollector(Collector):
@@ -55,6 +81,8 @@ class _LiveCollector(Collector):
         slots = GaugeMetricFamily("agentrt_workers", "Worker slots")
         slots.add_metric([], s.workers)
         yield from (depth, cap, busy, slots)
+        if s.queue is not None:
+            yield from _queue_families(s.queue)
         limit = GaugeMetricFamily(
             "agentrt_concurrency_limit", "Concurrency limit in force", labels=["client"]
         )

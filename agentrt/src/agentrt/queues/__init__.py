@@ -16,9 +16,11 @@ from agentrt.queues._types import (
     Delivery,
     Emit,
     Message,
+    QueueStats,
     QueueUnavailable,
     StageRecord,
     StageState,
+    StageStats,
 )
 
 if TYPE_CHECKING:
@@ -46,11 +48,13 @@ __all__ = [
     "MemoryQueue",
     "Message",
     "QueueBackend",
+    "QueueStats",
     "QueueUnavailable",
     "RedisQueue",
     "ShortestJobFirst",
     "SqliteQueue",
     "StageRecord",
     "StageState",
+    "StageStats",
     "open_queue",
 ]

@@ -18,7 +18,7 @@ from agentrt._errors import UserError
 from agentrt._json import JsonObject
 from agentrt.queues._fairness import FairPolicy
 from agentrt.queues._signal import ChangeSignal
-from agentrt.queues._types import Delivery, Emit, Message, StageRecord, StageState
+from agentrt.queues._types import Delivery, Emit, Message, QueueStats, StageRecord, StageState
 
 __all__ = ["ChangeSignal", "QueueBackend", "open_queue"]  # ChangeSignal: re-exported
 
@@ -40,6 +40,16 @@ class QueueBackend(Protocol):
 
     async def pending(self) -> int:
         """Live messages of every stage (dead-lettered ones excluded)."""
+        ...
+
+    async def stats(self, stages: Sequence[str] | None = None) -> QueueStats:
+        """Per stage: queued, in flight, dead-lettered, and the oldest live message's age.
+
+        ``stages``: those, in that order, with zeros for a stage the store
+        holds nothing of; None: every stage the store holds live or
+        dead-lettered messages of (Redis: every stage it has held). Read on
+        every metrics scrape, so each backend keeps it cheap and says its cost.
+        """
         ...
 
     async def claim(

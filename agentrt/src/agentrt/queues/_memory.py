@@ -7,6 +7,7 @@ this one (tests run the same suite against each).
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -14,7 +15,16 @@ from agentrt._clock import Clock, SystemClock
 from agentrt._json import JsonObject
 from agentrt.queues._fairness import Candidate, FairPolicy, GroupFair
 from agentrt.queues._signal import ChangeSignal
-from agentrt.queues._types import Delivery, Emit, Message, StageRecord, StageState
+from agentrt.queues._types import (
+    Delivery,
+    Emit,
+    Message,
+    QueueStats,
+    StageRecord,
+    StageState,
+    StageStats,
+    age_s,
+)
 
 __all__ = ["MemoryQueue"]
 
@@ -80,6 +90,26 @@ class MemoryQueue:
 
     async def pending(self) -> int:
         return len(self._live)
+
+    async def stats(self, stages: Sequence[str] | None = None) -> QueueStats:
+        """One pass over the live messages and the dead letters (it is the reference)."""
+        now = self.clock.now()
+        queued: Counter[str] = Counter()
+        running: Counter[str] = Counter()
+        oldest: dict[str, float] = {}
+        for e in self._live.values():
+            st = e.message.stage
+            if e.lease_until is not None and e.lease_until > now:
+                running[st] += 1
+            else:
+                queued[st] += 1
+            oldest[st] = min(oldest.get(st, e.enqueued_at), e.enqueued_at)
+        dead = Counter(m.stage for m in self.dead)
+        found = (
+            StageStats(s, queued[s], running[s], dead[s], age_s(now, oldest.get(s)))
+            for s in set(queued) | set(running) | set(dead)
+        )
+        return QueueStats.of(found, stages)
 
     # -- consumers ----------------------------------------------------------
     async def claim(

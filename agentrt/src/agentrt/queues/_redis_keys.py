@@ -101,3 +101,8 @@ class RedisKeys:
     @property
     def dead(self) -> str:
         return f"{self.ns}:dead"
+
+    @property
+    def dead_counts(self) -> str:
+        """Hash: stage -> its entries in the dead stream (kept by the FAIL script)."""
+        return f"{self.ns}:deadn"

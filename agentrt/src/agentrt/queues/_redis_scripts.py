@@ -5,12 +5,13 @@ command in between, so a completion records its effect, hands on the
 downstream entries and acknowledges the delivery as one step, a failure
 re-queues or dead-letters as one step, a claim moves a waiting entry
 into the stream and reads it for one consumer before anyone else can, and
-a claimed entry is marked running only if its effect is not recorded yet.
+a claimed entry is marked running only if its effect is not recorded yet,
+and the stages' figures are read from one state of the store.
 """
 
 from __future__ import annotations
 
-__all__ = ["COMPLETE", "FAIL", "PROMOTE", "START"]
+__all__ = ["COMPLETE", "FAIL", "PROMOTE", "START", "STATS"]
 
 # KEYS: stream, effects, records, record, seq, jobcost, then per emit: waiting
 # set, waiting entries, record. ARGV: group, id, effect key, result, now,
@@ -51,9 +52,10 @@ redis.call('XDEL', KEYS[1], ARGV[2])
 return applied
 """
 
-# KEYS: stream, record, dead stream, seq, waiting set, waiting entries, jobcost.
-# ARGV: group, id, consumer (or ''), error, now, max deliveries, attempt.
-# Only the entry's current owner may fail it; a retry goes back to waiting.
+# KEYS: stream, record, dead stream, seq, waiting set, waiting entries, jobcost,
+# dead counts. ARGV: group, id, consumer (or ''), error, now, max deliveries,
+# attempt. Only the entry's current owner may fail it; a retry goes back to
+# waiting; a dead letter counts in its stage's dead count (read by STATS).
 FAIL = """
 if ARGV[3] ~= '' then
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1, ARGV[3])
@@ -72,6 +74,7 @@ if tonumber(ARGV[7]) >= tonumber(ARGV[6]) then
   redis.call('HINCRBYFLOAT', KEYS[7], t['job'], -tonumber(t['cost'] or '0'))
   table.insert(f, 'error'); table.insert(f, ARGV[4])
   redis.call('XADD', KEYS[3], '*', unpack(f))
+  redis.call('HINCRBY', KEYS[8], t['stage'], 1)
   redis.call('HSET', KEYS[2], 'state', 'dead', 'attempts', ARGV[7], 'finished_at', ARGV[5],
              'error', ARGV[4])
   return 'dead'
@@ -116,4 +119,54 @@ if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
 end
 redis.call('HSET', KEYS[1], 'state', 'running', 'attempts', ARGV[2], 'started_at', ARGV[3])
 return 1
+"""
+
+# KEYS: dead counts, dead stream, then per stage: waiting set, waiting entries,
+# stream. ARGV: the stages. Per stage: {queued, in flight, dead, the oldest
+# live entry's enqueue time as written ('' when none)}. The dead counts are
+# kept by FAIL; when they do not add up to the dead stream's length (a store
+# from before them, a worker of an older version) they are counted again
+# from the stream, once. Cost: O(stages + entries in flight) — the waiting
+# set's oldest is its lowest seq; entries in flight are read to find theirs.
+STATS = """
+local total = redis.call('XLEN', KEYS[2])
+local sum = 0
+for _, n in ipairs(redis.call('HVALS', KEYS[1])) do sum = sum + tonumber(n) end
+if sum ~= total then
+  local counts = {}
+  for _, row in ipairs(redis.call('XRANGE', KEYS[2], '-', '+')) do
+    local f = row[2]
+    for k = 1, #f, 2 do
+      if f[k] == 'stage' then counts[f[k + 1]] = (counts[f[k + 1]] or 0) + 1 end
+    end
+  end
+  redis.call('DEL', KEYS[1])
+  for s, n in pairs(counts) do redis.call('HSET', KEYS[1], s, n) end
+end
+local out = {}
+for i = 1, #ARGV do
+  local w, wf, q = KEYS[3 * i], KEYS[3 * i + 1], KEYS[3 * i + 2]
+  local oldest, raw = nil, ''
+  local first = redis.call('ZRANGE', w, 0, 0)
+  if #first > 0 then
+    local entry = redis.call('HGET', wf, first[1])
+    if entry then
+      raw = tostring(cjson.decode(entry)['at'] or '')
+      oldest = tonumber(raw)
+    end
+  end
+  for _, row in ipairs(redis.call('XRANGE', q, '-', '+')) do
+    local f = row[2]
+    for k = 1, #f, 2 do
+      if f[k] == 'at' then
+        local at = tonumber(f[k + 1])
+        if at and (oldest == nil or at < oldest) then oldest, raw = at, f[k + 1] end
+      end
+    end
+  end
+  if oldest == nil then raw = '' end
+  table.insert(out, {redis.call('ZCARD', w), redis.call('XLEN', q),
+                     tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0'), raw})
+end
+return out
 """

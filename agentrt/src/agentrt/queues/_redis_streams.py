@@ -47,15 +47,10 @@ from agentrt.queues._epoch import EpochClock
 from agentrt.queues._fairness import FairPolicy, GroupFair
 from agentrt.queues._redis_keys import GROUP, SEP, RedisKeys, s_, unavailable
 from agentrt.queues._redis_records import read_dead, read_effects, read_records, read_results
+from agentrt.queues._redis_stats import read_stats
 from agentrt.queues._redis_waiting import group_depth, read_stage
 from agentrt.queues._signal import ChangeSignal
-from agentrt.queues._types import (
-    Delivery,
-    Emit,
-    Message,
-    StageRecord,
-    StageState,
-)
+from agentrt.queues._types import Delivery, Emit, Message, QueueStats, StageRecord, StageState
 
 __all__ = ["RedisQueue"]
 
@@ -82,6 +77,7 @@ class RedisQueue:
         self._fail_script = self.r.register_script(scripts.FAIL)
         self._promote_script = self.r.register_script(scripts.PROMOTE)
         self._start_script = self.r.register_script(scripts.START)
+        self._stats_script = self.r.register_script(scripts.STATS)
         self._groups: set[str] = set()
         self._signal = ChangeSignal(self.clock)
 
@@ -158,6 +154,11 @@ class RedisQueue:
         stages = [s_(s) for s in await self.r.smembers(self.keys.stages)]
         return sum([await self.depth(s) for s in stages])
 
+    @unavailable
+    async def stats(self, stages: Sequence[str] | None = None) -> QueueStats:
+        """One script per read; its cost: :func:`~agentrt.queues._redis_stats.read_stats`."""
+        return await read_stats(self.r, self.keys, self._stats_script, self.clock.now(), stages)
+
     # -- consumers ----------------------------------------------------------
     @unavailable
     async def claim(
@@ -216,6 +217,7 @@ class RedisQueue:
             self.keys.waiting(m.stage),
             self.keys.waiting_entries(m.stage),
             self.keys.jobcost,
+            self.keys.dead_counts,
         ]
 
     async def _take_fair(

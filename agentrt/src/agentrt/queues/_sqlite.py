@@ -30,7 +30,16 @@ from agentrt.queues._epoch import EpochClock
 from agentrt.queues._fairness import Candidate, FairPolicy, GroupFair
 from agentrt.queues._signal import ChangeSignal
 from agentrt.queues._sqlite_schema import create_schema
-from agentrt.queues._types import Delivery, Emit, Message, StageRecord, StageState
+from agentrt.queues._types import (
+    Delivery,
+    Emit,
+    Message,
+    QueueStats,
+    StageRecord,
+    StageState,
+    StageStats,
+    age_s,
+)
 
 __all__ = ["SqliteQueue"]
 
@@ -122,6 +131,30 @@ class SqliteQueue:
         return await self._run(
             lambda c: int(c.execute("SELECT COUNT(*) FROM messages").fetchone()[0])
         )
+
+    async def stats(self, stages: Sequence[str] | None = None) -> QueueStats:
+        """One transaction: live messages and dead letters, each grouped by stage.
+
+        Cost: a pass over the live messages (bounded by the queue's capacity)
+        and one over the dead letters (index ``dead_stage``), in a local file.
+        """
+        now = self.clock.now()
+
+        def q(c: sqlite3.Connection) -> list[StageStats]:
+            live = c.execute(
+                "SELECT stage, SUM(CASE WHEN lease_until > ? THEN 0 ELSE 1 END),"
+                " SUM(CASE WHEN lease_until > ? THEN 1 ELSE 0 END), MIN(enqueued_at)"
+                " FROM messages GROUP BY stage",
+                (now, now),
+            ).fetchall()
+            dead = dict(c.execute("SELECT stage, COUNT(*) FROM dead GROUP BY stage").fetchall())
+            out = [
+                StageStats(st, int(n), int(r), int(dead.pop(st, 0)), age_s(now, at))
+                for st, n, r, at in live
+            ]
+            return out + [StageStats(st, dead=int(n)) for st, n in dead.items()]
+
+        return QueueStats.of(await self._run(q), stages)
 
     # -- consumers ----------------------------------------------------------
     async def claim(

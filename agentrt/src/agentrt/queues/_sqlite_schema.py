@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS dead (
     item TEXT NOT NULL, stage TEXT NOT NULL, job TEXT NOT NULL, payload TEXT NOT NULL,
     error TEXT, at REAL NOT NULL
 );
+CREATE INDEX IF NOT EXISTS dead_stage ON dead (stage);  -- stats() counts them per stage
 CREATE TABLE IF NOT EXISTS served (  -- a stage's latest claim ticket of each group
     stage TEXT NOT NULL, grp TEXT NOT NULL, ticket INTEGER NOT NULL,
     PRIMARY KEY (stage, grp)

@@ -8,6 +8,7 @@ on exactly as the first did.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from agentrt._errors import AgentrtError
@@ -17,9 +18,11 @@ __all__ = [
     "Delivery",
     "Emit",
     "Message",
+    "QueueStats",
     "QueueUnavailable",
     "StageRecord",
     "StageState",
+    "StageStats",
 ]
 
 
@@ -120,3 +123,64 @@ class StageRecord:
         if self.started_at is None or self.finished_at is None:
             return None
         return self.finished_at - self.started_at
+
+
+def age_s(now: float, at: float | None) -> float | None:
+    """Seconds from ``at`` to ``now``, never below 0 (clocks of other machines
+    may run ahead of this one's); None when there is no ``at``."""
+    return None if at is None else max(0.0, now - at)
+
+
+@dataclass(frozen=True, slots=True)
+class StageStats:
+    """How one stage's queue stands at one instant: what an autoscaler reads.
+
+    ``queued``: ready for a worker (never leased, given back, or leased by a
+    worker whose lease ran out). ``in_flight``: leased to a worker now.
+    ``dead``: dead-lettered, waiting for a person. ``oldest_age_s``: seconds
+    since the oldest live (queued or in-flight) message entered the stage,
+    by the backend's clock; None when the stage holds none.
+    """
+
+    stage: str
+    queued: int = 0
+    in_flight: int = 0
+    dead: int = 0
+    oldest_age_s: float | None = None
+
+    @property
+    def live(self) -> int:
+        """Queued plus in flight: what :meth:`QueueBackend.depth` counts."""
+        return self.queued + self.in_flight
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """Every asked-for stage's :class:`StageStats`, read in one go from the store."""
+
+    stages: tuple[StageStats, ...]
+
+    @classmethod
+    def of(cls, found: Iterable[StageStats], stages: Sequence[str] | None) -> QueueStats:
+        """Those of ``found`` that ``stages`` names, in its order (zeros for a
+        stage the store holds nothing of); all of ``found`` by name when None."""
+        by = {s.stage: s for s in found}
+        if stages is None:
+            return cls(tuple(by[k] for k in sorted(by)))
+        return cls(tuple(by.get(k, StageStats(k)) for k in dict.fromkeys(stages)))
+
+    def stage(self, name: str) -> StageStats:
+        """``name``'s figures; zeros when it was not read."""
+        return next((s for s in self.stages if s.stage == name), StageStats(name))
+
+    @property
+    def total(self) -> StageStats:
+        """The sums over the stages, and the oldest age of any (stage ``""``)."""
+        ages = [s.oldest_age_s for s in self.stages if s.oldest_age_s is not None]
+        return StageStats(
+            "",
+            sum(s.queued for s in self.stages),
+            sum(s.in_flight for s in self.stages),
+            sum(s.dead for s in self.stages),
+            max(ages) if ages else None,
+        )
