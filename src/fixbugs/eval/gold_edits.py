@@ -15,6 +15,15 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixbugs.diffs import (
+    apply_to_text,
+    diff_files,
+    diff_hunks,
+    file_header,
+    hunk_header,
+    make_diff,
+    split_lines,
+)
 from fixbugs.eval.score import Gold, load_gold
 from fixbugs.inputs.archives import CASE_LIMITS, check_tar
 from fixbugs.localize.regions import function_spans
@@ -31,7 +40,6 @@ from fixbugs.repair.edits import (
     parse_edits,
     render_edits,
 )
-from fixbugs.repair.patch import apply_to_text, diff_files, diff_hunks, make_diff, split_lines
 
 __all__ = ["FORMATS", "Expressible", "GoldFix", "expressible", "gold_edits", "load_gold_fix"]
 
@@ -94,7 +102,7 @@ def expressible(fix: GoldFix) -> Expressible:
     g = fix.gold
     if fix.missing:
         return Expressible(False, f"the fix creates files the tree lacks: {', '.join(fix.missing)}")
-    if "/dev/null" in {ln[4:].strip() for ln in g.patch.splitlines() if ln[:4] in ("--- ", "+++ ")}:
+    if "/dev/null" in {file_header(ln) for ln in g.patch.splitlines()}:
         return Expressible(False, "the fix deletes or creates a file")
     tests = sorted(p for p in fix.new if is_test_path(p))
     if tests:
@@ -147,7 +155,7 @@ def _search_replace(path: str, old: str, new: str) -> list[SearchReplace]:
     for context in (3, 5, 8, 13, 21):
         hunks: list[list[str]] = []
         for line in split_lines(make_diff(path, old, new, context))[2:]:  # past ---/+++
-            if line.startswith("@@"):
+            if hunk_header(line) is not None:
                 hunks.append([])
             elif hunks and line[:1] in (" ", "-", "+"):
                 hunks[-1].append(line)

@@ -7,7 +7,7 @@ hunk counts lie, a path that leaves the repository) is refused with the
 reason, never guessed at. Parsed edits are typed (:class:`SearchReplace`,
 :class:`UnifiedDiff`, :class:`FunctionRewrite`); :func:`apply_edits` turns
 them into the project's one patch representation, a unified diff made by
-:func:`fixbugs.repair.patch.make_diff` from each file's old and new text, which
+:func:`fixbugs.diffs.make_diff` from each file's old and new text, which
 validation applies like any candidate's. An edit that does not apply (search
 text not found or found twice, a diff whose context does not match, a
 function not found, a result that does not parse) raises
@@ -28,8 +28,15 @@ from pathlib import PurePosixPath
 from typing import Literal
 
 from agentrt import parse_python
+from fixbugs.diffs import (
+    apply_to_text,
+    diff_hunks,
+    file_header,
+    hunk_header,
+    make_diff,
+    split_lines,
+)
 from fixbugs.localize.regions import function_spans
-from fixbugs.repair.patch import apply_to_text, diff_hunks, make_diff, split_lines
 from fixbugs.repair.source import parses
 
 __all__ = [
@@ -292,7 +299,7 @@ def _unified(lines: list[str]) -> list[UnifiedDiff]:
             continue
         if i + 1 >= len(lines) or not lines[i + 1].startswith("+++ "):
             raise EditRejected(f"line {i + 1}: a '---' header without its '+++' line")
-        old, new = _diff_name(lines[i]), _diff_name(lines[i + 1])
+        old, new = file_header(lines[i]) or "", file_header(lines[i + 1]) or ""
         if old == "/dev/null":
             raise EditRejected(f"the diff creates {new[:80]!r}: new files are not supported")
         if new == "/dev/null":
@@ -313,15 +320,12 @@ def _unified(lines: list[str]) -> list[UnifiedDiff]:
     return out
 
 
-_HUNK_HEAD = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-
-
 def _hunk(lines: list[str], k: int, path: str, section: list[str]) -> int:
     """Append the hunk at ``lines[k]`` to ``section``; the index after it. Counts must hold."""
-    m = _HUNK_HEAD.match(lines[k])
-    if m is None:
+    head = hunk_header(lines[k])
+    if head is None:
         raise EditRejected(f"the diff of {path}: bad hunk header {lines[k].strip()[:60]!r}")
-    old_n, new_n = int(m.group(2) or 1), int(m.group(4) or 1)
+    old_n, new_n = head.old_count, head.new_count
     section.append(lines[k])
     k += 1
     while old_n > 0 or new_n > 0:
@@ -343,11 +347,6 @@ def _hunk(lines: list[str], k: int, path: str, section: list[str]) -> int:
             section.append(lines[k])  # "\ No newline at end of file"
             k += 1
     return k
-
-
-def _diff_name(header: str) -> str:
-    name = header[4:].rstrip("\r\n").split("\t")[0].strip()
-    return name[2:] if name.startswith(("a/", "b/")) else name
 
 
 # -- applying --------------------------------------------------------------------------

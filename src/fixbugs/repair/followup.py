@@ -30,10 +30,10 @@ import threading
 from collections.abc import Callable, Collection
 from dataclasses import replace
 
+from fixbugs.diffs import changed_window
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair.generate import Region, generate_candidates
 from fixbugs.repair.hints import FailureHints, failure_frames, parse_hints, repo_path
-from fixbugs.repair.patch import changed_window
 from fixbugs.repair.progress import FailurePoint, progress
 from fixbugs.repair.ranking import RepairCandidate, to_candidate
 from fixbugs.repair.schedule import FollowUps

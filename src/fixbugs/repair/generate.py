@@ -13,10 +13,10 @@ import difflib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
+from fixbugs.diffs import changed_window
 from fixbugs.repair.hints import FailureHints
 from fixbugs.repair.ingredients import IngredientIndex, ingredient_edits
 from fixbugs.repair.literals import key_edits, literal_edits, regex_edits
-from fixbugs.repair.patch import changed_window
 from fixbugs.repair.ranking import RepairCandidate, rank, to_candidate
 from fixbugs.repair.simplify import (
     fallback_edits,

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from fixbugs.repair.patch import diff_hunks, make_diff
+from fixbugs.diffs import diff_hunks, make_diff
 from fixbugs.repair.shapes import ChangeShape, classify_change, classify_diff
 from fixbugs.repair.source import Edit
 from fixbugs.repair.verdict import FailedCheck, shape_check

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentrt import parse_python
-from fixbugs.repair.patch import apply_to_text, changed_window, diff_files
+from fixbugs.diffs import apply_to_text, changed_window, diff_files
 
 __all__ = [
     "SHAPE_LABELS",

@@ -36,12 +36,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixbugs.diffs import touched_files
 from fixbugs.errors import InputError
 from fixbugs.inputs.hostgit import GIT_TIMEOUT_S, is_git_dir, private_copy, set_object_format
 from fixbugs.run.handoff import commit_message, held_back, identity
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.sandbox.hosttools import ToolRun, git_env, run_tool
-from fixbugs.sandbox.patching import touched_files
 from fixbugs.sandbox.untrusted import UntrustedFile, open_folder, read_untrusted_sync
 
 __all__ = ["branch_report", "check_branch"]

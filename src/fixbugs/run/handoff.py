@@ -25,11 +25,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixbugs.diffs import changed_line_counts, touched_files
 from fixbugs.inputs.inert import md_code, md_fence, md_text, one_line
 from fixbugs.repair.summary import PassedCandidate
 from fixbugs.repair.verdict import FailedCheck, VerdictLevel
 from fixbugs.run.report_schema import ReportModel, ReproductionItem
-from fixbugs.sandbox.patching import touched_files
 from fixbugs.sandbox.untrusted import write_output
 
 __all__ = ["DEFAULT_AUTHOR", "Identity", "commit_message", "identity", "pr_body", "write_pr_body"]
@@ -125,7 +125,7 @@ def pr_body(report: ReportModel) -> str:
     it, what it did not check.
     """
     files = touched_files(report.patch or "")
-    added, removed = _counts(report.patch or "")
+    added, removed = changed_line_counts(report.patch or "")
     changed = ", ".join(md_code(f) for f in files) or "no file"
     out = ["## Summary", ""]
     out.append(
@@ -296,11 +296,3 @@ def _unchecked(report: ReportModel) -> list[str]:
         out.append(f"{report.verdict_head}: the result stands on static evidence")
     out += [_JUDGE, _UNTESTED]
     return out
-
-
-def _counts(patch: str) -> tuple[int, int]:
-    """Lines the patch adds and removes (its file headers not counted)."""
-    lines = patch.splitlines()
-    added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
-    removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
-    return added, removed

@@ -19,19 +19,18 @@ never followed or written through.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixbugs.diffs import touched_files
 from fixbugs.sandbox.hosttools import ToolRun
 from fixbugs.sandbox.untrusted import HostFolder, UntrustedFile, open_folder, read_untrusted_sync
 
-__all__ = ["PatchResult", "ToolRunner", "apply_patch", "touched_files"]
+__all__ = ["PatchResult", "ToolRunner", "apply_patch"]
 
-_DIFF_FILE = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(.+?)\s*$", re.MULTILINE)
 _MAX_SAVED_BYTES = 16 << 20
 EMPTY = "the patch is empty or has no file headers"
 
@@ -64,13 +63,6 @@ _ATTEMPTS = (
         ("patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "--reject-file=-"),
     ),
 )
-
-
-def touched_files(diff: str) -> tuple[str, ...]:
-    """The paths a unified diff's ``---``/``+++`` headers name (both sides: a failed patch
-    puts every one back), in order, once each; the new side alone is
-    :func:`fixbugs.repair.patch.diff_files`."""
-    return tuple(dict.fromkeys(f for f in _DIFF_FILE.findall(diff) if f != "/dev/null"))
 
 
 def apply_patch(diff: str, root: Path, run: ToolRunner, *, owner: int | None = None) -> PatchResult:

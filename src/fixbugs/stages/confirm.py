@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fixbugs.diffs import Hunk, diff_hunks
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.regions import Region
-from fixbugs.repair.patch import Hunk, diff_hunks
 from fixbugs.run.record import BugRun, Diagnosis, RootCause, Validation
 from fixbugs.stages.quorum import same_place
 from fixbugs.stages.rootcause import evidence_explanation, origin_of

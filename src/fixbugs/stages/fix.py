@@ -23,6 +23,7 @@ from typing import TypeGuard
 from agentrt import AgentrtError, BudgetExhausted
 from agentrt.graph import with_deadline
 from agentrt.llm import ChatModel, ChatRequest, Completed, TextDelta
+from fixbugs.diffs import diff_hunks
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testrun import parse_test_command
@@ -40,7 +41,6 @@ from fixbugs.repair.edits import EDIT_FORMATS, AppliedEdits, EditRejected, apply
 from fixbugs.repair.followup import Stepwise
 from fixbugs.repair.hints import FailureHints, test_numbers
 from fixbugs.repair.naturalness import naturalness_factors
-from fixbugs.repair.patch import diff_hunks
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, FixProposal, Reproduction, RootCause
 from fixbugs.sandbox.reported import read_baseline_text

@@ -30,10 +30,10 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from fixbugs.diffs import apply_to_text, diff_files
 from fixbugs.localize.signals import module_tests, package_tests
 from fixbugs.repair.demotions import change_checks, change_size
 from fixbugs.repair.gates import Stage
-from fixbugs.repair.patch import apply_to_text, diff_files
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.repair.verdict import FailedCheck, shape_check
 from fixbugs.run.record import Reproduction

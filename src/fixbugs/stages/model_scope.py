@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from agentrt import Trust
+from fixbugs.diffs import Hunk
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair import RepairCandidate
-from fixbugs.repair.patch import Hunk
 from fixbugs.run.record import BugRun
 
 __all__ = ["evidence_best", "model_first", "rewrite_refusal", "rewrite_roots"]

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from agentrt import Trust
+from fixbugs.diffs import Hunk, diff_hunks
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testrun import parse_test_command, suite_shards
@@ -38,7 +39,6 @@ from fixbugs.repair.candidate_runs import (
     validate_parallel,
 )
 from fixbugs.repair.gates import Runner, once
-from fixbugs.repair.patch import Hunk, diff_hunks
 from fixbugs.repair.ranking import RepairCandidate, with_shape
 from fixbugs.repair.summary import RepairBench, bench_figures, repair_summary
 from fixbugs.repair.verdict import FailedCheck, VerdictLevel

@@ -17,6 +17,7 @@ import pytest
 
 from agentrt.chunking import chunk_code
 from agentrt.sim import AnswerNoise, NoisyResponder, ResponderInput, in_process_model
+from fixbugs.diffs import diff_hunks, make_diff
 from fixbugs.eval.gold_edits import FORMATS, GoldFix, expressible
 from fixbugs.eval.oracle import OracleAnswers, OracleNoise, oracle_profile, prompt_kind
 from fixbugs.eval.score import Gold
@@ -25,7 +26,6 @@ from fixbugs.localize.regions import Region
 from fixbugs.localize.relevance import RELEVANCE_SYSTEM, chunk_question, model_relevance
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.repair.edits import apply_edits, parse_edits
-from fixbugs.repair.patch import diff_hunks, make_diff
 from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.stages.fix import FIX_SYSTEM
@@ -204,7 +204,7 @@ async def test_the_oracles_rewrite_becomes_the_validated_fix(tmp_path: Path):
     assert d["validation"]["summary"].startswith("validated fix (model)")
     assert "model rewrite (search_replace)" in d["validation"]["summary"]
     # the validated patch gives the gold text; the user's tree is untouched
-    from fixbugs.repair.patch import apply_to_text
+    from fixbugs.diffs import apply_to_text
 
     assert apply_to_text(BUGGY, d["patch"], PATH) == FIXED
     assert (repo / "stats" / "median.py").read_text() == BUGGY

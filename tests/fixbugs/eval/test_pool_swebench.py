@@ -17,12 +17,12 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
+from fixbugs.diffs import added_lines
 from fixbugs.eval.pool.outcome import PoolBuild
 from fixbugs.eval.pool.prdiff import changed_tests, pr_diff, split_pr
 from fixbugs.eval.pool.select import select_tests
 from fixbugs.eval.pool.swebench import build_sympy
 from fixbugs.eval.pool.testruns import ModuleRun, collect_error
-from fixbugs.repair.patch import added_lines
 from fixbugs.sandbox.hosttools import git_env
 from fixbugs.sandbox.testing import PlainWorkspace
 

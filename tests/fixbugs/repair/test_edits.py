@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fixbugs.diffs import apply_to_text, diff_files, make_diff
 from fixbugs.repair.edits import (
     EditRejected,
     FunctionRewrite,
@@ -17,7 +18,6 @@ from fixbugs.repair.edits import (
     render_edits,
     safe_path,
 )
-from fixbugs.repair.patch import apply_to_text, diff_files, make_diff
 from fixbugs.sandbox.reported import read_baseline_text
 
 SHOP = """\

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from fixbugs.repair.patch import apply_to_text, make_diff
+from fixbugs.diffs import apply_to_text, make_diff
 from fixbugs.repair.ranking import RepairCandidate, rank, to_candidate, with_shape
 from fixbugs.repair.shapes import ChangeShape, classify_change, classify_diff
 from fixbugs.repair.source import Edit

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from agentrt import FakeClock
+from fixbugs.diffs import make_diff
 from fixbugs.inputs.repo import Repository
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.repair.demotions import change_checks
-from fixbugs.repair.patch import make_diff
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.agent import apply_report, env_for_interpreter

@@ -84,7 +84,7 @@ async def test_bundled_example_is_localized_reproduced_and_fixed(example: Path):
 
 async def test_validation_rejects_regressions_stray_edits_and_test_edits(example: Path):
     from agentrt import SystemClock
-    from fixbugs.repair.patch import make_diff
+    from fixbugs.diffs import make_diff
     from fixbugs.repair.ranking import RepairCandidate
     from fixbugs.run.context import RunContext
     from fixbugs.run.progress import Journal

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from fixbugs.diffs import touched_files
 from fixbugs.inputs.hostgit import apply_diff
 from fixbugs.sandbox.hosttools import ToolRun, run_tool
-from fixbugs.sandbox.patching import ToolRunner, apply_patch, touched_files
+from fixbugs.sandbox.patching import ToolRunner, apply_patch
 
 FIX = textwrap.dedent(
     """\

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from fixbugs.diffs import make_diff
 from fixbugs.examples import example_dir
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.localize.regions import Region
 from fixbugs.repair import RepairCandidate
-from fixbugs.repair.patch import make_diff
 from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.record import BugRun, Diagnosis, RootCause, Validation
 from fixbugs.stages.confirm import confirmed_diagnosis

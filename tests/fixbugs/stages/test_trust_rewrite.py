@@ -17,10 +17,10 @@ import pytest
 from agentrt import FakeClock, Trust
 from agentrt.llm import FakeModel
 from agentrt.sim import ResponderInput
+from fixbugs.diffs import Hunk, make_diff
 from fixbugs.examples import example_dir
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.repair import RepairCandidate
-from fixbugs.repair.patch import Hunk, make_diff
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.model_steps import ALL_STEPS
 from fixbugs.run.progress import Journal

@@ -1,6 +1,6 @@
 """The validation stage's scope rule: a fix touches only the localized code."""
 
-from fixbugs.repair.patch import Hunk
+from fixbugs.diffs import Hunk
 from fixbugs.stages.validate import out_of_scope
 
 

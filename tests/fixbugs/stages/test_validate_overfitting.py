@@ -17,9 +17,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from agentrt import FakeClock
+from fixbugs.diffs import make_diff
 from fixbugs.inputs.repo import Repository
 from fixbugs.queued.state import decode, encode
-from fixbugs.repair.patch import make_diff
 from fixbugs.repair.ranking import RepairCandidate, rank, to_candidate
 from fixbugs.repair.render import OVERFITTING_HEADING
 from fixbugs.repair.source import SourceFile

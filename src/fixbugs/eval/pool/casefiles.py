@@ -4,7 +4,7 @@ The trees come out of a bare mirror with ``git archive`` (no work tree, no
 hooks, none of the mirror's configuration runs: :func:`fixbugs.sandbox.hosttools.git_env`),
 are packed with their files at the top of the archive, and the gold hunks
 are read from the real fix by the one diff reader,
-:func:`fixbugs.repair.patch.diff_hunks`.
+:func:`fixbugs.diffs.diff_hunks`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from fixbugs.diffs import diff_files, diff_hunks
 from fixbugs.errors import InputError
-from fixbugs.repair.patch import diff_files, diff_hunks
 from fixbugs.sandbox.hosttools import git_env, run_tool
 
 __all__ = [

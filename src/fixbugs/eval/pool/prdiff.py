@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentrt import parse_python
+from fixbugs.diffs import FileDiff, split_git_diff
 from fixbugs.index.paths import is_test_path
-from fixbugs.repair.patch import FileDiff, split_git_diff
 from fixbugs.sandbox.hosttools import git_env, run_tool
 
 __all__ = [

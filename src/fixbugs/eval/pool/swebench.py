@@ -30,6 +30,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from fixbugs.diffs import added_lines
 from fixbugs.errors import InputError
 from fixbugs.eval.archive import extract_tree
 from fixbugs.eval.pool.casefiles import GoldHunk
@@ -39,7 +40,6 @@ from fixbugs.eval.pool.select import Selection, select_tests
 from fixbugs.eval.pool.testruns import pytest_argv, run_commands, run_modules
 from fixbugs.inputs.hostgit import apply_diff
 from fixbugs.pyenv.testenv import default_cache_dir, ensure_python_env
-from fixbugs.repair.patch import added_lines
 from fixbugs.sandbox import Sandbox, WorkspaceFactory
 from fixbugs.sandbox.hosttools import git_env, run_tool
 

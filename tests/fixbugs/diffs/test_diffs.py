@@ -1,6 +1,6 @@
 """Unified diffs from edits, and the old-file lines each hunk touches."""
 
-from fixbugs.repair.patch import Hunk, diff_hunks, make_diff, replace_lines
+from fixbugs.diffs import Hunk, diff_hunks, make_diff, replace_lines
 
 SRC = "def f(x):\n    if x > 10 and ok:\n        return 'a > b'  # x > y\n    return x\n"
 
@@ -88,3 +88,30 @@ def test_a_diff_of_repeated_lines_keeps_its_context_and_applies_with_git(tmp_pat
     done = subprocess.run(["git", "apply", "-"], cwd=tmp_path, input=diff, text=True)
     assert done.returncode == 0, diff
     assert (tmp_path / "m.py").read_text() == "".join(new)
+
+
+def test_headers_are_read_in_one_place_and_a_moved_hunk_keeps_its_form():
+    from fixbugs.diffs import file_header, hunk_header
+
+    assert file_header("--- a/pkg/x.py\t2020-01-01 00:00\n") == "pkg/x.py"
+    assert file_header("+++ b/pkg/x.py") == "pkg/x.py"
+    assert file_header("+++ /dev/null") == "/dev/null"
+    assert file_header("-- a/pkg/x.py") is None
+    head = hunk_header("@@ -7 +7,2 @@ def f():\n")
+    assert head is not None
+    assert (head.old_start, head.old_count, head.new_start, head.new_count) == (7, 1, 7, 2)
+    assert head.moved(10) == "@@ -17 +17,2 @@ def f():"
+    assert hunk_header("@@ bad @@") is None
+
+
+def test_line_counts_skip_headers_and_count_lines_that_look_like_them():
+    from fixbugs.diffs import changed_line_counts, diff_files, touched_files
+
+    # a removed line "-- x" reads "--- x" in the diff: inside a hunk it is a line
+    diff = (
+        "--- a/a.sql\n+++ b/a.sql\n@@ -1,2 +1,2 @@\n--- x\n+-- y\n keep\n"
+        "--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x = 1\n\\ No newline at end of file\n"
+    )
+    assert changed_line_counts(diff) == (2, 1)
+    assert diff_files(diff) == ["a.sql", "new.py"]
+    assert touched_files("--- a/old.py\n+++ b/new.py\n") == ("old.py", "new.py")
