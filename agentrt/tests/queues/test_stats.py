@@ -135,6 +135,8 @@ async def test_redis_counts_dead_letters_it_has_no_count_of(redis_url: str) -> N
         await q.put(msg("n1", "b"))
         d = await q.claim("b", "w", lease_s=60)
         assert d is not None and await q.fail(d, "boom") is StageState.DEAD
+        # the dead letter was counted as it died, not found by a recount
+        assert int(await q.r.hget(q.keys.dead_counts, "b")) == 2
         got = await q.stats(["a", "b"])
         assert (got.stage("a").dead, got.stage("b").dead) == (2, 2)
         await q.r.delete(q.keys.dead_counts)
