@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fixbugs.eval.archive import extract_tree
 from fixbugs.inputs.hostgit import apply_diff
-from fixbugs.pyenv.testrun import parse_test_command
+from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command
 from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths
 
 __all__ = [
@@ -158,11 +158,8 @@ async def validate_patch(
         and " failed" not in _last_line(f2p_out)
         and (" error" not in _last_line(f2p_out))
     )
-    passed = {
-        ln.rsplit(" PASSED", 1)[0].strip()
-        for ln in (p2p.stdout + p2p.stderr).splitlines()
-        if " PASSED" in ln
-    }
+    outcomes = parse_outcomes(p2p.stdout + p2p.stderr)
+    passed = {t for t, o in outcomes.items() if o == "passed"}
     missing = [t for t in case.get("pass_to_pass", []) if t not in passed]
     p2p_ok = not missing
     detail = (

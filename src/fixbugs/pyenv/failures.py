@@ -26,11 +26,13 @@ from typing import Literal
 
 __all__ = [
     "Failure",
+    "collect_error",
     "environment_signature",
     "failure_excerpt",
     "failure_message",
     "failures",
     "final_exception",
+    "summary_ids",
 ]
 
 Runner = Literal["pytest", "unittest", "other"]
@@ -40,6 +42,7 @@ _PYTEST_END = re.compile(r"^={5,}", re.M)
 _UNITTEST_SECTION = re.compile(r"^={20,}\n(?P<kind>FAIL|ERROR): (?P<name>[^\n]+)\n-{20,}\n", re.M)
 _UNITTEST_END = re.compile(r"^(?:={20,}|-{20,})$", re.M)
 _SUMMARY = re.compile(r"^(?:FAILED|ERROR) (?P<id>\S+)(?: - (?P<msg>.+))?$", re.M)
+_COLLECT = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.M)
 _CAPTURED = re.compile(r"^-{3,} Captured ", re.M)
 _SETUP = re.compile(r"^ERROR at (?:setup|teardown) of ")
 
@@ -102,6 +105,22 @@ def failures(runner: Runner, output: str) -> tuple[Failure, ...]:
     else:
         found = ()
     return found or (Failure("", output),)
+
+
+def summary_ids(output: str) -> frozenset[str]:
+    """The test ids pytest's short summary names ``FAILED`` or ``ERROR`` (a failing fixture)."""
+    return frozenset(m["id"] for m in _SUMMARY.finditer(output))
+
+
+def collect_error(output: str) -> str | None:
+    """The first ``E   …`` line of pytest's first collection error, or None when none."""
+    m = _COLLECT.search(output)
+    if m is None:
+        return None
+    for line in output[m.end() :].splitlines():
+        if line.startswith("E   "):
+            return line[4:].strip()[:200]
+    return "error while collecting"
 
 
 def failure_excerpt(runner: Runner, output: str, *, limit: int = 8000) -> str:

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fixbugs.localize.traceback import is_test_path
+from fixbugs.pyenv.failures import summary_ids
 from fixbugs.repair.hints import failure_frames
 
 __all__ = ["FailurePoint", "Progress", "progress"]
 
 Progress = Literal["strong", "weak"]
 
-# pytest's short summary: ``FAILED test/x.py::T::t - msg`` (and ERROR for a failing fixture)
-_SUMMARY = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
 # the exception a run ended with: pytest's ``E   pkg.mod.FooError: msg``, a plain traceback's
 # last ``FooError: msg``, or pytest's crash line ``path:line: FooError``
 _RAISED = re.compile(
@@ -61,7 +60,7 @@ class FailurePoint:
         tests = [f for f in frames if is_test_path(f[0])]
         names = _CRASH_NAME.findall(output) or _RAISED.findall(output)
         return cls(
-            failed=frozenset(_SUMMARY.findall(output)),
+            failed=summary_ids(output),
             test_line=tests[-1] if tests else None,
             crash=frames[0] if frames else None,
             exception=names[-1] if names else None,

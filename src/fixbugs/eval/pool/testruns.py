@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fixbugs.pyenv.failures import collect_error
 from fixbugs.pyenv.testrun import Outcome, parse_outcomes
 from fixbugs.sandbox import CommandResult, Sandbox, WorkspaceFactory, interpreter_paths
 
-__all__ = ["ModuleRun", "collect_error", "pytest_argv", "run_commands", "run_modules"]
-
-_COLLECT = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.MULTILINE)
+__all__ = ["ModuleRun", "pytest_argv", "run_commands", "run_modules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,17 +31,6 @@ class ModuleRun:
     collect_error: str | None  # the module did not import: its error's line
     timed_out: bool
     wall_s: float
-
-
-def collect_error(output: str) -> str | None:
-    """The first ``E   …`` line of pytest's first collection error, or None when none."""
-    m = _COLLECT.search(output)
-    if m is None:
-        return None
-    for line in output[m.end() :].splitlines():
-        if line.startswith("E   "):
-            return line[4:].strip()[:200]
-    return "error while collecting"
 
 
 async def run_commands(
