@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO, cast
 
@@ -41,11 +41,11 @@ from fixbugs.localize.traceback import ParsedFailure, parse_failure
 from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import Analysis, Evidence
+from fixbugs.stages.ranked import ranked_event
 
 __all__ = [
     "log_chunks",
     "log_signal_records",
-    "ranked_event",
     "run_analysis",
     "trace_file_evidence",
 ]
@@ -251,12 +251,3 @@ async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
         first_hypothesis_s=first_hypothesis_s,
         static=tuple(file_ev),
     )
-
-
-def ranked_event(ctx: RunContext, stage: str, what: str, ranked: Sequence[RankedFile]) -> None:
-    """The top of a ranking as an event (the analysis's, then the root cause's)."""
-    files = [
-        {"path": r.path, "score": round(r.score, 3), "reasons": list(r.reasons)}
-        for r in ranked[:10]
-    ]
-    ctx.journal.emit("ranked_files", stage, what, files=files)

@@ -33,8 +33,8 @@ from fixbugs.diffs import Hunk, diff_hunks
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.regions import Region
 from fixbugs.run.record import BugRun, Diagnosis, RootCause, Validation
+from fixbugs.stages.explain import evidence_explanation, origin_of
 from fixbugs.stages.quorum import same_place
-from fixbugs.stages.rootcause import evidence_explanation, origin_of
 
 __all__ = ["confirmed_diagnosis"]
 

@@ -6,7 +6,7 @@ rewrite of the root-cause lines, and pairs of edits in one file. Sources are
 read from the pristine baseline (never from a copy a test ran in).
 Candidates that do not parse are dropped here; none is trusted, every one
 goes through staged validation. So none is generated when validation
-cannot run (:func:`can_validate`): a candidate nothing can check is only
+cannot run (:func:`fixbugs.stages.sources.can_validate`): a candidate nothing can check is only
 time spent (hundreds of them on a large repository) for no claim. Where
 the model's rewrite may edit, and whether it leads, is the judge's trust
 (:mod:`fixbugs.stages.model_scope`).
@@ -15,10 +15,9 @@ the model's rewrite may edit, and whether it leads, is the judge's trust
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeGuard
 
 from agentrt import AgentrtError, BudgetExhausted
 from agentrt.graph import with_deadline
@@ -26,7 +25,6 @@ from agentrt.llm import ChatModel, ChatRequest, Completed, TextDelta
 from fixbugs.diffs import diff_hunks
 from fixbugs.inputs import BugInputs
 from fixbugs.localize.traceback import is_test_path
-from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.repair import (
     Edit,
     Region,
@@ -38,12 +36,10 @@ from fixbugs.repair import (
     test_literals,
 )
 from fixbugs.repair.edits import EDIT_FORMATS, AppliedEdits, EditRejected, apply_edits, parse_edits
-from fixbugs.repair.followup import Stepwise
-from fixbugs.repair.hints import FailureHints, test_numbers
+from fixbugs.repair.hints import FailureHints
 from fixbugs.repair.naturalness import naturalness_factors
 from fixbugs.run.context import RunContext
-from fixbugs.run.record import BugRun, FixProposal, Reproduction, RootCause
-from fixbugs.sandbox.reported import read_baseline_text
+from fixbugs.run.record import BugRun, FixProposal, RootCause
 from fixbugs.stages.model_scope import model_first, rewrite_refusal, rewrite_roots
 from fixbugs.stages.repair_scope import (
     Span,
@@ -52,33 +48,21 @@ from fixbugs.stages.repair_scope import (
     repair_regions,
     spectrum_top,
 )
+from fixbugs.stages.sources import Sources, can_validate, test_sources
 
 __all__ = [
     "NOT_REPRODUCED",
-    "can_validate",
     "fix_regions",
     "propose_fixes",
     "repair_regions",
     "rewrite_prompt",
     "run_fix",
     "spectrum_top",
-    "stepwise_refiner",
-    "test_constants",
 ]
 
 NOT_REPRODUCED = (
     "no candidate fix generated: the bug was not reproduced, so no fix could be validated"
 )
-
-
-def can_validate(repro: Reproduction | None) -> TypeGuard[Reproduction]:
-    """Whether validation can check a candidate: the bug's failure was seen, by a command.
-
-    Validation reruns that command on every candidate
-    (:func:`fixbugs.stages.validate.validate_candidates` refuses to run
-    without it), whichever way the reproduction was found.
-    """
-    return repro is not None and repro.confirmed and repro.command is not None
 
 
 FIX_SYSTEM = (
@@ -91,26 +75,6 @@ def _numbered(text: str, start: int, end: int, context: int = 4) -> str:
     lines = text.splitlines()
     lo, hi = max(1, start - context), min(len(lines), end + context)
     return "\n".join(f"{n:5d} | {lines[n - 1]}" for n in range(lo, hi + 1))
-
-
-class _Sources:
-    """Files as the user gave them: the workspace's pristine baseline, else the input tree.
-
-    A path may come from a test run (coverage, a test id in pytest's output)
-    or from the report: only a file of the repository's listing is read, and
-    from the baseline by its relative path, following no link.
-    """
-
-    def __init__(self, files: Mapping[str, str], baseline: Path | None) -> None:
-        self.files = files
-        self.baseline = baseline
-
-    def text(self, path: str) -> str | None:
-        if path not in self.files:
-            return None
-        base = self.baseline
-        text = read_baseline_text(base, path) if base is not None else None
-        return self.files[path] if text is None else text
 
 
 # -- the model's rewrite: its answer parsed strictly (fixbugs.repair.edits) ------------
@@ -140,7 +104,7 @@ async def _streamed(model: ChatModel, req: ChatRequest) -> str:
 
 
 async def _model_rewrite(
-    inputs: BugInputs, prior: BugRun, ctx: RunContext, sources: _Sources
+    inputs: BugInputs, prior: BugRun, ctx: RunContext, sources: Sources
 ) -> AppliedEdits | None:
     """The model's rewrite, applied in memory; None (with a note) when it has none or it
     does not apply: the reason (search text not found, diff context mismatch, ...) is
@@ -205,52 +169,12 @@ def _model_candidates(
     return [], [joint]
 
 
-def _test_sources(prior: BugRun, sources: _Sources) -> list[str]:
-    repro = prior.reproduction
-    if repro is None or repro.command is None:
-        return []
-    out = []
-    for f in parse_test_command(repro.command).files:
-        text = sources.text(f)
-        if text is not None:
-            out.append(text)
-    return out
-
-
-def test_constants(
-    prior: BugRun, files: Mapping[str, str], baseline: Path | None
-) -> frozenset[str]:
-    """The failing tests' strings (:func:`test_literals`) and numbers (by ``repr``), for the
-    special-case check of a passing fix (:mod:`fixbugs.repair.demotions`)."""
-    srcs = _test_sources(prior, _Sources(files, baseline))
-    return test_literals(srcs) | test_numbers(srcs)
-
-
-def stepwise_refiner(
-    prior: BugRun, ctx: RunContext, candidates: Sequence[RepairCandidate], baseline: Path | None
-) -> Stepwise | None:
-    """Follow-ups for validation (:mod:`fixbugs.repair.followup`): the next edit built on a
-    candidate whose failing tests fail further on; None without a reproduction to compare."""
-    repro = prior.reproduction
-    if not can_validate(repro) or not ctx.options.stepwise:
-        return None
-    files = ctx.files()
-    sources = _Sources(files, baseline)
-    return Stepwise(
-        sources.text,
-        repro.failure_text + "\n" + repro.output_tail,
-        listed=files.keys(),
-        first_id=max((c.id for c in candidates), default=-1) + 1,
-        test_literals=test_literals(_test_sources(prior, sources)),
-    )
-
-
 def _repair_regions(
     inputs: BugInputs,
     prior: BugRun,
     ctx: RunContext,
     files: Mapping[str, str],
-    sources: _Sources,
+    sources: Sources,
 ) -> tuple[list[Span], list[Span], FailureHints, list[SourceFile]]:
     """The regions a repair edits (ranked, the spectrum's best), the hints the report and
     the reproduction's output give, and the repository's sources they are read against."""
@@ -283,10 +207,10 @@ async def propose_fixes(
     """Ranked candidates (best first), each with its id, as validation will run them.
 
     Sources come from ``baseline`` (the workspace's pristine tree) when
-    given, else from the input tree (see :class:`_Sources`).
+    given, else from the input tree (see :class:`Sources`).
     """
     files = ctx.files()
-    sources = _Sources(files, baseline)
+    sources = Sources(files, baseline)
     # the report and the test output are hostile text, and the regions read the
     # repository's code: CPU work, in a worker thread (the event loop serves other jobs)
     regions, best, hints, repo_sources = await asyncio.to_thread(
@@ -311,7 +235,7 @@ async def propose_fixes(
             texts,
             hints,
             repo_sources=repo_sources,
-            test_literals=test_literals(_test_sources(prior, sources)),
+            test_literals=test_literals(test_sources(prior, sources)),
             extra=extra,
             hot_lines=[(p, ln) for p, a, b, _ in best for ln in range(a, b + 1)],
         )

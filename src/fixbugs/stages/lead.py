@@ -98,7 +98,7 @@ def judge(
     """What validation asks of a candidate that passed every gate (see the module doc).
 
     ``files``: path -> old text; ``constants``: the failing tests' literals
-    (:func:`fixbugs.stages.fix.test_constants`).
+    (:func:`fixbugs.stages.sources.test_constants`).
     """
     tested: dict[str, bool] = {}
 

@@ -32,7 +32,6 @@ import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Literal
 
 from agentrt import AgentrtError, BudgetExhausted, Trust
 from agentrt.graph import with_deadline
@@ -46,16 +45,15 @@ from fixbugs.localize.regions import Region, suspicious_regions
 from fixbugs.localize.signals import tokenize_code
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, Diagnosis, RootCause
-from fixbugs.stages.analysis import ranked_event
+from fixbugs.stages.explain import evidence_explanation, origin_of
 from fixbugs.stages.quorum import Judged, settle
+from fixbugs.stages.ranked import ranked_event
 
 __all__ = [
     "JUDGE_SYSTEM",
     "JUDGE_SYSTEM_HIGH",
     "QUORUM",
     "check_judgment",
-    "evidence_explanation",
-    "origin_of",
     "region_prompt",
     "root_cause",
     "run_regions",
@@ -95,22 +93,6 @@ def run_regions(
         test_ids=test_ids,
         limit=TOP_REGIONS,
     )
-
-
-def evidence_explanation(region: Region, inputs: BugInputs, prior: BugRun) -> str:
-    """An explanation that says only what the evidence says."""
-    where = f"{region.function}()" if region.function else "module-level code"
-    out = f"{where} in {region.path} (lines {region.start}-{region.end}): "
-    out += "; ".join(region.reasons[:3]) + "."
-    failure = prior.analysis.failure
-    if failure is not None and failure.exception_type:
-        msg = f": {failure.exception_message}" if failure.exception_message else ""
-        out += f" The failure is {failure.exception_type}{msg}."
-    values = assertion_values(inputs.report.text)
-    if values:
-        a = values[0]
-        out += f" The failing assertion got {a.actual} where {a.expected} was expected."
-    return out[:600]
 
 
 def _excerpt(text: str, region: Region, context: int = 2) -> str:
@@ -258,11 +240,6 @@ def _named_region(text: str, regions: Sequence[Region]) -> int | None:
         if r.path.lower() in head and (r.function is None or names(r.function))
     ]
     return hits[0] if len(hits) == 1 else None
-
-
-def origin_of(prior: BugRun, region: Region) -> Literal["sbfl", "static"]:
-    """Which evidence a region stands on: SBFL where the reproduction covered its file."""
-    return "sbfl" if prior.sbfl.suspicious.get(region.path) else "static"
 
 
 async def _stream_judgment(ctx: RunContext, judge: ChatModel, req: ChatRequest) -> str:

@@ -47,7 +47,6 @@ from fixbugs.run.record import BugRun, Diagnosis, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.confirm import confirmed_diagnosis
-from fixbugs.stages.fix import can_validate, stepwise_refiner, test_constants
 from fixbugs.stages.lead import (
     LEAD_TRIES,
     judge,
@@ -58,6 +57,7 @@ from fixbugs.stages.lead import (
 )
 from fixbugs.stages.model_scope import rewrite_refusal, rewrite_roots
 from fixbugs.stages.repair_scope import fix_regions
+from fixbugs.stages.sources import can_validate, stepwise_refiner, test_constants
 
 __all__ = [
     "out_of_scope",

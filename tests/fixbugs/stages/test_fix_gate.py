@@ -20,7 +20,7 @@ from fixbugs.repair import RepairCandidate
 from fixbugs.run.context import AgentOptions, RunContext
 from fixbugs.run.progress import Journal
 from fixbugs.run.record import BugRun, Diagnosis, Reproduction, RootCause
-from fixbugs.stages import fix
+from fixbugs.stages import fix, sources
 from fixbugs.stages.driver import complete_report
 from fixbugs.stages.validate import validate_candidates
 
@@ -103,10 +103,10 @@ async def test_a_reproduced_run_still_generates_candidates(
 
 
 def test_can_validate_needs_a_confirmed_failure_and_its_command() -> None:
-    assert fix.can_validate(Reproduction(TEST, "given", "confirmed", "1 failed"))
-    assert not fix.can_validate(None)
-    assert not fix.can_validate(Reproduction(None, "given", "confirmed", "1 failed"))
-    assert not fix.can_validate(Reproduction(TEST, "given", "passes", "passed"))
+    assert sources.can_validate(Reproduction(TEST, "given", "confirmed", "1 failed"))
+    assert not sources.can_validate(None)
+    assert not sources.can_validate(Reproduction(None, "given", "confirmed", "1 failed"))
+    assert not sources.can_validate(Reproduction(TEST, "given", "passes", "passed"))
 
 
 def test_the_spectrum_top_ranges_of_all_files_join_the_repair_regions() -> None:
