@@ -72,14 +72,28 @@ __all__ = [
 SIM_MODEL = "sim-model"
 DEFAULT_SHAPE = WorkerShape(model_slots=2, sandbox_slots=1)
 DEFAULT_CASES = Path("../shared/bugs/dev")
+# The dev cases whose repair ends at a validated fix with no model (MEASUREMENTS.md,
+# "dev's validated fixes"): a fixed amount of work per bug. A bug whose repair runs to
+# its wall-clock budget instead takes that long however loaded the cores are, so its
+# throughput would grow with workers whether or not a core is left.
+DEFAULT_SANDBOX_CASES = (
+    "thefuck-7",
+    "thefuck-15",
+    "thefuck-19",
+    "thefuck-21",
+    "thefuck-25",
+    "thefuck-29",
+    "thefuck-32",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class ScaleOptions:
     counts: tuple[int, ...] = (1, 2, 4)
-    bugs: int = 12  # per model-bound run
-    sandbox_bugs: int = 6  # per sandbox-bound run
+    bugs: int = 4  # per worker, model-bound: a run of w workers gets w x bugs
+    sandbox_bugs: int = 2  # per worker, sandbox-bound
     cases: Path = DEFAULT_CASES
+    case_ids: tuple[str, ...] = DEFAULT_SANDBOX_CASES  # () : every case of ``cases``
     shape: WorkerShape = DEFAULT_SHAPE
     profile: str = "hosted"
     model_limit: int = 64  # the simulator's requests in service at once
@@ -183,20 +197,25 @@ def _fixbugs_argv() -> list[str]:
 
 
 # -- the bugs ----------------------------------------------------------------
-def _model_bugs(root: Path, n: int) -> list[BugSpec]:
+# A run of w workers gets w copies of one list of ``per_worker`` bugs, so every count
+# gives each worker the same work, and the pipeline's fill and drain weigh the same.
+def _model_bugs(root: Path, per_worker: int, workers: int) -> list[BugSpec]:
     specs = []
-    for i in range(n):
-        spec = _bug(root / f"bug{i}", big=False, slow_tests=0, modules=0, seed=i + 1)
+    for i in range(per_worker * workers):
+        seed = i % per_worker + 1  # the list's own seeds, again for each worker
+        spec = _bug(root / f"bug{i}", big=False, slow_tests=0, modules=0, seed=seed)
         specs.append(spec.model_copy(update={"index_dir": root / f"bug{i}" / "index"}))
     return specs
 
 
-def _sandbox_bugs(root: Path, cases: Sequence[Case], n: int) -> list[BugSpec]:
+def _sandbox_bugs(
+    root: Path, cases: Sequence[Case], per_worker: int, workers: int
+) -> list[BugSpec]:
     from fixbugs.eval.archive import extract_tree
 
     specs = []
-    for i in range(n):
-        case = cases[i % len(cases)]
+    for i in range(per_worker * workers):
+        case = cases[i % per_worker % len(cases)]
         tree = root / f"bug{i}" / "repo"
         tree.mkdir(parents=True)
         extract_tree(case.dir / case.archive, tree)
@@ -313,9 +332,9 @@ async def _one_run(
 ) -> Measured:
     await asyncio.to_thread(root.mkdir, parents=True)
     if workload == "model-bound":
-        specs = await asyncio.to_thread(_model_bugs, root, opts.bugs)
+        specs = await asyncio.to_thread(_model_bugs, root, opts.bugs, workers)
     else:
-        specs = await asyncio.to_thread(_sandbox_bugs, root, cases, opts.sandbox_bugs)
+        specs = await asyncio.to_thread(_sandbox_bugs, root, cases, opts.sandbox_bugs, workers)
     shape = opts.shape
     argv = [*_fixbugs_argv(), "worker", "--python", str(python), "--drain"]
     argv += ["--sandbox-slots", str(shape.sandbox_slots), "--model-slots", str(shape.model_slots)]
@@ -370,6 +389,11 @@ async def run_workers_bench(
     from fixbugs.pyenv.testenv import ensure_python_env
 
     cases = load_cases(opts.cases)
+    if opts.case_ids:
+        missing = sorted(set(opts.case_ids) - {c.id for c in cases})
+        if missing:
+            raise InputError(f"--cases {opts.cases}: no case {', '.join(missing)}")
+        cases = [c for c in cases if c.id in opts.case_ids]
     envs = {(c.python, tuple(sorted(c.requirements))) for c in cases}
     if len(envs) != 1:
         raise InputError(
@@ -390,6 +414,7 @@ async def run_workers_bench(
                     on_run(m)
     return figures(
         measured,
+        sandbox_cases=tuple(cases[i % len(cases)].id for i in range(opts.sandbox_bugs)),
         cores=max(1, os.cpu_count() or 1),
         queue=kind,
         profile=opts.profile,
@@ -414,13 +439,14 @@ def header_lines(opts: ScaleOptions, f: WorkersFigures) -> list[str]:
     ]
     if "model-bound" in opts.workloads:
         lines.append(
-            f"model-bound: {opts.bugs} copies of the bundled example; the simulator "
-            f"({f.profile!r} profile) as one server process, its concurrency limit "
-            f"{f.model_limit} requests in service at once"
+            f"model-bound: {opts.bugs} bugs per worker (seeded copies of the bundled example); "
+            f"the simulator ({f.profile!r} profile) as one server process, its concurrency "
+            f"limit {f.model_limit} requests in service at once"
         )
     if "sandbox-bound" in opts.workloads:
         lines.append(
-            f"sandbox-bound: {opts.sandbox_bugs} bugs of {opts.cases} (cycled), --no-model"
+            f"sandbox-bound: {opts.sandbox_bugs} bugs per worker ({', '.join(f.sandbox_cases)} "
+            f"of {opts.cases}), --no-model"
         )
     lines.append(
         "wall: first stage claimed -> last bug finished; 'start s': workers' start -> first "
@@ -434,14 +460,27 @@ def workers_command(
         str, typer.Option(help="Worker process counts to run, comma-separated.")
     ] = "1,2,4",
     bugs: Annotated[
-        int, typer.Option(min=1, help="Bugs per model-bound run (copies of the example).")
-    ] = 12,
+        int,
+        typer.Option(
+            min=1,
+            help="Model-bound bugs per worker (seeded copies of the example): w workers get "
+            "w times this list.",
+        ),
+    ] = 4,
     sandbox_bugs: Annotated[
-        int, typer.Option(min=1, help="Bugs per sandbox-bound run (cases, cycled).")
-    ] = 6,
+        int,
+        typer.Option(min=1, help="Sandbox-bound bugs per worker (the cases, cycled), likewise."),
+    ] = 2,
     cases: Annotated[
         Path, typer.Option(help="Real-bug case folders for the sandbox-bound workload.")
     ] = DEFAULT_CASES,
+    case: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A case of --cases to use (repeat); default: those whose repair ends at a "
+            f"validated fix with no model ({', '.join(DEFAULT_SANDBOX_CASES)}).",
+        ),
+    ] = None,
     model_slots: Annotated[
         int, typer.Option(min=1, help="Model slots of each worker.")
     ] = DEFAULT_SHAPE.model_slots,
@@ -475,6 +514,7 @@ def workers_command(
         bugs=bugs,
         sandbox_bugs=sandbox_bugs,
         cases=cases,
+        case_ids=tuple(case) if case else DEFAULT_SANDBOX_CASES,
         shape=WorkerShape(model_slots=model_slots, sandbox_slots=sandbox_slots),
         profile=profile,
         model_limit=model_limit,

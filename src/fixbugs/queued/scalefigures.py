@@ -124,6 +124,7 @@ class WorkersFigures:
     shape: WorkerShape
     rows: tuple[Row, ...]
     saturation: tuple[Saturation, ...]
+    sandbox_cases: tuple[str, ...] = ()  # one worker's list of sandbox-bound bugs
 
 
 def _per_hour(m: Measured) -> float:
@@ -231,6 +232,7 @@ def figures(
     profile: str,
     model_limit: int,
     shape: WorkerShape,
+    sandbox_cases: tuple[str, ...] = (),
 ) -> WorkersFigures:
     """The rows of every run and one saturation line per workload (pure)."""
     rows = rows_of(measured)
@@ -241,7 +243,9 @@ def figures(
         for w in WORKLOADS
         if any(r.workload == w for r in rows)
     )
-    return WorkersFigures(cores, queue, profile, model_limit, shape, tuple(rows), lines)
+    return WorkersFigures(
+        cores, queue, profile, model_limit, shape, tuple(rows), lines, sandbox_cases
+    )
 
 
 _HEAD = ("workload", "workers", "finished", "validated", "wall s", "start s", "bugs/h", "vs 1st")
