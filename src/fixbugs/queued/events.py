@@ -5,19 +5,27 @@ store the queue already uses — a capped Redis stream per bug, or a table of
 a SQLite file for the embedded mode — and the API (or any reader) follows
 that log. Appends come from a synchronous sink (``Journal.emit``), so an
 :class:`EventPump` buffers them and a background task writes them in order.
+
+A store that is briefly unreachable (Redis restarting) is ridden out as the
+queue rides it out: the Redis log raises
+:class:`~agentrt.queues.QueueUnavailable`, the pump keeps its batch and
+appends it again, and the relay reads again from where it stopped, so
+neither a worker nor the API process stops, and no event is dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from agentrt import UserError, cancel_requests, checkpoint
+from agentrt.queues import QueueUnavailable
 
 __all__ = [
     "FINISHED",
@@ -36,6 +44,23 @@ Event = Mapping[str, Any]
 FINISHED = "_finished"
 Read = list[tuple[str, dict[str, Any]]]
 ReadMany = list[tuple[str, str, dict[str, Any]]]  # (job, position, event)
+_RETRY_S = (0.05, 2.0)  # first and longest wait before trying an unavailable store again
+
+
+@contextlib.contextmanager
+def _redis_unavailable() -> Iterator[None]:
+    """Redis not there right now (restarting, loading its AOF) as :class:`QueueUnavailable`,
+    as the queue's own backend says it."""
+    import redis.exceptions as rexc
+
+    try:
+        yield
+    except (rexc.ConnectionError, rexc.TimeoutError, rexc.BusyLoadingError) as exc:
+        raise QueueUnavailable(f"redis unavailable: {exc}") from exc
+    except rexc.ResponseError as exc:
+        if "LOADING" in str(exc) or "MISCONF" in str(exc):
+            raise QueueUnavailable(f"redis unavailable: {exc}") from exc
+        raise
 
 
 class EventChannel(Protocol):
@@ -74,21 +99,25 @@ class RedisEvents:
         return f"{self.ns}:ev:{job}"
 
     async def append(self, job: str, events: Sequence[Event]) -> None:
-        async with self.r.pipeline(transaction=False) as p:
-            for ev in events:
-                p.xadd(
-                    self._key(job),
-                    {"e": json.dumps(dict(ev))},
-                    maxlen=self.max_events,
-                    approximate=True,
-                )
-            p.expire(self._key(job), self.ttl_s)
-            await p.execute()
+        # one transaction: a batch that failed was not half written, so writing it
+        # again (the pump does) adds no event twice
+        with _redis_unavailable():
+            async with self.r.pipeline(transaction=True) as p:
+                for ev in events:
+                    p.xadd(
+                        self._key(job),
+                        {"e": json.dumps(dict(ev))},
+                        maxlen=self.max_events,
+                        approximate=True,
+                    )
+                p.expire(self._key(job), self.ttl_s)
+                await p.execute()
 
     async def read(
         self, job: str, after: str, timeout_s: float
     ) -> list[tuple[str, dict[str, Any]]]:
-        resp = await self.r.xread({self._key(job): after}, block=max(1, int(timeout_s * 1000)))
+        with _redis_unavailable():
+            resp = await self.r.xread({self._key(job): after}, block=max(1, int(timeout_s * 1000)))
         out = []
         for _, rows in resp or []:
             for eid, fields in rows:
@@ -98,7 +127,8 @@ class RedisEvents:
 
     async def read_many(self, after: Mapping[str, str], timeout_s: float) -> ReadMany:
         streams = {self._key(j): p for j, p in after.items()}
-        resp = await self.r.xread(streams, block=max(1, int(timeout_s * 1000)))
+        with _redis_unavailable():
+            resp = await self.r.xread(streams, block=max(1, int(timeout_s * 1000)))
         prefix = len(self._key(""))
         out = []
         for key, rows in resp or []:
@@ -202,7 +232,11 @@ class EventPump:
         self._q.put_nowait((job, {**event, **self.tag}))
 
     async def run(self) -> None:
-        """Append until cancelled; what is buffered is written in batches per bug."""
+        """Append until cancelled; what is buffered is written in batches per bug.
+
+        A batch the store could not take (:class:`QueueUnavailable`) is appended
+        again after a wait, before anything later: every event is written, in order.
+        """
         seen = cancel_requests()
         while True:
             first = await self._q.get()
@@ -213,7 +247,16 @@ class EventPump:
             for job, ev in batch:
                 by_job.setdefault(job, []).append(ev)
             for job, evs in by_job.items():
-                await self.channel.append(job, evs)
+                delay, cap = _RETRY_S
+                while True:
+                    try:
+                        await self.channel.append(job, evs)
+                        break
+                    except QueueUnavailable as exc:
+                        checkpoint(seen)
+                        _log.warning("events of %s wait for the store: %s", job, exc)
+                        await asyncio.sleep(delay)
+                        delay = min(cap, delay * 2)
                 checkpoint(seen)  # redis-py may lose a cancellation (see agentrt.checkpoint)
             for _ in batch:
                 self._q.task_done()
@@ -252,15 +295,26 @@ class EventRelay:
         return [job for job, log in list(self.hub._logs.items()) if not log.finished]
 
     async def run(self) -> None:
+        """Relay until cancelled; a store that is unavailable is read again, from each
+        job's position, once it answers."""
         seen = cancel_requests()
+        delay, cap = _RETRY_S
         while True:
             jobs = self._open_jobs()
             if not jobs:
                 await asyncio.sleep(self.idle_s)
                 continue
-            got = await self.channel.read_many(
-                {j: self._pos.get(j, "0") for j in jobs}, timeout_s=1.0
-            )
+            try:
+                got = await self.channel.read_many(
+                    {j: self._pos.get(j, "0") for j in jobs}, timeout_s=1.0
+                )
+            except QueueUnavailable as exc:
+                checkpoint(seen)
+                _log.warning("event relay waits for the store: %s", exc)
+                await asyncio.sleep(delay)
+                delay = min(cap, delay * 2)
+                continue
+            delay = _RETRY_S[0]
             checkpoint(seen)
             for job, pos, ev in got:
                 self._pos[job] = pos

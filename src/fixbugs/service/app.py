@@ -305,6 +305,7 @@ def create_app(
         )
 
     async def _sse(job: str, after: int) -> AsyncIterator[str]:
+        await service.events.follow(job)  # a job submitted before this process started
         if service.hub.log(job) is not None:
             async for item in service.hub.follow(job, after, heartbeat_s=heartbeat_s):
                 if item is None:

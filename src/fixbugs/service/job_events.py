@@ -49,6 +49,21 @@ class JobEvents:
             relay = EventRelay(self.channel, self.hub, on_finished=self.on_finished)
             tg.create_task(relay.run(), name="fixbugs-relay")
 
+    async def follow(self, job: str) -> None:
+        """Have the hub follow ``job``'s log in the queue's event log, if it has none yet.
+
+        A process started after the job was submitted (the API restarted, or
+        another API process) holds no events of it. With an event log, the hub
+        opens the job and the relay replays its log from the start, in the log's
+        order, so each event gets the id any API process gives it: a client
+        resuming with ``Last-Event-ID`` misses none. A job with no log there
+        (none kept, or expired) is left alone.
+        """
+        if self.channel is None or self.hub.log(job) is not None:
+            return
+        if await self.channel.read(job, "0", timeout_s=0.001):
+            self.hub.open(job)
+
     def publish(self, job: str, event: dict[str, Any]) -> None:
         if self._pump is not None:
             self._pump.publish(job, event)  # the relay brings it to the hub

@@ -334,7 +334,15 @@ class JobService:
 
     # -- workers ------------------------------------------------------------
     async def run(self) -> None:
-        """Serve this process's worker slots until cancelled (none if ``workers`` is 0)."""
+        """Serve this process's worker slots until cancelled (none if ``workers`` is 0).
+
+        With an event log, the relay also follows every job whose end the index has
+        not recorded: one that ended while no API process ran gets its inputs deleted
+        here, and its stream resumes (:meth:`JobEvents.follow`)."""
+        if self.events.channel is not None:
+            for meta in await asyncio.to_thread(self.index.all):
+                if meta.ended_at is None:
+                    self.hub.open(meta.job)
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self._sweep())
             self.events.start(tg)
