@@ -76,7 +76,14 @@ async def run_worker(
 
 
 def worker_command(
-    queue: Annotated[str, typer.Option(help="Queue URL: redis://HOST:PORT or sqlite:///PATH.")],
+    queue: Annotated[
+        str,
+        typer.Option(
+            envvar="FIXBUGS_QUEUE",
+            help="Queue URL: redis://HOST:PORT, rediss://USER:PASSWORD@HOST:PORT (TLS) or"
+            " sqlite:///PATH; from the environment, a password stays out of the process list.",
+        ),
+    ],
     stage: Annotated[
         list[str] | None,
         typer.Option(help=f"Stage to serve (repeat); default all: {', '.join(QUEUE_STAGES)}."),
@@ -100,6 +107,14 @@ def worker_command(
         ),
     ] = None,
     drain: Annotated[bool, typer.Option(help="Exit once the queue is empty.")] = False,
+    lease_s: Annotated[
+        float,
+        typer.Option(
+            min=1.0,
+            help="Seconds a stage's message stays leased without a heartbeat: how long a"
+            " killed worker's stage waits before another worker takes it.",
+        ),
+    ] = StagedConfig().lease_s,
 ) -> None:
     """Serve stages of the staged agent from a shared queue."""
     from fixbugs.run.agent import models_from_config
@@ -107,7 +122,9 @@ def worker_command(
     try:
         models = None if no_model else models_from_config(config)
         cfg = StagedConfig(
-            sandbox_slots=sandbox_slots or max(1, os.cpu_count() or 1), model_slots=model_slots
+            sandbox_slots=sandbox_slots or max(1, os.cpu_count() or 1),
+            model_slots=model_slots,
+            lease_s=lease_s,
         )
         done = asyncio.run(
             run_worker(

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit, urlunsplit
 
 import typer
 from fastapi import FastAPI
@@ -138,6 +139,15 @@ def build_app(
 _STAGED_GONE = "fixbugs serve runs the stage queues by default; --whole-bug runs whole bugs"
 
 
+def _shown(url: str) -> str:
+    """A queue URL fit for a log line: its password, if any, left out."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = f"{parts.username}:***@" if parts.username else ":***@"
+    return urlunsplit(parts._replace(netloc=user + parts.netloc.rpartition("@")[2]))
+
+
 def _mode(cfg: ServeConfig) -> str:
     return "whole bugs" if cfg.whole_bug else "stage queues"
 
@@ -149,7 +159,13 @@ def serve_command(
         ".fixbugs-service"
     ),
     queue: Annotated[
-        str | None, typer.Option(help="Queue URL: sqlite:///PATH (default) or redis://HOST:PORT.")
+        str | None,
+        typer.Option(
+            envvar="FIXBUGS_QUEUE",
+            help="Queue URL: sqlite:///PATH (default), redis://HOST:PORT or"
+            " rediss://USER:PASSWORD@HOST:PORT (TLS); from the environment, a password stays"
+            " out of the process list.",
+        ),
     ] = None,
     workers: Annotated[
         int,
@@ -272,7 +288,7 @@ def serve_command(
     app, service, telemetry = build_app(cfg, models=models)
     try:
         if no_api:
-            typer.echo(f"fixbugs workers: {_mode(cfg)}, {workers} slot(s) on {queue}")
+            typer.echo(f"fixbugs workers: {_mode(cfg)}, {workers} slot(s) on {_shown(queue)}")
             asyncio.run(service.run())
             return
         tenants = sorted(set(keys.values())) or ["(open, loopback only)"]
