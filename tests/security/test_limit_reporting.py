@@ -14,9 +14,9 @@ from pathlib import Path
 from hostile import NEEDS_NAMESPACES, NEEDS_TMPFS, PY, hostile, open_sandbox, plain_context
 
 from fixbugs.inputs import load_inputs
+from fixbugs.run.driver import complete_report
 from fixbugs.run.record import BugRun
 from fixbugs.sandbox import Sandbox
-from fixbugs.stages.driver import complete_report
 
 pytestmark = [NEEDS_NAMESPACES, NEEDS_TMPFS]
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from hostile import NEEDS_CGROUPS, PY, hostile, open_sandbox, plain_context
 
 from fixbugs.inputs import load_inputs
+from fixbugs.run.driver import complete_report
 from fixbugs.run.record import BugRun
 from fixbugs.sandbox import CommandResult, Sandbox
-from fixbugs.stages.driver import complete_report
 
 pytestmark = NEEDS_CGROUPS
 

@@ -24,8 +24,8 @@ from fixbugs.pyenv.testenv import ensure_python_env
 from fixbugs.run.model_steps import ModelStepsOption
 
 if TYPE_CHECKING:
+    from fixbugs.run.driver import StageName
     from fixbugs.run.model_steps import ModelSteps
-    from fixbugs.stages.driver import StageName
 
 __all__ = ["eval_command"]
 

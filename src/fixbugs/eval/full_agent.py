@@ -20,9 +20,9 @@ from fixbugs.localize import RankedFile
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.run.agent import close_models, env_for_interpreter, models_from_config, run_bug
 from fixbugs.run.context import AgentOptions, Models
+from fixbugs.run.driver import StageName
 from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.report_schema import ReportModel
-from fixbugs.stages.driver import StageName
 
 __all__ = ["endpoint_agent", "full_agent", "output_from_report"]
 

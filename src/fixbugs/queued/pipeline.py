@@ -48,11 +48,7 @@ from fixbugs.inputs.isolated import READ_DEADLINE_S, read_texts_isolated
 from fixbugs.queued.spec import BugSpec
 from fixbugs.queued.state import decode, decode_texts, encode
 from fixbugs.run.context import AgentOptions, Models, RunContext
-from fixbugs.run.progress import Journal, ProgressEvent
-from fixbugs.run.record import BugRun
-from fixbugs.sandbox import Sandbox, Workspace, WorkspaceFactory
-from fixbugs.stages.analysis import run_analysis
-from fixbugs.stages.driver import (
+from fixbugs.run.driver import (
     STAGES,
     complete_report,
     stage_finished,
@@ -60,6 +56,10 @@ from fixbugs.stages.driver import (
     start_run,
     with_journal,
 )
+from fixbugs.run.progress import Journal, ProgressEvent
+from fixbugs.run.record import BugRun
+from fixbugs.sandbox import Sandbox, Workspace, WorkspaceFactory
+from fixbugs.stages.analysis import run_analysis
 from fixbugs.stages.file_relevance import run_relevance
 from fixbugs.stages.fix import run_fix
 from fixbugs.stages.reproduce import run_reproduction

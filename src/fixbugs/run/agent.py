@@ -29,6 +29,14 @@ from fixbugs.pyenv.overlay import needs_shim, prepare_env, shim_dir
 from fixbugs.pyenv.userenv import Interpreter, TestEnv, choose_interpreter, probe_env
 from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.context import AgentOptions, Models, RunContext
+from fixbugs.run.driver import (
+    STAGES,
+    StageName,
+    complete_report,
+    stage_finished,
+    stage_started,
+    start_run,
+)
 from fixbugs.run.model_steps import NO_DEFAULT_STEPS, ModelSteps
 from fixbugs.run.preflight import models_line, preflight
 from fixbugs.run.progress import EventSink, Journal
@@ -37,14 +45,6 @@ from fixbugs.run.report import RunReport
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.sandbox import Sandbox, Workspace, WorkspaceFactory
 from fixbugs.stages.analysis import run_analysis
-from fixbugs.stages.driver import (
-    STAGES,
-    StageName,
-    complete_report,
-    stage_finished,
-    stage_started,
-    start_run,
-)
 from fixbugs.stages.file_relevance import run_relevance
 from fixbugs.stages.fix import run_fix
 from fixbugs.stages.reproduce import run_reproduction

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentrt.queues import StageRecord, StageState
+from fixbugs.run.driver import STAGES
 from fixbugs.service.events import JobLog
-from fixbugs.stages.driver import STAGES
 
 __all__ = ["JobStatus", "QueueFull", "ShareFull", "stage_progress"]
 

@@ -33,6 +33,7 @@ from fixbugs.queued.events import EventChannel
 from fixbugs.queued.pipeline import Publish
 from fixbugs.queued.service import job_record
 from fixbugs.queued.spec import BugSpec
+from fixbugs.run.driver import STAGES
 from fixbugs.run.progress import EventSink
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.service.admission import Admitted, RunTimes, admit
@@ -49,7 +50,6 @@ from fixbugs.service.pipeline_view import (
     WorkerSlots,
 )
 from fixbugs.service.workspace import Workspace
-from fixbugs.stages.driver import STAGES
 
 __all__ = [
     "REPORT_TTL_S",

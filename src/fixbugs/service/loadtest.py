@@ -26,11 +26,11 @@ from pathlib import Path
 import httpx
 
 from fixbugs.queued.spec import BugSpec
+from fixbugs.run.driver import STAGES
 from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.run.report_schema import ReportModel, ReproductionItem, ValidationItem
 from fixbugs.service.jobs import Investigator
 from fixbugs.service.serve import ServeConfig, build_app
-from fixbugs.stages.driver import STAGES
 
 __all__ = ["LoadStats", "main", "run_load"]
 

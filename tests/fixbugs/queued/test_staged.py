@@ -12,7 +12,7 @@ from stagedkit import example_spec, staged_agent
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, StageState, open_queue
 from fixbugs.queued import QUEUE_STAGES, decode
-from fixbugs.stages.driver import STAGES
+from fixbugs.run.driver import STAGES
 
 pytestmark = pytest.mark.needs_root
 

@@ -20,8 +20,8 @@ from agentrt.queues import EpochClock, StageState, open_queue
 from fixbugs.queued import QUEUE_STAGES, BugSpec, StagedAgent, StagedConfig
 from fixbugs.run.agent import run_bug
 from fixbugs.run.context import Models
+from fixbugs.run.driver import STAGES
 from fixbugs.sandbox.testing import PlainWorkspace
-from fixbugs.stages.driver import STAGES
 
 
 async def test_a_bug_runs_through_the_four_stages_without_root(tmp_path: Path) -> None:

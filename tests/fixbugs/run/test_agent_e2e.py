@@ -19,9 +19,9 @@ from fixbugs.inputs import load_inputs
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
+from fixbugs.run.driver import STAGES
 from fixbugs.run.model_steps import ALL_STEPS
 from fixbugs.run.progress import collecting_sink
-from fixbugs.stages.driver import STAGES
 
 pytestmark = pytest.mark.needs_root
 

@@ -25,10 +25,10 @@ from fixbugs.inputs import load_inputs
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
+from fixbugs.run.driver import STAGES
 from fixbugs.run.model_steps import ALL_STEPS
 from fixbugs.run.progress import collecting_sink
 from fixbugs.sandbox.testing import PlainWorkspace
-from fixbugs.stages.driver import STAGES
 
 # The example's tests need only the standard library (and coverage for SBFL):
 # FixBugs' own interpreter runs them, as in test_agent_e2e.

@@ -28,11 +28,11 @@ from agentrt.pipeline import Pipeline, Stage, StageContext
 from agentrt.queues import MemoryQueue
 from agentrt.sim import StreamingASGITransport
 from fixbugs.queued import QUEUE_STAGES, Publish
+from fixbugs.run.driver import STAGES
 from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.service import BugSpec, Investigator, JobService, ServiceTelemetry, Workspace
 from fixbugs.service.workspace import Limits
-from fixbugs.stages.driver import STAGES
 
 # the agent's stages in the order a run goes through them, as a client must see them
 STAGE_ORDER = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")

@@ -18,10 +18,10 @@ from fixbugs.examples import example_dir
 from fixbugs.inputs import BugInputs, load_inputs
 from fixbugs.repair import RepairCandidate
 from fixbugs.run.context import AgentOptions, RunContext
+from fixbugs.run.driver import complete_report
 from fixbugs.run.progress import Journal
 from fixbugs.run.record import BugRun, Diagnosis, Reproduction, RootCause
 from fixbugs.stages import fix, sources
-from fixbugs.stages.driver import complete_report
 from fixbugs.stages.validate import validate_candidates
 
 TEST = "python -m pytest tests/test_pricing.py"

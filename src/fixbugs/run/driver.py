@@ -1,6 +1,6 @@
 """What both drivers do around the stages: the stage names, their events, the report.
 
-The stages' bodies are the ``run_*`` functions of this package's modules,
+The stages' bodies are the ``run_*`` functions of :mod:`fixbugs.stages`' modules,
 one per stage, each ``run_*(inputs, prior, ctx[, workspace]) -> result``;
 two drivers call them and compose the :class:`~fixbugs.run.record.BugRun`
 from their results: :func:`fixbugs.run.agent.run_bug` (one bug, the stages
