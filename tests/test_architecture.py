@@ -30,6 +30,7 @@ FIXBUGS = ROOT / "src" / "fixbugs"
 ROOT_MODULES = frozenset({"__init__", "cli", "errors", "refdocs"})
 SUBPACKAGES = frozenset(
     {
+        "bench",
         "diffs",
         "eval",
         "examples",

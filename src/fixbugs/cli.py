@@ -277,7 +277,7 @@ from fixbugs.eval.command import eval_command  # noqa: E402
 
 app.command("eval")(eval_command)
 
-from fixbugs.repair.bench import bench_app  # noqa: E402
+from fixbugs.bench.repair import bench_app  # noqa: E402
 
 app.add_typer(bench_app, name="bench")
 
@@ -289,15 +289,15 @@ from fixbugs.queued.scalebench import workers_command as bench_workers_command  
 
 bench_app.command("workers")(bench_workers_command)
 
-from fixbugs.run.steps_bench import steps_command as bench_steps_command  # noqa: E402
+from fixbugs.bench.steps import steps_command as bench_steps_command  # noqa: E402
 
 bench_app.command("steps")(bench_steps_command)
 
-from fixbugs.index.bench import scale_command as bench_scale_command  # noqa: E402
+from fixbugs.bench.index_scale import scale_command as bench_scale_command  # noqa: E402
 
 bench_app.command("scale")(bench_scale_command)
 
-from fixbugs.run.hostile_bench import hostile_command as bench_hostile_command  # noqa: E402
+from fixbugs.bench.hostile import hostile_command as bench_hostile_command  # noqa: E402
 
 bench_app.command("hostile")(bench_hostile_command)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from fixbugs.run.hostile_bench import cpu_seconds
-from fixbugs.run.hostile_text import GENERATORS, PARSERS
+from fixbugs.bench.hostile import cpu_seconds
+from fixbugs.bench.hostile_text import GENERATORS, PARSERS
 
 SMALL = 16 << 10
 LARGE = 8 * SMALL

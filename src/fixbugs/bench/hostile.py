@@ -1,6 +1,6 @@
 """``fixbugs bench hostile``: how each parser of untrusted text grows with its input.
 
-For every parser × adversarial generator of :mod:`fixbugs.run.hostile_text`
+For every parser × adversarial generator of :mod:`fixbugs.bench.hostile_text`
 it times the parser at 1 KB … 1 MB and fits the growth exponent, the slope
 of log(time) over log(size) (:func:`growth_slope`): about 1 for linear
 work, 2 for quadratic. A
@@ -24,7 +24,7 @@ from typing import Annotated
 import typer
 from pydantic import BaseModel
 
-from fixbugs.run.hostile_text import GENERATORS, PARSERS
+from fixbugs.bench.hostile_text import GENERATORS, PARSERS
 
 __all__ = [
     "SIZES",

@@ -10,7 +10,7 @@ duration: they read whole texts in pieces (:mod:`fixbugs.inputs.pieces`). :data:
 make texts of a given size shaped to provoke backtracking (unclosed fences,
 runs of a pattern's own punctuation, one long line, ...); :data:`PARSERS`
 are the entry points, each a function of one string. ``fixbugs bench
-hostile`` (:mod:`fixbugs.run.hostile_bench`) times every pair at growing
+hostile`` (:mod:`fixbugs.bench.hostile`) times every pair at growing
 sizes; ``tests/security/test_linear_parsing.py`` keeps the guard.
 """
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from fixbugs.bench.steps import StepsRun, bench_steps
 from fixbugs.run.model_steps import ALL_STEPS, ModelSteps
-from fixbugs.run.steps_bench import StepsRun, bench_steps
 
 
 async def test_rounds_interleave_all_steps_and_the_default_and_compare_medians() -> None:

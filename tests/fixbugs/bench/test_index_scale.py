@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fixbugs.index.bench import PointRun, plot_points, run_scale, scale_json
+from fixbugs.bench.index_scale import PointRun, plot_points, run_scale, scale_json
 from fixbugs.index.synthetic import write_synthetic_repo
 
 KEYS = {"files", "first_hypothesis_cold_s", "first_hypothesis_warm_s", "analysis_s", "peak_rss_mb"}

@@ -3,7 +3,7 @@
 For each size a synthetic tree (:mod:`fixbugs.index.synthetic`) is
 written, plus an optional real one (``--real``: a work tree, or a bug case
 folder with ``repo.tar.gz`` and ``report.md``). Each tree is run twice,
-each time in a fresh process (``python -m fixbugs.index.bench``) so its
+each time in a fresh process (``python -m fixbugs.bench.index_scale``) so its
 peak RSS is its own: cold, with an empty index folder of its own, then
 warm, with the index the cold run saved. A run is the agent up to the
 analysis (no model): the first hypothesis's time is its event's, on the
@@ -114,7 +114,7 @@ def measure_in_child(repo: Path, report: Path, index_dir: Path) -> PointRun:
     from fixbugs.index.childenv import run_own_module
 
     done = run_own_module(
-        "fixbugs.index.bench",
+        "fixbugs.bench.index_scale",
         [os.path.abspath(repo), os.path.abspath(report)],  # the child runs from /
         extra_env={"FIXBUGS_INDEX_DIR": os.path.abspath(index_dir)},
         timeout_s=_POINT_TIMEOUT_S,
@@ -317,7 +317,7 @@ def _s(v: float | None) -> str:
 
 
 def _point_main(argv: Sequence[str]) -> None:
-    """``python -m fixbugs.index.bench REPO REPORT``: one run; its figures as one JSON line."""
+    """``python -m fixbugs.bench.index_scale REPO REPORT``: one run, its figures as JSON."""
     repo, report = Path(argv[0]), Path(argv[1])
     index_dir = Path(os.environ["FIXBUGS_INDEX_DIR"])
     run = measure_in_process(repo, report, index_dir)
