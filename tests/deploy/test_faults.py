@@ -4,8 +4,10 @@ While three bugs run on the API, the model-stage worker and two sandbox-stage wo
 (processes, as deploy/compose.yaml starts them), a worker is killed with ``kill -9`` in
 each of the four queue stages, Redis is restarted on its data directory, and the API is
 killed and started again. Every job must still finish, no stage's effect may happen
-twice (our reading is in :mod:`faults`' docstring: work redone is only that of attempts
-a kill cut short, counted apart from duplicated work, which must be 0), and no event may
+twice (our reading is in :mod:`faultchecks`' docstring: a stage attempt whose effect was
+recorded is never run again, each (job, stage) effect is recorded exactly once, and the
+work redone is only that of attempts a kill cut short, counted apart from duplicated
+work, which must be 0), and no event may
 be lost from a job's SSE stream read with ``Last-Event-ID`` reconnections. The figures
 are printed (``pytest -s`` shows them); ``python tests/deploy/faults.py --runs 10``
 repeats the run.

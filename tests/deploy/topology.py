@@ -238,6 +238,7 @@ class Topology:
             out.write(line)
             seen.append(line)
             if b"Ready to accept connections" in line:
+                out.flush()
                 # keep draining the log so the server never blocks on a full pipe
                 threading.Thread(target=_drain, args=(popen.stdout, out), daemon=True).start()
                 self.redis = Proc("redis", popen, log)
