@@ -285,7 +285,7 @@ from fixbugs.queued.bench import service_command as bench_service_command  # noq
 
 bench_app.command("service")(bench_service_command)
 
-from fixbugs.queued.scalebench import workers_command as bench_workers_command  # noqa: E402
+from fixbugs.queued.scalecli import workers_command as bench_workers_command  # noqa: E402
 
 bench_app.command("workers")(bench_workers_command)
 

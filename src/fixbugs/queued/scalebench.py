@@ -35,12 +35,9 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
-
-import typer
 
 from agentrt import UserError
 from agentrt.pipeline import PipelineRunner
@@ -51,22 +48,23 @@ from fixbugs.queued.bench import _bug
 from fixbugs.queued.pipeline import QUEUE_STAGES, StagedAgent, StagedConfig
 from fixbugs.queued.scalefigures import (
     WORKLOADS,
+    BugOutcome,
     Measured,
     WorkersFigures,
     WorkerShape,
     figures,
-    table_lines,
 )
 from fixbugs.queued.spec import BugSpec
 from fixbugs.run.context import AgentOptions
 from fixbugs.sandbox.hosttools import ToolRun, host_env, run_tool
 
 __all__ = [
+    "DEFAULT_CASES",
+    "DEFAULT_SANDBOX_CASES",
+    "DEFAULT_SHAPE",
     "ScaleOptions",
-    "header_lines",
     "parse_counts",
     "run_workers_bench",
-    "workers_command",
 ]
 
 SIM_MODEL = "sim-model"
@@ -154,7 +152,8 @@ async def _queue_store(root: Path) -> AsyncIterator[tuple[str, str]]:
     argv += ["--logfile", str(root / "redis.log")]
     started = await asyncio.to_thread(run_tool, argv, timeout_s=30)
     if not started.ok:
-        raise UserError(f"redis-server did not start: {started.said().splitlines()[-1:]}")
+        said = (started.said().splitlines() or ["no output"])[-1]
+        raise UserError(f"redis-server did not start: {said}")
     url = f"redis://127.0.0.1:{port}/0"
     client = Redis.from_url(url)
     try:
@@ -263,6 +262,7 @@ class _Outcome:
     last_finish: float | None
     stage_run_s: dict[str, float]  # mean seconds in each stage (claimed -> effect recorded)
     stage_wait_s: dict[str, float]  # mean seconds queued before each stage
+    bugs: tuple[BugOutcome, ...]
 
 
 def _mean(values: Sequence[float | None]) -> float:
@@ -270,30 +270,39 @@ def _mean(values: Sequence[float | None]) -> float:
     return round(sum(got) / len(got), 2) if got else 0.0
 
 
-async def _outcome(url: str) -> _Outcome:
+async def _outcome(url: str, titles: Mapping[str, str]) -> _Outcome:
+    """The run's figures from the queue's records, and each bug's verdict from its report."""
     from fixbugs.run.report_schema import ReportModel
 
     q = open_queue(url, clock=EpochClock(), namespace="fixbugs")
+    bugs = []
     try:
         records = await q.records()
         last = QUEUE_STAGES[-1]
         done = [r for r in records if r.stage == last and r.state is StageState.DONE]
-        validated = 0
-        for r in done:
-            effect = (await q.results(r.item, [last])).get(last, {})
+        for item, title in titles.items():
+            mine = [r for r in records if r.item == item]
+            run_s = round(sum(r.run_s or 0.0 for r in mine), 1)
+            effect = (await q.results(item, [last])).get(last, {})
             report = effect.get("report") if isinstance(effect, dict) else None
-            if report is not None and ReportModel.model_validate(report).validated:
-                validated += 1
+            if report is None:
+                states = ", ".join(f"{r.stage} {r.state.value}" for r in mine) or "never claimed"
+                bugs.append(BugOutcome(title, "unfinished", states, run_s))
+                continue
+            model = ReportModel.model_validate(report)
+            verdict = model.verdict.value
+            bugs.append(BugOutcome(title, verdict, model.validation.summary, run_s))
     finally:
         await q.aclose()
     by_stage = {s: [r for r in records if r.stage == s] for s in QUEUE_STAGES}
     return _Outcome(
         len(done),
-        validated,
+        sum(1 for b in bugs if b.verdict == "validated"),
         min((r.started_at for r in records if r.started_at is not None), default=None),
         max((r.finished_at for r in done if r.finished_at is not None), default=None),
         {s: _mean([r.run_s for r in rs]) for s, rs in by_stage.items()},
         {s: _mean([r.wait_s for r in rs]) for s, rs in by_stage.items()},
+        tuple(bugs),
     )
 
 
@@ -355,7 +364,7 @@ async def _one_run(
         cpu0, own0, spawned = _cpu_ticks(), _children_cpu_s(), time.time()
         ran = await _run_workers(argv, workers, opts.worker_timeout_s)
         cpu1, own1 = _cpu_ticks(), _children_cpu_s()
-        out = await _outcome(url)
+        out = await _outcome(url, {f"bug{i}": s.title for i, s in enumerate(specs)})
         peak, queued = await _sim_stats(base_url) if base_url else (None, None)
     errors = tuple(
         f"worker exited {r.returncode}: {(r.said().splitlines() or ['no output'])[-1]}"
@@ -378,6 +387,7 @@ async def _one_run(
         workers_cpu_s=round(own1 - own0, 1),
         stage_run_s=out.stage_run_s,
         stage_wait_s=out.stage_wait_s,
+        bugs=out.bugs,
     )
 
 
@@ -421,118 +431,3 @@ async def run_workers_bench(
         model_limit=opts.model_limit,
         shape=opts.shape,
     )
-
-
-def header_lines(opts: ScaleOptions, f: WorkersFigures) -> list[str]:
-    """What was run: the queue, the machine, a worker's slots, each workload's bugs and model."""
-    queue = (
-        "a private redis-server on a free port"
-        if f.queue == "redis"
-        else "a SQLite file (no redis-server on PATH)"
-    )
-    s = f.shape
-    lines = [
-        f"queue: {f.queue} ({queue}); cores: {f.cores} (os.cpu_count())",
-        f"each worker: {s.model_slots} model slots, {s.sandbox_slots} sandbox "
-        f"slot{'s' if s.sandbox_slots > 1 else ''}, the same at every count "
-        "(a worker is a deployment's unit, not the whole machine)",
-    ]
-    if "model-bound" in opts.workloads:
-        lines.append(
-            f"model-bound: {opts.bugs} bugs per worker (seeded copies of the bundled example); "
-            f"the simulator ({f.profile!r} profile) as one server process, its concurrency "
-            f"limit {f.model_limit} requests in service at once"
-        )
-    if "sandbox-bound" in opts.workloads:
-        lines.append(
-            f"sandbox-bound: {opts.sandbox_bugs} bugs per worker ({', '.join(f.sandbox_cases)} "
-            f"of {opts.cases}), --no-model"
-        )
-    lines.append(
-        "wall: first stage claimed -> last bug finished; 'start s': workers' start -> first "
-        "claim (not in the wall); CPU busy: the whole machine, every process on it"
-    )
-    return lines
-
-
-def workers_command(
-    workers: Annotated[
-        str, typer.Option(help="Worker process counts to run, comma-separated.")
-    ] = "1,2,4",
-    bugs: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            help="Model-bound bugs per worker (seeded copies of the example): w workers get "
-            "w times this list.",
-        ),
-    ] = 4,
-    sandbox_bugs: Annotated[
-        int,
-        typer.Option(min=1, help="Sandbox-bound bugs per worker (the cases, cycled), likewise."),
-    ] = 2,
-    cases: Annotated[
-        Path, typer.Option(help="Real-bug case folders for the sandbox-bound workload.")
-    ] = DEFAULT_CASES,
-    case: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="A case of --cases to use (repeat); default: those whose repair ends at a "
-            f"validated fix with no model ({', '.join(DEFAULT_SANDBOX_CASES)}).",
-        ),
-    ] = None,
-    model_slots: Annotated[
-        int, typer.Option(min=1, help="Model slots of each worker.")
-    ] = DEFAULT_SHAPE.model_slots,
-    sandbox_slots: Annotated[
-        int, typer.Option(min=1, help="Sandbox slots of each worker.")
-    ] = DEFAULT_SHAPE.sandbox_slots,
-    profile: Annotated[
-        str, typer.Option(help="Simulator latency profile (agentrt sim profiles).")
-    ] = "hosted",
-    model_limit: Annotated[
-        int, typer.Option(min=1, help="The simulator's concurrency limit (requests in service).")
-    ] = 64,
-    workload: Annotated[
-        list[str] | None,
-        typer.Option(help=f"Workload to run (repeat); default both: {', '.join(WORKLOADS)}."),
-    ] = None,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the figures as JSON here.")
-    ] = None,
-) -> None:
-    """Bugs per hour at 1, 2, 4 worker processes on one queue: model-bound and sandbox-bound."""
-    from agentrt.sim import PROFILES
-
-    if profile not in PROFILES:
-        raise InputError(f"--profile {profile!r}: known: {', '.join(PROFILES)}")
-    for w in workload or ():
-        if w not in WORKLOADS:
-            raise InputError(f"--workload {w!r}: known: {', '.join(WORKLOADS)}")
-    opts = ScaleOptions(
-        counts=parse_counts(workers),
-        bugs=bugs,
-        sandbox_bugs=sandbox_bugs,
-        cases=cases,
-        case_ids=tuple(case) if case else DEFAULT_SANDBOX_CASES,
-        shape=WorkerShape(model_slots=model_slots, sandbox_slots=sandbox_slots),
-        profile=profile,
-        model_limit=model_limit,
-        workloads=tuple(w for w in WORKLOADS if w in workload) if workload else WORKLOADS,
-    )
-
-    def said(m: Measured) -> None:
-        print(
-            f"  {m.workload} x{m.workers}: {m.finished}/{m.submitted} bugs in {m.wall_s:.1f} s",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    f = asyncio.run(run_workers_bench(opts, on_run=said))
-    for line in [*header_lines(opts, f), "", *table_lines(f)]:
-        print(line)
-    if json_out is not None:
-        from fixbugs.sandbox.untrusted import write_output
-
-        text = json.dumps(asdict(f), indent=2) + "\n"
-        write_output(json_out, text.encode(), what="--json")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "SATURATION_SHARE",
     "WORKLOADS",
+    "BugOutcome",
     "Measured",
     "Row",
     "Saturation",
@@ -56,6 +57,20 @@ class WorkerShape:
 
 
 @dataclass(frozen=True, slots=True)
+class BugOutcome:
+    """One bug of a run: its report's verdict (``unfinished``: none) and why, in one line.
+
+    A bug that is not validated may have run its repair to the wall-clock budget, which
+    takes that long however many cores are left: the table says how many were.
+    """
+
+    title: str
+    verdict: str
+    summary: str
+    run_s: float  # its stages' running time, all four together
+
+
+@dataclass(frozen=True, slots=True)
 class Measured:
     """One (workload, worker count) run, as measured.
 
@@ -82,6 +97,7 @@ class Measured:
     workers_cpu_s: float | None = None  # CPU seconds of the workers and all they ran
     stage_run_s: dict[str, float] = field(default_factory=dict)  # mean per queue stage
     stage_wait_s: dict[str, float] = field(default_factory=dict)
+    bugs: tuple[BugOutcome, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +120,7 @@ class Row:
     cpu_s_per_bug: float | None  # the workers' CPU seconds per bug finished
     stage_run_s: dict[str, float]
     stage_wait_s: dict[str, float]
+    bugs: tuple[BugOutcome, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +176,7 @@ def rows_of(measured: Sequence[Measured]) -> list[Row]:
                 else None,
                 m.stage_run_s,
                 m.stage_wait_s,
+                m.bugs,
             )
         )
     return rows
@@ -289,4 +307,9 @@ def table_lines(f: WorkersFigures) -> list[str]:
             out.append(f"{r.workload} x{r.workers}, mean s per stage (run/queued): {stages}")
     for r in f.rows:
         out += [f"{r.workload} x{r.workers}: {e}" for e in r.errors]
+        out += [
+            f"{r.workload} x{r.workers}: {b.title} {b.verdict} after {b.run_s:.1f} s: {b.summary}"
+            for b in r.bugs
+            if b.verdict != "validated"
+        ]
     return out

@@ -16,11 +16,22 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from stagedkit import example_spec, staged_agent
 
+from agentrt.pipeline import PipelineRunner
+from agentrt.queues import EpochClock, open_queue
 from fixbugs.errors import InputError
 from fixbugs.eval.case import Case
-from fixbugs.queued.scalebench import _model_bugs, _queue_store, _sandbox_bugs, parse_counts
+from fixbugs.queued.scalebench import (
+    _model_bugs,
+    _Outcome,
+    _outcome,
+    _queue_store,
+    _sandbox_bugs,
+    parse_counts,
+)
 from fixbugs.queued.scalefigures import (
+    BugOutcome,
     Measured,
     WorkerShape,
     figures,
@@ -121,7 +132,17 @@ def test_the_table_lists_every_run_side_by_side_then_the_lines() -> None:
     f = figures(
         [
             _m("model-bound", 1, 4, 200.0, cpu_busy=0.5, model_peak=6, model_queued=0),
-            _m("sandbox-bound", 1, 2, 240.0, errors=("worker exited 2: error: boom",)),
+            _m(
+                "sandbox-bound",
+                1,
+                2,
+                240.0,
+                errors=("worker exited 2: error: boom",),
+                bugs=(
+                    BugOutcome("c-1 (bug 0)", "validated", "validated: the tests pass", 80.0),
+                    BugOutcome("c-2 (bug 1)", "no_fix", "no candidate passed", 301.5),
+                ),
+            ),
         ],
         cores=2,
         queue="redis",
@@ -140,7 +161,10 @@ def test_the_table_lists_every_run_side_by_side_then_the_lines() -> None:
     assert lines[2].split()[-1] == "-"  # no model
     assert len({len(line) for line in lines[:3]}) == 1  # aligned columns
     assert lines[3].startswith("model-bound: not saturated up to 1 workers")
-    assert lines[-1] == "sandbox-bound x1: worker exited 2: error: boom"
+    assert lines[-2:] == [
+        "sandbox-bound x1: worker exited 2: error: boom",
+        "sandbox-bound x1: c-2 (bug 1) no_fix after 301.5 s: no candidate passed",
+    ]
 
 
 def test_worker_counts() -> None:
@@ -232,3 +256,37 @@ def test_an_unknown_case_is_one_line(tmp_path: Path) -> None:
     p = _cli("--cases", str(tmp_path), "--case", "c-2", "--workload", "sandbox-bound")
     assert p.returncode == 2, p.stderr
     assert f"--cases {tmp_path}: no case c-2" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.needs_root
+def test_a_runs_outcome_is_read_from_the_queues_records_and_reports(tmp_path: Path) -> None:
+    """One example bug through the four stages in this process (stagedkit's fake model),
+    one bug never run: the outcome counts one finished and validated, the other unfinished."""
+    url = f"sqlite:///{tmp_path / 'q.db'}"
+
+    async def go() -> _Outcome:
+        q = open_queue(url, clock=EpochClock())
+        runner = PipelineRunner(
+            staged_agent(q.clock, lambda _j, _e: None).pipeline(), q, poll_s=0.05
+        )
+        try:
+            await runner.submit("bug0", "bug0", example_spec(tmp_path / "ex0"))
+            await runner.run(until_idle=True)
+        finally:
+            await q.aclose()
+        return await _outcome(url, {"bug0": "example (bug 0)", "bug1": "never submitted"})
+
+    out = asyncio.run(go())
+    assert out.finished == 1 and out.validated == 1
+    first, last = out.first_claim, out.last_finish
+    assert first is not None and last is not None and first < last
+    assert set(out.stage_run_s) == {"analysis", "reproduction", "root_cause", "repair"}
+    assert all(v > 0 for v in out.stage_run_s.values())
+    done, never = out.bugs
+    assert (done.title, done.verdict) == ("example (bug 0)", "validated")
+    assert done.run_s > 0
+    assert (never.title, never.verdict, never.summary) == (
+        "never submitted",
+        "unfinished",
+        "never claimed",
+    )
