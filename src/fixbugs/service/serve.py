@@ -288,7 +288,8 @@ def serve_command(
     app, service, telemetry = build_app(cfg, models=models)
     try:
         if no_api:
-            typer.echo(f"fixbugs workers: {_mode(cfg)}, {workers} slot(s) on {_shown(queue)}")
+            shown = _shown(queue or "")  # --no-api has a queue (checked above)
+            typer.echo(f"fixbugs workers: {_mode(cfg)}, {workers} slot(s) on {shown}")
             asyncio.run(service.run())
             return
         tenants = sorted(set(keys.values())) or ["(open, loopback only)"]
