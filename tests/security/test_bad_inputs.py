@@ -135,6 +135,21 @@ async def test_an_unexpected_error_answers_one_line_not_a_bare_500(
     assert "input/r.md" in detail  # the job's own path, relative; the server's root is gone
 
 
+async def test_a_queue_store_out_of_reach_is_a_503_that_names_no_address(
+    svc: InProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentrt.queues import QueueUnavailable
+
+    async def down(*_: object, **__: object) -> None:
+        raise QueueUnavailable("Error 111 connecting to 10.0.0.7:6379. Connection refused.")
+
+    monkeypatch.setattr(svc.service.backend, "put", down)
+    r = await post(svc, b"# x\n", name="r.md")
+    detail = one_line(r, 503, "cannot be reached", "try again")
+    assert r.headers["Retry-After"].isdigit()
+    assert "10.0.0.7" not in detail and "6379" not in detail
+
+
 async def test_a_job_that_fails_says_why_in_one_line(tmp_path: Path) -> None:
     async def crashing(spec: BugSpec, sink: EventSink) -> ReportModel:
         raise RuntimeError(f"{spec.repo}/pkg\nTraceback (most recent call last):\n  boom")
