@@ -34,6 +34,8 @@ __all__ = [
     "EventRelay",
     "RedisEvents",
     "SqliteEvents",
+    "failed_event",
+    "finished_marker",
     "open_events",
 ]
 
@@ -42,6 +44,26 @@ _log = logging.getLogger(__name__)
 Event = Mapping[str, Any]
 # written after a job's last event by the worker that ended it; never shown
 FINISHED = "_finished"
+
+
+def failed_event(stage: str, exc: BaseException, *, final: bool) -> dict[str, Any]:
+    """A stage run's failure as a job's event; ``final``: its last delivery, so the job
+    has ended (its status says ``dead``, with this reason)."""
+    message = f"{type(exc).__name__}: {exc}"
+    return {
+        "kind": "failed",
+        "stage": stage,
+        "at_s": 0.0,
+        "message": message,
+        "data": {"final": final},
+    }
+
+
+def finished_marker() -> dict[str, Any]:
+    """The :data:`FINISHED` marker: written after a job's last event, it ends the stream."""
+    return {"kind": FINISHED, "stage": "run", "at_s": 0.0, "data": {}}
+
+
 Read = list[tuple[str, dict[str, Any]]]
 ReadMany = list[tuple[str, str, dict[str, Any]]]  # (job, position, event)
 _RETRY_S = (0.05, 2.0)  # first and longest wait before trying an unavailable store again

@@ -12,6 +12,7 @@ import asyncio
 import os
 import socket
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,13 +20,13 @@ from typing import Annotated, Any
 import typer
 
 from agentrt import UserError
-from agentrt.pipeline import PipelineRunner
+from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import EpochClock, open_queue
-from fixbugs.queued.events import FINISHED, EventPump, open_events
-from fixbugs.queued.pipeline import QUEUE_STAGES, StagedAgent, StagedConfig
+from fixbugs.queued.events import EventPump, failed_event, finished_marker, open_events
+from fixbugs.queued.pipeline import QUEUE_STAGES, Publish, StagedAgent, StagedConfig
 from fixbugs.run.context import AgentOptions, Models
 
-__all__ = ["run_worker", "worker_command"]
+__all__ = ["failures_published", "run_worker", "worker_command"]
 
 
 async def run_worker(
@@ -59,10 +60,11 @@ async def run_worker(
     def publish(job: str, event: dict[str, Any]) -> None:
         pump.publish(job, event)
         if event.get("kind") == "run_finished":  # the bug's last event: readers may stop
-            pump.publish(job, {"kind": FINISHED, "stage": "run", "at_s": 0.0, "data": {}})
+            pump.publish(job, finished_marker())
 
     agent = StagedAgent(models, opts, clock=q.clock, publish=publish, config=config)
-    runner = PipelineRunner(agent.pipeline(), q, stages=stages, consumer=name, poll_s=0.1)
+    pipeline = failures_published(agent.pipeline(), pump.publish, q.max_deliveries)
+    runner = PipelineRunner(pipeline, q, stages=stages, consumer=name, poll_s=0.1)
     try:
         async with asyncio.TaskGroup() as tg:
             pumping = tg.create_task(pump.run())
@@ -73,6 +75,32 @@ async def run_worker(
         await q.aclose()
         await channel.aclose()
     return runner.completed
+
+
+def failures_published(pipeline: Pipeline, publish: Publish, max_deliveries: int) -> Pipeline:
+    """``pipeline`` whose stages publish each failure as the job's event, and, on its last
+    delivery, the marker that ends the job's stream.
+
+    A reader on another machine (the API's live stream) then learns that the
+    job ended, as the service's own workers tell it; without it the stream of a
+    job whose stage failed for good would wait for ever.
+    """
+
+    def reporting(st: Stage) -> Stage:
+        async def run(ctx: StageContext) -> Mapping[str, Any]:
+            try:
+                return await st.run(ctx)
+            except Exception as exc:
+                final = ctx.attempt >= max_deliveries
+                publish(ctx.job, failed_event(ctx.stage, exc, final=final))
+                if final:
+                    publish(ctx.job, finished_marker())
+                raise
+
+        return replace(st, run=run)
+
+    stages = [reporting(st) for st in pipeline.stages]
+    return Pipeline(stages, name=pipeline.name, capacity=pipeline.capacity)
 
 
 def worker_command(

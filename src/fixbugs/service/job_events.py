@@ -15,7 +15,13 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fixbugs.queued.events import FINISHED, EventChannel, EventPump, EventRelay
+from fixbugs.queued.events import (
+    EventChannel,
+    EventPump,
+    EventRelay,
+    failed_event,
+    finished_marker,
+)
 from fixbugs.run.progress import EventSink, ProgressEvent
 from fixbugs.service.events import EventHub
 
@@ -85,13 +91,11 @@ class JobEvents:
 
     def failed(self, job: str, stage: str, exc: Exception, *, final: bool) -> None:
         """Say a run of ``stage`` failed; ``final``: on its last delivery."""
-        message = f"{type(exc).__name__}: {exc}"
-        event = {"kind": "failed", "stage": stage, "at_s": 0.0, "message": message}
-        self.publish(job, {**event, "data": {"final": final}})
+        self.publish(job, failed_event(stage, exc, final=final))
 
     def finish(self, job: str) -> None:
         """End the job's stream, after every event it published."""
         if self._pump is None:
             self.hub.finish(job)
         else:  # the relay ends the stream when this marker arrives, after every event
-            self._pump.publish(job, {"kind": FINISHED, "stage": "run", "at_s": 0.0, "data": {}})
+            self._pump.publish(job, finished_marker())
