@@ -234,6 +234,13 @@ def saturation(
             return Saturation(workload, prev.workers, line)
     last = rows[-1]
     why = _why(last, cores=cores, shape=shape, model_limit=model_limit, uses_model=model)
+    if len(rows) == 1:
+        return Saturation(
+            workload,
+            None,
+            f"{workload}: one worker count run, nothing to compare; at {last.workers}: "
+            + "; ".join(why),
+        )
     return Saturation(
         workload,
         None,

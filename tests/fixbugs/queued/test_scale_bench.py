@@ -160,7 +160,7 @@ def test_the_table_lists_every_run_side_by_side_then_the_lines() -> None:
     ]  # fmt: skip
     assert lines[2].split()[-1] == "-"  # no model
     assert len({len(line) for line in lines[:3]}) == 1  # aligned columns
-    assert lines[3].startswith("model-bound: not saturated up to 1 workers")
+    assert lines[3].startswith("model-bound: one worker count run, nothing to compare; at 1:")
     assert lines[-2:] == [
         "sandbox-bound x1: worker exited 2: error: boom",
         "sandbox-bound x1: c-2 (bug 1) no_fix after 301.5 s: no candidate passed",
