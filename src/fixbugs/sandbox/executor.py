@@ -66,6 +66,11 @@ class Workspace(Executor, Protocol):
         """The pristine original the copy was made from: read it, never run in it."""
         ...
 
+    def containment(self) -> tuple[str, ...]:
+        """One line per containment mechanism the copy's commands run without (none when
+        every one is in force), for the run's report to say so."""
+        ...
+
     def apply_patch(self, diff: str) -> PatchResult:
         """Apply a unified diff to the copy, all of it or nothing."""
         ...

@@ -88,6 +88,10 @@ class PlainWorkspace(ClosedOnExit):
             shutil.rmtree(base, ignore_errors=True)
             raise
 
+    def containment(self) -> tuple[str, ...]:
+        """Nothing is contained here, and a report made with it says so."""
+        return ("sandbox: a test workspace; commands run uncontained as the current user",)
+
     def fork(self) -> PlainWorkspace:
         """A fresh copy of the pristine baseline; close it before this one."""
         base = Path(tempfile.mkdtemp(prefix="fixbugs-test-workspace-")).resolve()

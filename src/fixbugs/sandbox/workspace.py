@@ -166,6 +166,10 @@ class Sandbox(ClosedOnExit):
             raise
         return sandbox
 
+    def containment(self) -> tuple[str, ...]:
+        """The probed mechanisms' missing ones, as every command's result notes them."""
+        return self.mechanisms.notes(network=False)
+
     def fork(self) -> Sandbox:
         """A fresh, independent copy of the pristine original; its diff is against it too.
 

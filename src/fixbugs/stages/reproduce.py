@@ -226,7 +226,14 @@ async def _crash(output: str, ctx: RunContext) -> tuple[FileEvidence, ...]:
 async def run_reproduction(
     inputs: BugInputs, analysis: Analysis, ctx: RunContext, workspace: Workspace
 ) -> tuple[Reproduction, Sbfl]:
-    """Reproduce in ``workspace``, then SBFL evidence when the failure was seen."""
+    """Reproduce in ``workspace``, then SBFL evidence when the failure was seen.
+
+    The first stage to run the repository's code says, in the run's notes,
+    which containment its commands run without (none as root on a machine
+    that has every mechanism): a weaker sandbox is never silent in a report.
+    """
+    for line in workspace.containment():
+        ctx.journal.note("reproduction", line)
     rep, snippet = await _reproduce(inputs, analysis, ctx, workspace)
     if snippet is not None:
         return rep, await _snippet_sbfl(snippet, analysis, ctx, workspace)

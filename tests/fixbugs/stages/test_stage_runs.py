@@ -103,6 +103,8 @@ async def test_reproduction_confirms_the_reports_test_in_a_plain_copy(inputs: Bu
     assert rep.confirmed and rep.command is not None
     assert "test_bulk_discount_at_threshold" in rep.command
     assert any("test_pricing" in c for c in ran)
+    # the workspace's missing containment is in the run's notes, so the report says it
+    assert any("uncontained" in n for n in ctx.journal.notes)
     # the tree the user gave is untouched: the stage ran in the copy
     assert not list(inputs.repo.root.rglob("__pycache__"))
 
