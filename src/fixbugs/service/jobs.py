@@ -218,10 +218,6 @@ class JobService:
         ``tenant`` only if given."""
         return sum([await self.backend.depth(s, tenant) for s in self.stage_names])
 
-    async def stage_depths(self) -> dict[str, int]:
-        """Messages queued or running in each queue stage (one stage in the whole-bug mode)."""
-        return {s: await self.backend.depth(s) for s in self.stage_names}
-
     def _job_records(self, recs: list[StageRecord]) -> list[StageRecord]:
         """One record per bug: the ``investigate`` one, or the staged ones folded."""
         if not self.staged:
