@@ -281,11 +281,11 @@ from fixbugs.bench.repair import bench_app  # noqa: E402
 
 app.add_typer(bench_app, name="bench")
 
-from fixbugs.queued.bench import service_command as bench_service_command  # noqa: E402
+from fixbugs.bench.service import service_command as bench_service_command  # noqa: E402
 
 bench_app.command("service")(bench_service_command)
 
-from fixbugs.queued.scalecli import workers_command as bench_workers_command  # noqa: E402
+from fixbugs.bench.workers_cli import workers_command as bench_workers_command  # noqa: E402
 
 bench_app.command("workers")(bench_workers_command)
 

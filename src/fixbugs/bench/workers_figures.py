@@ -1,6 +1,6 @@
 """The figures of ``fixbugs bench workers``: per (workload, worker count), and where it saturates.
 
-Pure arithmetic on what :mod:`fixbugs.queued.scalebench` measured, so the
+Pure arithmetic on what :mod:`fixbugs.bench.workers` measured, so the
 table and the saturation lines are tested on injected numbers, without a
 run. Bugs per hour count the bugs whose last stage finished, over the wall
 from the first stage claimed to the last bug finished; the speedup is

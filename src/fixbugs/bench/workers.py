@@ -6,7 +6,7 @@ starts that many real ``fixbugs worker --drain`` processes at once and
 waits for them to empty it. Two workloads, at every worker count:
 
 * **model-bound**: copies of the bundled example (each with its own seed,
-  :func:`fixbugs.queued.bench._bug`), with the provider simulator as one
+  :func:`fixbugs.bench.service._bug`), with the provider simulator as one
   server process (``agentrt sim serve``) that every worker calls, a hosted
   model's latency (``hosted``: about 1 s plus prefill to the first token,
   then 50 tokens/s) and a concurrency limit stated and set above what the
@@ -18,7 +18,7 @@ waits for them to empty it. Two workloads, at every worker count:
 Both run their tests under one interpreter: the cases' test environment
 (:func:`fixbugs.pyenv.testenv.ensure_python_env`, as ``fixbugs eval`` builds
 it), built once before anything is timed. Each worker has the same fixed
-slots at every count (:class:`~fixbugs.queued.scalefigures.WorkerShape`:
+slots at every count (:class:`~fixbugs.bench.workers_figures.WorkerShape`:
 by default 2 model slots and 1 sandbox slot), which is what a worker *is*
 in a deployment: a worker sized to the whole machine (``fixbugs worker``'s
 defaults) would leave a second one nothing to add. Each bug has its own
@@ -42,11 +42,8 @@ from pathlib import Path
 from agentrt import UserError
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, StageState, open_queue
-from fixbugs.errors import InputError
-from fixbugs.eval.case import Case
-from fixbugs.queued.bench import _bug
-from fixbugs.queued.pipeline import QUEUE_STAGES, StagedAgent, StagedConfig
-from fixbugs.queued.scalefigures import (
+from fixbugs.bench.service import _bug
+from fixbugs.bench.workers_figures import (
     WORKLOADS,
     BugOutcome,
     Measured,
@@ -54,6 +51,9 @@ from fixbugs.queued.scalefigures import (
     WorkerShape,
     figures,
 )
+from fixbugs.errors import InputError
+from fixbugs.eval.case import Case
+from fixbugs.queued.pipeline import QUEUE_STAGES, StagedAgent, StagedConfig
 from fixbugs.queued.spec import BugSpec
 from fixbugs.run.context import AgentOptions
 from fixbugs.sandbox.hosttools import ToolRun, host_env, run_tool

@@ -1,7 +1,7 @@
 """``fixbugs bench workers`` on the command line: its options, what it says it ran, the table.
 
-The runs are :mod:`fixbugs.queued.scalebench`'s, the figures
-:mod:`fixbugs.queued.scalefigures`'; this module only reads the options
+The runs are :mod:`fixbugs.bench.workers`'s, the figures
+:mod:`fixbugs.bench.workers_figures`'; this module only reads the options
 and prints.
 """
 
@@ -16,8 +16,7 @@ from typing import Annotated
 
 import typer
 
-from fixbugs.errors import InputError
-from fixbugs.queued.scalebench import (
+from fixbugs.bench.workers import (
     DEFAULT_CASES,
     DEFAULT_SANDBOX_CASES,
     DEFAULT_SHAPE,
@@ -25,13 +24,14 @@ from fixbugs.queued.scalebench import (
     parse_counts,
     run_workers_bench,
 )
-from fixbugs.queued.scalefigures import (
+from fixbugs.bench.workers_figures import (
     WORKLOADS,
     Measured,
     WorkersFigures,
     WorkerShape,
     table_lines,
 )
+from fixbugs.errors import InputError
 
 __all__ = ["header_lines", "workers_command"]
 

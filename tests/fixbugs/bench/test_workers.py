@@ -20,9 +20,7 @@ from stagedkit import example_spec, staged_agent
 
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, open_queue
-from fixbugs.errors import InputError
-from fixbugs.eval.case import Case
-from fixbugs.queued.scalebench import (
+from fixbugs.bench.workers import (
     _model_bugs,
     _Outcome,
     _outcome,
@@ -30,7 +28,7 @@ from fixbugs.queued.scalebench import (
     _sandbox_bugs,
     parse_counts,
 )
-from fixbugs.queued.scalefigures import (
+from fixbugs.bench.workers_figures import (
     BugOutcome,
     Measured,
     WorkerShape,
@@ -38,6 +36,8 @@ from fixbugs.queued.scalefigures import (
     rows_of,
     table_lines,
 )
+from fixbugs.errors import InputError
+from fixbugs.eval.case import Case
 
 SHAPE = WorkerShape(model_slots=2, sandbox_slots=1)
 
@@ -215,7 +215,7 @@ def test_the_queue_is_a_private_redis_server_that_is_gone_after(tmp_path: Path) 
 def test_without_redis_server_the_queue_is_a_sqlite_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("fixbugs.queued.scalebench.shutil.which", lambda _name: None)
+    monkeypatch.setattr("fixbugs.bench.workers.shutil.which", lambda _name: None)
 
     async def use() -> tuple[str, str]:
         async with _queue_store(tmp_path) as got:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixbugs.queued.bench import BugTimes, ModeRun, _bug, bug_test_env, summarize
+from fixbugs.bench.service import BugTimes, ModeRun, _bug, bug_test_env, summarize
 
 
 def _run(mode: str, wall: float, finished: list[float], big: float | None = None) -> ModeRun:
