@@ -29,7 +29,7 @@ from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.run.agent import env_for_interpreter
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.progress import Journal, ProgressEvent
-from fixbugs.run.record import Analysis, BugRun, Reproduction, Sbfl
+from fixbugs.run.record import BugRun
 from fixbugs.sandbox.testing import PlainWorkspace
 from fixbugs.stages.analysis import run_analysis
 from fixbugs.stages.file_relevance import run_relevance
@@ -68,13 +68,6 @@ def _workspace(inputs: BugInputs, ran: list[str]) -> PlainWorkspace:
     return PlainWorkspace.create(inputs.repo.root, commands=ran)
 
 
-async def _reproduced(inputs: BugInputs, ctx: RunContext) -> tuple[Analysis, Reproduction, Sbfl]:
-    analysis = await run_analysis(inputs, ctx)
-    with _workspace(inputs, []) as ws:
-        rep, sbfl = await run_reproduction(inputs, analysis, ctx, ws)
-    return analysis, rep, sbfl
-
-
 async def test_analysis_ranks_the_faulty_file_from_the_report_alone(inputs: BugInputs) -> None:
     ctx, events = _ctx(inputs)
     analysis = await run_analysis(inputs, ctx)
@@ -94,12 +87,16 @@ async def test_relevance_asks_nothing_without_a_model_and_answers_in_the_trees_f
     assert all(f.path in with_model.files() for f in found)
 
 
-async def test_reproduction_confirms_the_reports_test_in_a_plain_copy(inputs: BugInputs) -> None:
+async def test_reproduction_root_cause_fix_and_validation_each_called_on_its_own(
+    inputs: BugInputs,
+) -> None:
+    # one chain (each stage's run called directly, its input built with the record's
+    # typed methods), so the suite pays for one analysis and one reproduction
     ctx, _ = _ctx(inputs)
     analysis = await run_analysis(inputs, ctx)
     ran: list[str] = []
     with _workspace(inputs, ran) as ws:
-        rep, _sbfl = await run_reproduction(inputs, analysis, ctx, ws)
+        rep, sbfl = await run_reproduction(inputs, analysis, ctx, ws)
     assert rep.confirmed and rep.command is not None
     assert "test_bulk_discount_at_threshold" in rep.command
     assert any("test_pricing" in c for c in ran)
@@ -108,25 +105,17 @@ async def test_reproduction_confirms_the_reports_test_in_a_plain_copy(inputs: Bu
     # the tree the user gave is untouched: the stage ran in the copy
     assert not list(inputs.repo.root.rglob("__pycache__"))
 
-
-async def test_root_cause_names_the_lines_of_the_fault(inputs: BugInputs) -> None:
-    ctx, _ = _ctx(inputs)
-    analysis, rep, sbfl = await _reproduced(inputs, ctx)
     prior = BugRun(started=0.0, analysis=analysis).with_reproduction(rep, sbfl)
     diagnosis = await run_root_cause(inputs, prior, ctx)
     rc = diagnosis.root_cause
     assert rc is not None and rc.path == FAULT
     assert diagnosis.regions and diagnosis.regions[0].path == FAULT
 
-
-async def test_fix_and_validation_find_and_check_a_candidate(inputs: BugInputs) -> None:
-    ctx, _ = _ctx(inputs)
-    analysis, rep, sbfl = await _reproduced(inputs, ctx)
-    prior = BugRun(started=0.0, analysis=analysis).with_reproduction(rep, sbfl)
-    prior = prior.with_diagnosis(await run_root_cause(inputs, prior, ctx))
+    prior = prior.with_diagnosis(diagnosis)
     proposal = await run_fix(inputs, prior, ctx)
     assert proposal.candidates
     assert all(FAULT in c.diff for c in proposal.candidates[:3])
+
     prior = prior.with_fix(proposal)
     with _workspace(inputs, []) as ws:
         validation, _diagnosis = await run_validation(inputs, prior, ctx, ws)
