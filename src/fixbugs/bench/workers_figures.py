@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 __all__ = [
     "SATURATION_SHARE",
@@ -100,27 +100,14 @@ class Measured:
     bugs: tuple[BugOutcome, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    """A run's figures: :class:`Measured` plus bugs per hour and the speedup."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row(Measured):
+    """A run's figures: what was :class:`Measured` (its times rounded to 0.1 s), plus
+    bugs per hour, the speedup and the workers' CPU seconds per bug finished."""
 
-    workload: str
-    workers: int
-    submitted: int
-    finished: int
-    validated: int
-    wall_s: float
-    start_s: float
     per_hour: float
     speedup: float | None
-    cpu_busy: float | None
-    model_peak: int | None
-    model_queued: int | None
-    errors: tuple[str, ...]
-    cpu_s_per_bug: float | None  # the workers' CPU seconds per bug finished
-    stage_run_s: dict[str, float]
-    stage_wait_s: dict[str, float]
-    bugs: tuple[BugOutcome, ...]
+    cpu_s_per_bug: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,27 +143,15 @@ def rows_of(measured: Sequence[Measured]) -> list[Row]:
     rows = []
     for m in measured:
         ph, b = _per_hour(m), base[m.workload]
+        seen = replace(m, wall_s=round(m.wall_s, 1), start_s=round(m.start_s, 1))
         rows.append(
             Row(
-                m.workload,
-                m.workers,
-                m.submitted,
-                m.finished,
-                m.validated,
-                round(m.wall_s, 1),
-                round(m.start_s, 1),
-                ph,
-                round(ph / b, 2) if b > 0 else None,
-                m.cpu_busy,
-                m.model_peak,
-                m.model_queued,
-                m.errors,
-                round(m.workers_cpu_s / m.finished, 1)
+                **{f.name: getattr(seen, f.name) for f in fields(Measured)},
+                per_hour=ph,
+                speedup=round(ph / b, 2) if b > 0 else None,
+                cpu_s_per_bug=round(m.workers_cpu_s / m.finished, 1)
                 if m.workers_cpu_s is not None and m.finished
                 else None,
-                m.stage_run_s,
-                m.stage_wait_s,
-                m.bugs,
             )
         )
     return rows
