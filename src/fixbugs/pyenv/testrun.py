@@ -2,21 +2,25 @@
 
 Validation compares per-test outcomes before and after a patch ("previously
 passing tests still pass"), so it needs the test ids a command covers and a
-verbose variant of it whose output names every test with its outcome.
+verbose variant of it whose output names every test with its outcome
+(read by :func:`fixbugs.pyenv.testoutput.parse_outcomes`, named here too).
 pytest and unittest are understood; any other command is judged by its exit
 status alone, and the report says so.
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from os import PathLike
 from typing import Literal
 
+from fixbugs.pyenv.testid import TestId
+from fixbugs.pyenv.testoutput import Outcome, parse_outcomes
+
 __all__ = [
+    "Outcome",
     "TestCommand",
     "files_of_tests",
     "parse_outcomes",
@@ -25,24 +29,6 @@ __all__ = [
     "suite_shards",
     "unittest_module",
 ]
-
-Outcome = Literal["passed", "failed", "error", "skipped"]
-
-# the file part holds no colon, so it ends at the first "::" (linear on a run of colons)
-_PYTEST_LINE = re.compile(
-    r"^(?P<id>[^\s:]++::\S.*?) (?P<out>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b"
-)
-_UNITTEST_LINE = re.compile(
-    r"^(?P<name>\w+) \((?P<cls>[\w.]+)\)(?:\n.*?)? \.\.\. (?P<out>ok|FAIL|ERROR|skipped.*)$"
-)
-_PYTEST_MAP: dict[str, Outcome] = {
-    "PASSED": "passed",
-    "FAILED": "failed",
-    "ERROR": "error",
-    "SKIPPED": "skipped",
-    "XFAIL": "skipped",
-    "XPASS": "passed",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +116,7 @@ def files_of_tests(test_ids: Iterable[str]) -> tuple[str, ...]:
     ``path.py``), once each, in first-seen order; other words are skipped."""
     seen: dict[str, None] = {}
     for t in test_ids:
-        path = t.split("::", 1)[0]
+        path = TestId.parse(t).path
         if path.endswith(".py"):
             seen.setdefault(path, None)
     return tuple(seen)
@@ -140,32 +126,6 @@ def regressions(before: Mapping[str, str], output: str) -> list[str]:
     """Tests that passed ``before`` and did not pass in the run that printed ``output``."""
     after = parse_outcomes(output)
     return [t for t, was in before.items() if was == "passed" and after.get(t) != "passed"]
-
-
-def parse_outcomes(output: str) -> dict[str, Outcome]:
-    """Per-test outcomes from ``pytest -v`` or ``unittest -v`` output."""
-    out: dict[str, Outcome] = {}
-    for line in output.splitlines():
-        m = _PYTEST_LINE.match(line)
-        if m:
-            out[m.group("id")] = _PYTEST_MAP[m.group("out")]
-            continue
-        u = _UNITTEST_LINE.match(line)
-        if u:
-            word = u.group("out")
-            outcome: Outcome = (
-                "passed"
-                if word == "ok"
-                else "failed"
-                if word == "FAIL"
-                else "error"
-                if word == "ERROR"
-                else "skipped"
-            )
-            cls, name = u.group("cls"), u.group("name")
-            # Python >= 3.11 prints "name (module.Class.name)"
-            out[cls if cls.endswith("." + name) else f"{cls}.{name}"] = outcome
-    return out
 
 
 def unittest_module(target: str) -> str:

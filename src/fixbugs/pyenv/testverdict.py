@@ -19,11 +19,22 @@ is the only way a candidate's run counts as green.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
-from fixbugs.pyenv.failures import Runner, environment_signature, failures
+from fixbugs.pyenv.failures import environment_signature
+from fixbugs.pyenv.testoutput import (
+    Runner,
+    collection_error_in,
+    failures,
+    import_error_in,
+    not_found,
+    pytest_counts,
+    runner_missing,
+    unittest_failed,
+    unittest_import_error,
+    unittest_ran,
+)
 
 __all__ = ["RunVerdict", "classify_run", "tail"]
 
@@ -35,15 +46,6 @@ _PYTEST_EXIT = {
     4: "pytest usage error (a named test or file does not exist, or a bad option)",
     5: "no tests were collected",
 }
-_COLLECT = re.compile(r"^_* ?ERROR collecting (?P<what>\S+)", re.M)
-_IMPORT = re.compile(r"^(?:E\s+)?ImportError while importing test module '?(?P<what>[^'\n]+)", re.M)
-_NOT_FOUND = re.compile(r"^ERROR: (?:not found|file or directory not found): (?P<what>.+)$", re.M)
-_SUMMARY_COUNT = re.compile(r"\b(?P<n>\d+) (?P<kind>failed|passed|errors?|error)\b")
-_NO_MODULE = re.compile(r"No module named '?(?P<mod>pytest|unittest)'?")
-_UNITTEST_RAN = re.compile(r"^Ran (?P<n>\d+) tests? in ", re.M)
-_UNITTEST_IMPORT = re.compile(
-    r"(?:unittest\.loader\._FailedTest|Failed to import test module: (?P<what>\S+))"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,59 +72,47 @@ def tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def _pytest_summary(output: str) -> tuple[int, int] | None:
-    """(failed + errors, passed) from pytest's last summary line, or None without one."""
-    for line in reversed(output.strip().splitlines()):
-        if " in " in line and (m := list(_SUMMARY_COUNT.finditer(line))):
-            failed = sum(int(x["n"]) for x in m if x["kind"] != "passed")
-            passed = sum(int(x["n"]) for x in m if x["kind"] == "passed")
-            return failed, passed
-    return None
-
-
 def _pytest(returncode: int, output: str) -> RunVerdict:
-    if _NO_MODULE.search(output) and returncode != 0 and _pytest_summary(output) is None:
+    counts = pytest_counts(output)
+    if runner_missing(output) and returncode != 0 and counts is None:
         return RunVerdict("could_not_run", "pytest is not installed in this environment")
-    if m := _IMPORT.search(output):
-        return RunVerdict("could_not_run", f"the test module {m['what'].strip()} fails to import")
-    if m := _COLLECT.search(output):
-        return RunVerdict("could_not_run", f"collection error in {m['what']}")
+    if (module := import_error_in(output)) is not None:
+        return RunVerdict("could_not_run", f"the test module {module} fails to import")
+    if module := collection_error_in(output):
+        return RunVerdict("could_not_run", f"collection error in {module}")
     if returncode in _PYTEST_EXIT:
         reason = _PYTEST_EXIT[returncode]
-        if nf := _NOT_FOUND.search(output):
-            reason += f": not found: {nf['what'].strip()[:160]}"
+        if missing := not_found(output):
+            reason += f": not found: {missing}"
         return RunVerdict("could_not_run", f"{reason} (exit {returncode})")
-    summary = _pytest_summary(output)
     if returncode == 0:
-        if summary is not None and summary[1] == 0:
+        if counts is not None and counts.passed == 0:
             return RunVerdict("could_not_run", "no test passed or failed (exit 0)")
-        return RunVerdict("passed", "the tests pass", 0, summary[1] if summary else 0)
-    if summary is None or summary[0] == 0:
+        return RunVerdict("passed", "the tests pass", 0, counts.passed if counts else 0)
+    if counts is None or counts.failed == 0:
         return RunVerdict(
             "could_not_run", f"the command failed before any test ran (exit {returncode})"
         )
-    return RunVerdict("failed", f"{summary[0]} test(s) failed or errored", *summary)
+    return RunVerdict(
+        "failed", f"{counts.failed} test(s) failed or errored", counts.failed, counts.passed
+    )
 
 
 def _unittest(returncode: int, output: str) -> RunVerdict:
-    if _NO_MODULE.search(output) and not _UNITTEST_RAN.search(output):
+    n = unittest_ran(output)
+    if runner_missing(output) and n is None:
         return RunVerdict("could_not_run", f"the command failed to start (exit {returncode})")
-    if m := _UNITTEST_IMPORT.search(output):
-        what = m["what"] or "a test module"
+    if (module := unittest_import_error(output)) is not None:
+        what = module or "a test module"
         return RunVerdict("could_not_run", f"the test module {what} fails to import")
-    ran = _UNITTEST_RAN.search(output)
-    if ran is None:
+    if n is None:
         return RunVerdict("could_not_run", f"no test ran (exit {returncode})")
-    n = int(ran["n"])
     if n == 0:
         return RunVerdict("could_not_run", "no tests were collected")
-    counts = re.search(r"FAILED \((?P<body>[^)]*)\)", output)
-    if returncode == 0 and counts is None:
+    failed = unittest_failed(output)
+    if returncode == 0 and failed is None:
         return RunVerdict("passed", "the tests pass", 0, n)
-    failed = sum(
-        int(x) for x in re.findall(r"(?:failures|errors)=(\d+)", counts["body"] if counts else "")
-    )
-    if failed == 0:
+    if not failed:
         return RunVerdict(
             "could_not_run", f"the run failed without a failing test (exit {returncode})"
         )
