@@ -9,7 +9,9 @@ back where a value was expected, and the string keys the failing lines read
 the code lacks; :func:`printed_literal_lines` finds the code's own string
 literals that the run printed; :func:`failure_frames` lists the frames, and
 :func:`repo_path` maps a printed path to the repository's. Nothing here
-knows about any one project.
+knows about any one project. The exception lines, locations and assertion
+sides are read by the one reader of a test run (:mod:`fixbugs.pyenv.raised`;
+``failure_frames`` is its ``frames``); what they hint at is judged here.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 from agentrt import literal_value, parse_python
+from fixbugs.pyenv.raised import assertion_diff, assertion_sides, locations, raised
+from fixbugs.pyenv.raised import frames as failure_frames
 
 __all__ = [
     "FailureHints",
@@ -31,16 +35,8 @@ __all__ = [
     "test_numbers",
 ]
 
-_EXC = re.compile(r"^E\s+([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))\b", re.M)
-_LOCATION = re.compile(r"^([^\s:][^:\n]*\.py):(\d+): (\w+)$", re.M)
-# pytest's long traceback: each frame's ``path:line: in function``, or ``path:line: `` for
-# the test's own frame (the crash line has the exception's name instead: _LOCATION)
-_FRAME = re.compile(r"^([^\s:][^:\n]*\.py):(\d+):(?: in [\w<>.]+)? ?$", re.M)
 # a None used as a value (``'NoneType' object has no attribute 'x'``, ``... is not iterable``)
-# CPython's frame line; [ \t], not \s: a \s* would run on over blank lines from every line
-_FILE_LINE = re.compile(r'^[ \t]*File "([^"]+\.py)", line (\d+)', re.M)
 _NONE_VALUE = re.compile(r"'NoneType' object")
-# an empty string reached as a value: ``KeyError: ''``, ``invalid literal for int() ...: ''``
 # a key the failing line reads: ``result['id']``, ``info.get("title")`` on pytest's ``>`` lines
 _READ_KEY = re.compile(r"""(?:\[\s*|\.get\(\s*)(['"])([A-Za-z_][\w.-]{0,40})\1\s*[\]),]""")
 # the code gave nothing where a value was expected: ``None != 'foo'`` (unittest, actual
@@ -50,9 +46,6 @@ _GOT_NOTHING = re.compile(
     r"(?:None|\[\]|''|\{\}) == )",
     re.M,
 )
-_EMPTY_VALUE = re.compile(r"^E?[ \t]*\w*(?:Error|Exception)\b.*: ''$", re.M)
-_ASSERT_EQ = re.compile(r"^E\s+(?:AssertionError: )?assert (.+?) == (.+)$", re.M)
-_DIFF = re.compile(r"^E\s{3,}([-+]) (.*)$", re.M)
 _WORD = re.compile(r"[-\w.:/@']+")
 
 
@@ -94,29 +87,26 @@ def _literal_text(text: str) -> str:
 def parse_hints(output: str, is_test: object = None) -> FailureHints:
     """Hints from a test run's output (pytest's long form, or a plain traceback)."""
     counts: dict[str, int] = {}
-    for m in _EXC.finditer(output):
-        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
-    for m in re.finditer(r"^(\w+(?:Error|Exception)): ", output, re.M):
-        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    found = raised(output)
+    # pytest's E lines first, then a plain traceback's: the order among equal counts
+    for r in [r for r in found if r.marked] + [r for r in found if not r.marked]:
+        if r.short[:1].isupper():
+            counts[r.short] = counts.get(r.short, 0) + 1
     excs = tuple(sorted(counts, key=lambda k: -counts[k]))
     locs: dict[tuple[str, int], None] = {}
-    for m in _LOCATION.finditer(output):
-        locs.setdefault((m.group(1), int(m.group(2))), None)
-    for m in _FRAME.finditer(output):
-        locs.setdefault((m.group(1), int(m.group(2))), None)
-    for m in _FILE_LINE.finditer(output):
-        locs.setdefault((m.group(1), int(m.group(2))), None)
-    sides = tuple((m.group(1).strip(), m.group(2).strip()) for m in _ASSERT_EQ.finditer(output))
-    minus = tuple(m.group(2) for m in _DIFF.finditer(output) if m.group(1) == "-")
-    plus = tuple(m.group(2) for m in _DIFF.finditer(output) if m.group(1) == "+")
+    for loc in locations(output):
+        locs.setdefault((loc.path, loc.line), None)
+    minus, plus = assertion_diff(output)
+    # an empty string reached as a value: ``KeyError: ''``, ``invalid literal for int() ...: ''``
+    empty = any(f"{r.type}: {r.message}".endswith(": ''") for r in found)
     return FailureHints(
         excs,
         tuple(locs),
-        sides,
+        assertion_sides(output),
         minus,
         plus,
         saw_none=bool(_NONE_VALUE.search(output)),
-        saw_empty=bool(_EMPTY_VALUE.search(output)),
+        saw_empty=empty,
         keys=_read_keys(output),
         got_nothing=bool(_GOT_NOTHING.search(output)),
     )
@@ -130,22 +120,6 @@ def _read_keys(output: str) -> tuple[str, ...]:
             for m in _READ_KEY.finditer(line):
                 keys.setdefault(m.group(2), None)
     return tuple(keys)
-
-
-def failure_frames(output: str) -> list[tuple[str, int]]:
-    """(path, line) of a failing run's traceback frames, innermost first, each once.
-
-    pytest's long form (``path:line: in f``, and the crash line
-    ``path:line: ExcName``) or a plain traceback (``File "path", line N``).
-    """
-    found: list[tuple[int, tuple[str, int]]] = []
-    for rx in (_FRAME, _LOCATION):
-        found += [(m.start(), (m.group(1), int(m.group(2)))) for m in rx.finditer(output)]
-    found += [(m.start(), (m.group(1), int(m.group(2)))) for m in _FILE_LINE.finditer(output)]
-    out: dict[tuple[str, int], None] = {}
-    for _, at in sorted(found, reverse=True):
-        out.setdefault(at, None)
-    return list(out)
 
 
 def repo_path(path: str, listed: Collection[str]) -> str | None:

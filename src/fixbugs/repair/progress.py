@@ -6,29 +6,24 @@ dictionary key of a result is one assertion further on), fewer of the
 named tests fail, or the run now crashes elsewhere with another exception
 (a pattern that now matches hands an empty argument on). Such a candidate
 is a stepping stone: the repair builds its next edit on top of it
-(:mod:`fixbugs.repair.followup`). Sans-IO: it reads the text of two runs.
+(:mod:`fixbugs.repair.followup`). Sans-IO: it reads the text of two runs
+through the one reader of a test run (:mod:`fixbugs.pyenv.testoutput`,
+:mod:`fixbugs.pyenv.raised`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
 from fixbugs.localize.traceback import is_test_path
-from fixbugs.pyenv.failures import summary_ids
-from fixbugs.repair.hints import failure_frames
+from fixbugs.pyenv.raised import frames, locations, raised
+from fixbugs.pyenv.testoutput import summary_ids
 
 __all__ = ["FailurePoint", "Progress", "progress"]
 
 Progress = Literal["strong", "weak"]
 
-# the exception a run ended with: pytest's ``E   pkg.mod.FooError: msg``, a plain traceback's
-# last ``FooError: msg``, or pytest's crash line ``path:line: FooError``
-_RAISED = re.compile(
-    r"^(?:E\s+)?(?:[\w]+\.)*([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure))\b", re.M
-)
-_CRASH_NAME = re.compile(r"^[^\s:][^:\n]*\.py:\d+: ([A-Z]\w*)$", re.M)
 # exceptions an edit raises by breaking the code, not by getting further along
 _BROKEN = frozenset(
     {
@@ -56,13 +51,15 @@ class FailurePoint:
 
     @classmethod
     def parse(cls, output: str) -> FailurePoint:
-        frames = failure_frames(output)
-        tests = [f for f in frames if is_test_path(f[0])]
-        names = _CRASH_NAME.findall(output) or _RAISED.findall(output)
+        where = frames(output)
+        tests = [f for f in where if is_test_path(f[0])]
+        # pytest's crash line names what the run ended with; else the last exception line
+        crashes = [c.name for c in locations(output) if c.kind == "crash" and c.name[:1].isupper()]
+        names = crashes or [r.short for r in raised(output) if r.short[:1].isupper()]
         return cls(
             failed=summary_ids(output),
             test_line=tests[-1] if tests else None,
-            crash=frames[0] if frames else None,
+            crash=where[0] if where else None,
             exception=names[-1] if names else None,
         )
 
