@@ -27,6 +27,7 @@ from pathlib import Path
 from fixbugs.eval.case import AgentOutput, AgentRunner, Case
 from fixbugs.eval.full_agent import output_from_report
 from fixbugs.eval.reproduction import repository_modules, reproduction_kind
+from fixbugs.pyenv.testid import TestId
 from fixbugs.pyenv.testrun import parse_outcomes
 from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.report_schema import ReportModel
@@ -91,9 +92,9 @@ async def _independent_check(
 def _shows_failing(test: str, outcomes: Mapping[str, str]) -> bool:
     """``test`` (or one of its parametrized ids, ``test[...]``, or of a class's tests,
     ``Class::test_x``) failed or errored."""
+    wanted = TestId.parse(test)
     return any(
-        o in ("failed", "error") and (i == test or i.startswith((test + "[", test + "::")))
-        for i, o in outcomes.items()
+        o in ("failed", "error") and TestId.parse(i).within(wanted) for i, o in outcomes.items()
     )
 
 

@@ -43,6 +43,7 @@ from fixbugs.localize.function_match import (
 from fixbugs.localize.rank import DEFAULT_WEIGHTS, RankedFile
 from fixbugs.localize.report_text import evidence_text
 from fixbugs.localize.sbfl import suspicious_ranges
+from fixbugs.pyenv.testid import TestId
 
 __all__ = ["Region", "function_spans", "region_at", "sbfl_ranges", "suspicious_regions"]
 
@@ -250,7 +251,7 @@ def _word_hits(
 
 def _tested_name(test_id: str) -> str:
     """``tests/x.py::TestA::test_get_new_command[p0]`` → ``get_new_command``."""
-    name = test_id.split("::")[-1].split("[", 1)[0]
+    name = TestId.parse(test_id).function
     return name.removeprefix("test_") if name.startswith("test_") else ""
 
 

@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 
 from fixbugs.localize.evidence import Evidence
 from fixbugs.localize.traceback import is_test_path
+from fixbugs.pyenv.testid import TestId
 from fixbugs.sandbox.executor import Executor
 from fixbugs.sandbox.reported import CopyPaths
 from fixbugs.sandbox.untrusted import (
@@ -189,9 +190,8 @@ def score_runs(scores: Mapping[int, float]) -> tuple[tuple[int, int, float], ...
 
 def node_key(node_id: str) -> str:
     """``tests/a/test_x.py::C::t[p]`` → ``test_x.C.t``: comparable with a coverage context."""
-    file, _, rest = node_id.partition("::")
-    rest = rest.split("[", 1)[0]
-    return ".".join([PurePosixPath(file).stem, *[p for p in rest.split("::") if p]])
+    tid = TestId.parse(node_id)
+    return ".".join([PurePosixPath(tid.path).stem, *[p for p in tid.names if p]])
 
 
 def context_key(context: str, keys: Sequence[str]) -> str | None:

@@ -31,6 +31,7 @@ from fixbugs.pyenv.failures import (
     failures,
     final_exception,
 )
+from fixbugs.pyenv.testid import TestId
 
 __all__ = [
     "FailureMatch",
@@ -76,7 +77,7 @@ def command_from_frames(failure: ParsedFailure | None, files: Collection[str]) -
     """A pytest command for the test functions the report's traceback passes through."""
     if failure is None:
         return None
-    ids = [t for t in failure.failing_tests if t.split("::")[0] in files]
+    ids = [t for t in failure.failing_tests if TestId.parse(t).path in files]
     if ids:
         return "python -m pytest -p no:cacheprovider " + " ".join(shlex.quote(t) for t in ids)
     for frame in failure.frames:
@@ -138,11 +139,11 @@ def _same_message(report: str, seen: str) -> bool:
 
 
 def _section_of(test_id: str, sections: Sequence[Failure]) -> Failure | None:
-    full = test_id.split("::", 1)[-1].replace("::", ".")
-    for name in (test_id, full):
+    tid = TestId.parse(test_id)
+    for name in (test_id, tid.heading):
         if found := next((f for f in sections if f.name == name), None):
             return found
-    base = full.split("[", 1)[0]
+    base = ".".join(tid.names) if tid.names else test_id.split("[", 1)[0]
     return next((f for f in sections if f.name.split("[", 1)[0] == base), None)
 
 

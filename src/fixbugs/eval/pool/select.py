@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fixbugs.eval.pool.testruns import ModuleRun
+from fixbugs.pyenv.testid import TestId
 
 __all__ = ["Selection", "select_tests"]
 
@@ -43,7 +44,7 @@ def select_tests(
         c
         for c in candidates
         if now.get(c) == "passed"
-        and (c.split("::", 1)[0] in broken or was.get(c) in ("failed", "error"))
+        and (TestId.parse(c).path in broken or was.get(c) in ("failed", "error"))
     )
     if not failing:
         return Selection(reason=_why_none(candidates, was, now, broken))

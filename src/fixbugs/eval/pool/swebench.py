@@ -40,6 +40,7 @@ from fixbugs.eval.pool.select import Selection, select_tests
 from fixbugs.eval.pool.testruns import pytest_argv, run_commands, run_modules
 from fixbugs.inputs.hostgit import apply_diff
 from fixbugs.pyenv.testenv import default_cache_dir, ensure_python_env
+from fixbugs.pyenv.testid import TestId
 from fixbugs.sandbox import Sandbox, WorkspaceFactory
 from fixbugs.sandbox.hosttools import git_env, run_tool
 
@@ -305,7 +306,7 @@ def _verify(
 ) -> Selection:
     """The failing and pass-to-pass tests, checked: the modules' runs before and after
     the gold patch, then the test command itself (fails before, passes after)."""
-    modules = sorted({c.split("::", 1)[0] for c in candidates})
+    modules = sorted({TestId.parse(c).path for c in candidates})
     runs = []
     for tree in (before, after):
         done = asyncio.run(

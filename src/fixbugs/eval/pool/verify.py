@@ -19,6 +19,7 @@ from pathlib import Path
 
 from fixbugs.eval.as_user import _shows_failing
 from fixbugs.pyenv.failures import environment_signature, failures
+from fixbugs.pyenv.testid import TestId
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command
 from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths
 
@@ -84,7 +85,7 @@ async def check_case(
         finally:
             await asyncio.to_thread(fixed.close)
         for t in failing:
-            got = [o for i, o in after.items() if i == t or i.startswith((t + "[", t + "::"))]
+            got = [o for i, o in after.items() if TestId.parse(i).within(TestId.parse(t))]
             if not got or any(o != "passed" for o in got):
                 return Checked(skipped=f"{t} does not pass with the real fix ({got or 'not run'})")
         paths = (
