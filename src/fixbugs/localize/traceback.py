@@ -9,7 +9,9 @@ and with paths from the reporter's machine (``/home/user/project/...``), so
 paths are mapped back onto the repository's files by their longest
 matching suffix. Frames in an installed copy of the project itself
 (``site-packages/pkg/...``) map to the repository's ``pkg/...``; frames in
-other installed packages and the standard library map to nothing.
+other installed packages and the standard library map to nothing. An
+exception line, in a report as in a test run, is what the one reader of a
+run says it is (:func:`fixbugs.pyenv.raised.exception_line`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from fixbugs.index.paths import is_test_path
 from fixbugs.inputs import pieces as bounded
+from fixbugs.pyenv.raised import exception_line, is_exception_name
 
 __all__ = [
     "Frame",
@@ -42,19 +45,12 @@ _PYTEST_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]{0,4095}\.py):(?P<line>\d+):(?:
 # a warnings-summary location: "path.py:23" alone on a line
 _WARNING_LOC = re.compile(r"^(?P<path>[^\s:][^:\s]{0,4095}\.py):(?P<line>\d+)$")
 _DEF = re.compile(r"^\s*(?:>\s*)?(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
-_EXC_LINE = re.compile(
-    r"^E\s+(?P<type>(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure))(?::\s*(?P<msg>.*))?$"
-)
-_PLAIN_EXC = re.compile(
-    r"^(?P<type>(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)):\s*(?P<msg>.*)$"
-)
 # from the start of a path only, and a parameter list up to the next bracket: linear on
 # a run of path characters or of unclosed brackets
 _NODE_ID = re.compile(r"(?<![\w./-])(?P<id>[\w./-]+\.py::[\w:]+(?:\[[^\[\]\n]*+\])?)")
 # a line a person leaves where they cut a pasted traceback short
 _CUT = re.compile(r"^\s*(?:\.\.\.|\[\.\.\.\]|…|\[…\]|\(\.\.\.\)|\[snip\w*\]|<snip\w*>)\s*$", re.I)
 _SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$")
-_EXC_NAME = re.compile(r"^(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)$")
 _INSTALLED = ("site-packages/", "dist-packages/", "/lib/python", "<frozen", "<string>", "<")
 _PACKAGE_DIRS = ("site-packages/", "dist-packages/")
 
@@ -280,18 +276,16 @@ def parse_failure(text: str, repo_files: Collection[str] | None = None) -> Parse
             if not code and rest.startswith("in ") and i + 1 < len(lines):
                 code = lines[i + 1].strip()  # short form: the code line follows
             current.append(_frame(m["path"], m["line"], func, code, repo_files))
-            if rest and not rest.startswith("in ") and _EXC_NAME.match(rest) and exc_type is None:
+            if rest and not rest.startswith("in ") and is_exception_name(rest) and exc_type is None:
                 exc_type = rest
             block = []
             continue
-        e = _EXC_LINE.match(line)
-        if e and exc_type is None:
-            exc_type, exc_msg = e["type"], (e["msg"] or "").strip() or None
-        elif e and exc_msg is None and e["type"] == exc_type:
-            exc_msg = (e["msg"] or "").strip() or None
-        p = _PLAIN_EXC.match(line) if current and not line.startswith(" ") else None
-        if p and exc_type is None:
-            exc_type, exc_msg = p["type"], p["msg"].strip() or None
+        # pytest's E line, or (after a frame) a traceback's unindented last line
+        r = exception_line(line)
+        if r is not None and (r.marked or current) and exc_type is None:
+            exc_type, exc_msg = r.type, r.message or None
+        elif r is not None and r.marked and exc_msg is None and r.type == exc_type:
+            exc_msg = r.message or None
         block.append(line)
     close()
     failing = tuple(dict.fromkeys(m["id"] for m in bounded.finditer(_NODE_ID, text)))

@@ -24,6 +24,7 @@ __all__ = [
     "Raised",
     "assertion_diff",
     "assertion_sides",
+    "exception_line",
     "final_exception",
     "frames",
     "is_exception_name",
@@ -88,13 +89,16 @@ def raised(text: str) -> list[Raised]:
 
 
 def _raised(lines: list[str]) -> list[Raised]:
-    out: list[Raised] = []
-    for line in lines:
-        if m := _E_EXC.match(line):
-            out.append(Raised(m["type"], (m["msg"] or "").strip(), marked=True))
-        elif m := _PLAIN_EXC.match(line):
-            out.append(Raised(m["type"], (m["msg"] or "").strip(), marked=False))
-    return out
+    return [r for line in lines if (r := exception_line(line)) is not None]
+
+
+def exception_line(line: str) -> Raised | None:
+    """The exception ``line`` shows (pytest's ``E`` line or a plain one), or None."""
+    if m := _E_EXC.match(line):
+        return Raised(m["type"], (m["msg"] or "").strip(), marked=True)
+    if m := _PLAIN_EXC.match(line):
+        return Raised(m["type"], (m["msg"] or "").strip(), marked=False)
+    return None
 
 
 def traceback_lines(text: str) -> list[str]:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import pytest
 
+from fixbugs.localize.traceback import parse_failure
 from fixbugs.pyenv.raised import (
     Raised,
     assertion_sides,
+    exception_line,
     final_exception,
     frames,
     is_exception_name,
@@ -296,3 +298,19 @@ def test_one_set_of_exception_names_for_every_shape_of_line() -> None:
         False,
         True,
     ]
+
+
+def test_a_reports_traceback_reads_its_exception_with_the_same_names() -> None:
+    assert exception_line("socket.gaierror: [Errno -2] x") == Raised(
+        "socket.gaierror", "[Errno -2] x", marked=False
+    )
+    assert exception_line("  File 'x.py', line 1") is None
+    report = 'Traceback (most recent call last):\n  File "pkg/a.py", line 3, in f\n    g()\n'
+    bare = parse_failure(report + "StopIteration\n")
+    assert (bare.exception_type, bare.exception_message) == (None, None)  # not an exception name
+    named = parse_failure(report + "pkg_resources.VersionConflict: (six 1.10)\n")
+    assert (named.exception_type, named.exception_message) == (
+        "pkg_resources.VersionConflict",
+        "(six 1.10)",
+    )
+    assert parse_failure(report + "KeyboardInterrupt\n").exception_type == "KeyboardInterrupt"
