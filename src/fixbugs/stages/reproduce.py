@@ -36,6 +36,7 @@ from fixbugs.localize.locate import crash_evidence
 from fixbugs.localize.sbfl import SbflResult, sbfl_evidence, score_runs, suspicious_ranges
 from fixbugs.localize.signals import module_tests
 from fixbugs.pyenv.failures import failure_excerpt
+from fixbugs.pyenv.testid import TestId
 from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, unittest_module
 from fixbugs.pyenv.testverdict import classify_run, tail
 from fixbugs.run.context import RunContext
@@ -85,7 +86,7 @@ async def _discover(
         failed = [
             t
             for t, o in parse_outcomes(output).items()
-            if o in ("failed", "error") and t.split("::", 1)[0] in files
+            if o in ("failed", "error") and TestId.parse(t).path in files
         ]
         return failed, matching_failure(failed, output, analysis.failure, inputs.report.text)
 

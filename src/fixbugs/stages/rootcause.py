@@ -43,6 +43,8 @@ from fixbugs.localize.locate import bug_summary
 from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.regions import Region, suspicious_regions
 from fixbugs.localize.signals import tokenize_code
+from fixbugs.pyenv.testid import TestId
+from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import BugRun, Diagnosis, RootCause
 from fixbugs.stages.explain import evidence_explanation, origin_of
@@ -84,7 +86,8 @@ def run_regions(
     failure = prior.analysis.failure
     test_ids = list(failure.failing_tests) if failure else []
     if inputs.test_command:
-        test_ids += [t for t in inputs.test_command.split() if "::" in t]
+        command = parse_test_command(inputs.test_command)
+        test_ids += [t for t in command.test_ids if TestId.parse(t).names]
     return suspicious_regions(
         files,
         ranked,
