@@ -24,7 +24,7 @@ from fixbugs.examples import EXAMPLES, example_dir
 from fixbugs.inputs.inert import quote_name, strip_controls, terminal
 from fixbugs.run.context import AgentOptions
 from fixbugs.run.model_steps import ModelStepsOption
-from fixbugs.run.progress import JudgmentPrinter, ProgressEvent
+from fixbugs.run.progress import JudgmentPrinter, ProgressEvent, RankedFilesData
 
 _DEFAULTS = AgentOptions()  # the run options' defaults, which the CLI's defaults show
 
@@ -66,12 +66,12 @@ def render_event(ev: ProgressEvent) -> None:
     message = terminal(ev.message)
     if ev.kind == "hypothesis":
         console.print(f"{head} [bold yellow]first hypothesis:[/] {message}")
-    elif ev.kind == "ranked_files":
+    elif isinstance(ev.data, RankedFilesData):
         console.print(f"{head} {message}")
-        for i, f in enumerate(ev.data.get("files", [])[:5], 1):
-            path = terminal(quote_name(f["path"]))
-            reasons = terminal("; ".join(f["reasons"][:2]))
-            console.print(f"{'':22}{i}. {path}  [dim]{f['score']:.3f}  {reasons}[/]")
+        for i, f in enumerate(ev.data.files[:5], 1):
+            path = terminal(quote_name(f.path))
+            reasons = terminal("; ".join(f.reasons[:2]))
+            console.print(f"{'':22}{i}. {path}  [dim]{f.score:.3f}  {reasons}[/]")
     elif ev.kind == "validated":
         console.print(f"{head} [bold green]{message}[/]")
     elif ev.kind in {"stage_started", "candidate"}:

@@ -35,7 +35,18 @@ from rich.markdown import Markdown
 from agentrt.cli import run_app
 from fixbugs import cli
 from fixbugs.errors import InputError
-from fixbugs.run.progress import ProgressEvent
+from fixbugs.run.progress import (
+    NO_DATA,
+    CandidateData,
+    EventData,
+    EventKind,
+    HypothesisData,
+    JudgmentData,
+    ProgressEvent,
+    RankedFileData,
+    RankedFilesData,
+    ValidatedData,
+)
 from fixbugs.run.report import RunReport
 from fixbugs.run.report_schema import report_json_schema
 
@@ -189,8 +200,8 @@ def test_a_validated_report_says_its_oracle_is_the_repositorys_own_tests() -> No
     assert "can still pass a wrong patch" not in unvalidated.markdown()
 
 
-def _event(kind: str, message: str, **data: Any) -> ProgressEvent:
-    return ProgressEvent(kind, "analysis", 1.0, message, data)  # type: ignore[arg-type]
+def _event(kind: EventKind, message: str, data: EventData = NO_DATA) -> ProgressEvent:
+    return ProgressEvent(kind, "analysis", 1.0, message, data)
 
 
 def test_progress_lines_show_the_repositorys_strings_as_text(monkeypatch) -> None:
@@ -198,13 +209,13 @@ def test_progress_lines_show_the_repositorys_strings_as_text(monkeypatch) -> Non
     evil = taint("message") + " :warning:"
     name = "pkg/evil\x1b[2K\n##Patch.py"
     events = [
-        _event("hypothesis", evil),
-        _event("ranked_files", evil, files=[{"path": name, "score": 0.5, "reasons": [evil]}]),
-        _event("validated", evil),
-        _event("candidate", evil),
+        _event("hypothesis", evil, HypothesisData(name, (evil,))),
+        _event("ranked_files", evil, RankedFilesData((RankedFileData(name, 0.5, (evil,)),))),
+        _event("validated", evil, ValidatedData(evil, "low")),
+        _event("candidate", evil, CandidateData(evil, "swallows")),
         _event("note", evil),
-        _event("judgment", "", delta=f"judged {OSC52}{HIDE}{MARKUP}"),
-        _event("judgment", "", done=True),
+        _event("judgment", "", JudgmentData(delta=f"judged {OSC52}{HIDE}{MARKUP}")),
+        _event("judgment", "", JudgmentData(done=True)),
     ]
     with cli.console.capture() as cap:
         for ev in events:

@@ -21,7 +21,7 @@ import pytest
 from svckit import InProcess, in_process, memory_service, tar_gz, whole_report
 
 from agentrt import FakeClock
-from fixbugs.run.progress import EventSink, ProgressEvent
+from fixbugs.run.progress import EventSink, ProgressEvent, RunFinishedData
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.service import ApiKeys, BugSpec, create_app
 
@@ -32,7 +32,7 @@ TTL_S = 3600.0
 async def leaky_investigator(spec: BugSpec, sink: EventSink) -> ReportModel:
     sink(ProgressEvent("run_started", "run", 0.0, "investigating"))
     secret = await asyncio.to_thread((spec.repo / "secret.txt").read_text)
-    sink(ProgressEvent("run_finished", "run", 1.0, "done"))
+    sink(ProgressEvent("run_finished", "run", 1.0, "done", RunFinishedData(validated=False)))
     return whole_report(spec.title, quoted=secret)
 
 

@@ -19,6 +19,7 @@ from typing import Literal
 
 from fixbugs.inputs import BugInputs
 from fixbugs.run.context import RunContext
+from fixbugs.run.progress import RunFinishedData
 from fixbugs.run.record import BugRun
 from fixbugs.run.report import RunReport, build_report
 
@@ -46,7 +47,8 @@ def start_run(inputs: BugInputs, ctx: RunContext) -> None:
         journal.note("models", ctx.options.models_line)
     if ctx.options.python is not None:
         env = ctx.options.python
-        journal.emit("note", "reproduction", f"tests run with {env.describe()}", **env.to_dict())
+        # the report's ``environment`` has what the note names; the event is its line
+        journal.emit("note", "reproduction", f"tests run with {env.describe()}")
         if env.pytest is None:
             journal.note(
                 "reproduction",
@@ -93,5 +95,5 @@ def complete_report(
         total_s=ctx.journal.elapsed(),
         critical_path=critical_path,
     )
-    ctx.journal.emit("run_finished", "run", "done", validated=report.validated)
+    ctx.journal.emit("run_finished", "run", "done", RunFinishedData(report.validated))
     return report

@@ -34,7 +34,7 @@ from fixbugs.localize.traceback import ParsedFailure
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.repair.summary import RepairSummary
 from fixbugs.repair.verdict import FailedCheck, VerdictLevel
-from fixbugs.run.progress import ProgressEvent
+from fixbugs.run.progress import ProgressEvent, ReproductionData, RootCauseData
 
 __all__ = [
     "RECORD_VERSION",
@@ -52,8 +52,9 @@ __all__ = [
 
 # bumped whenever a field changes meaning; a worker refuses a record of another version
 # (7: ``Validation.validated`` became its ``level`` with the ``failed`` checks, issue 44;
-# 9: ``Reproduction.crash``, the reproduction's own traceback as file evidence)
-RECORD_VERSION: Literal[9] = 9
+# 9: ``Reproduction.crash``, the reproduction's own traceback as file evidence;
+# 10: each progress event's ``data`` is its kind's object, fixbugs.run.progress.DATA_OF)
+RECORD_VERSION: Literal[10] = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +110,10 @@ class Reproduction:
         """The named tests ran and failed on the current code."""
         return self.status == "confirmed"
 
+    def event_data(self) -> ReproductionData:
+        """What the ``reproduction`` event says of it."""
+        return ReproductionData(self.command, self.origin, self.confirmed, self.status)
+
 
 @dataclass(frozen=True, slots=True)
 class RootCause:
@@ -131,6 +136,17 @@ class RootCause:
             "origin": self.origin,
             "evidence": list(self.evidence),
         }
+
+    def event_data(self) -> RootCauseData:
+        """What the ``root_cause`` event says of it: the report's ``root_cause``."""
+        return RootCauseData(
+            self.path,
+            self.function,
+            (self.start, self.end),
+            self.explanation,
+            self.origin,
+            self.evidence,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +233,7 @@ class BugRun(_Record):
     journal and metrics recorder held when the record was taken.
     """
 
-    version: Literal[9] = RECORD_VERSION
+    version: Literal[10] = RECORD_VERSION
     started: float
     analysis: Analysis = Analysis()
     reproduction: Reproduction | None = None

@@ -9,7 +9,8 @@ reading our code. Models allow extra keys, so a new
 field never breaks an old reader; the test suite checks that every key a
 run writes is described here. ``version`` is bumped whenever a field
 changes meaning (:data:`REPORT_VERSION`): 2 added ``verdict`` and
-``validation.failed_checks``, and ``patch`` is set at ``passes_tests`` too.
+``validation.failed_checks``, and ``patch`` is set at ``passes_tests`` too; 3
+made each event's ``data`` the object its ``kind`` carries.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fixbugs.repair.summary import RepairSummary
 from fixbugs.repair.verdict import CheckKind, VerdictLevel
+from fixbugs.run.progress import NO_DATA, DataOfKind, EventKind
 
 # 2: ``verdict`` and ``validation.failed_checks`` (issue 44); a report without
-# ``version`` is of version 1, whose ``validated`` meant "the tests passed"
-REPORT_VERSION = 2
+# ``version`` is of version 1, whose ``validated`` meant "the tests passed";
+# 3: each event's ``data`` is its kind's object (fixbugs.run.progress.DATA_OF): a
+# ``reproduction`` event's says command, origin, confirmed and status (before, only some)
+REPORT_VERSION = 3
 
 __all__ = [
     "REPORT_VERSION",
@@ -164,11 +168,14 @@ class EvidenceItem(_Open):
 
 
 class EventItem(_Open):
-    kind: str
+    """A progress event (:class:`fixbugs.run.progress.ProgressEvent`): ``data`` is the
+    object its ``kind`` carries, ``{}`` for a stage change or a note."""
+
+    kind: EventKind
     stage: str
     at_s: float
     message: str
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: DataOfKind = NO_DATA
 
 
 class EnvironmentItem(_Open):
@@ -258,6 +265,27 @@ class ReportModel(_Open):
         if isinstance(data, dict) and "verdict" not in data and data.get("validated") is True:
             return {**data, "verdict": VerdictLevel.VALIDATED}
         return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_events(cls, data: Any) -> Any:
+        """Before version 3 a ``reproduction`` event said only some of the reproduction
+        (none of it when nothing ran): the report's ``reproduction`` says the rest."""
+        if not isinstance(data, dict) or data.get("version", 1) not in (1, 2):
+            return data
+        said, events = data.get("reproduction"), data.get("events", [])
+        if not isinstance(said, dict) or not isinstance(events, list):
+            return data
+        whole = {k: said.get(k) for k in ("command", "origin", "confirmed", "status")}
+        whole["status"] = whole["status"] or "none"  # absent from a version 1 report
+        return {**data, "events": [_whole_reproduction(e, whole) for e in events]}
+
+
+def _whole_reproduction(event: Any, whole: dict[str, Any]) -> Any:
+    if not isinstance(event, dict) or event.get("kind") != "reproduction":
+        return event
+    said = event.get("data")
+    return {**event, "data": {**whole, **(said if isinstance(said, dict) else {})}}
 
 
 def report_json_schema() -> dict[str, Any]:

@@ -40,6 +40,7 @@ from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.traceback import ParsedFailure, parse_failure
 from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.run.context import RunContext
+from fixbugs.run.progress import HypothesisData, LogFindingsData
 from fixbugs.run.record import Analysis, Evidence
 from fixbugs.stages.ranked import ranked_event
 
@@ -218,8 +219,7 @@ async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
             "hypothesis",
             "analysis",
             f"{top.path} — " + "; ".join(top.reasons[:2]),
-            path=top.path,
-            reasons=list(top.reasons),
+            HypothesisData(top.path, tuple(top.reasons)),
         )
         # one clock reading: the report's figure is the event's own time
         first_hypothesis_s = hypothesis.at_s
@@ -240,7 +240,7 @@ async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
             "analysis",
             f"{len(d.items)} log findings ({d.dropped} duplicates dropped), ordered by time, "
             f"grouped into {len(d.by_trace)} trace(s), {len(d.by_service)} service(s)",
-            services=sorted(d.by_service),
+            LogFindingsData(tuple(sorted(d.by_service))),
         )
     ranked_event(ctx, "analysis", "ranked files (static signals)", ranked)
     return Analysis(

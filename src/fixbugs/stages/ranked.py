@@ -9,14 +9,14 @@ from collections.abc import Sequence
 
 from fixbugs.localize.rank import RankedFile
 from fixbugs.run.context import RunContext
+from fixbugs.run.progress import RankedFileData, RankedFilesData
 
 __all__ = ["ranked_event"]
 
 
 def ranked_event(ctx: RunContext, stage: str, what: str, ranked: Sequence[RankedFile]) -> None:
     """The top of a ranking as an event (the analysis's, then the root cause's)."""
-    files = [
-        {"path": r.path, "score": round(r.score, 3), "reasons": list(r.reasons)}
-        for r in ranked[:10]
-    ]
-    ctx.journal.emit("ranked_files", stage, what, files=files)
+    files = tuple(
+        RankedFileData(r.path, round(r.score, 3), tuple(r.reasons)) for r in ranked[:10]
+    )
+    ctx.journal.emit("ranked_files", stage, what, RankedFilesData(files))

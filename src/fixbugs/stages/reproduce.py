@@ -35,9 +35,9 @@ from fixbugs.localize.evidence import Evidence as FileEvidence
 from fixbugs.localize.locate import crash_evidence
 from fixbugs.localize.sbfl import SbflResult, sbfl_evidence, score_runs, suspicious_ranges
 from fixbugs.localize.signals import module_tests
-from fixbugs.pyenv.failures import failure_excerpt
 from fixbugs.pyenv.testid import TestId
-from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, unittest_module
+from fixbugs.pyenv.testoutput import failure_excerpt, parse_outcomes
+from fixbugs.pyenv.testrun import parse_test_command, unittest_module
 from fixbugs.pyenv.testverdict import classify_run, tail
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import Analysis, Reproduction, Sbfl
@@ -154,7 +154,7 @@ async def _reproduce(
         return from_snippet(snippet, ctx), None
     if not cmd:
         rep = Reproduction(None, "none", "none", NO_REPRO)
-        ctx.journal.emit("reproduction", "reproduction", rep.summary)
+        ctx.journal.emit("reproduction", "reproduction", rep.summary, rep.event_data())
         return rep, None
     parsed = parse_test_command(cmd)
     missing = _missing_pytest(ctx, parsed.runner)
@@ -162,7 +162,7 @@ async def _reproduce(
         rep = Reproduction(
             cmd, origin, "could_not_run", f"could not run: {missing}; the bug was not reproduced"
         )
-        ctx.journal.emit("reproduction", "reproduction", rep.summary, command=cmd, origin=origin)
+        ctx.journal.emit("reproduction", "reproduction", rep.summary, rep.event_data())
         return rep, None
     run = await ctx.run_in(workspace, cmd, "reproduce")
     # paths as the user knows them: relative to their repository, not the sandbox copy
@@ -200,10 +200,7 @@ async def _reproduce(
         "reproduction",
         f"{'confirmed' if confirmed else 'not confirmed'}: {summary}"
         + (f"; {passing} other test(s) pass now and must keep passing" if baseline else ""),
-        command=cmd,
-        origin=origin,
-        confirmed=confirmed,
-        status=rep.status,
+        rep.event_data(),
     )
     if rep.status == "could_not_run":
         ctx.journal.note("reproduction", f"last lines of `{cmd}`:\n{tail(output, 10)}")

@@ -46,6 +46,7 @@ from fixbugs.localize.signals import tokenize_code
 from fixbugs.pyenv.testid import TestId
 from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.run.context import RunContext
+from fixbugs.run.progress import JudgmentData
 from fixbugs.run.record import BugRun, Diagnosis, RootCause
 from fixbugs.stages.explain import evidence_explanation, origin_of
 from fixbugs.stages.quorum import Judged, settle
@@ -252,12 +253,12 @@ async def _stream_judgment(ctx: RunContext, judge: ChatModel, req: ChatRequest) 
         async for ev in judge.stream(req):
             if isinstance(ev, TextDelta) and ev.text:
                 pieces.append(ev.text)
-                ctx.journal.emit("judgment", "root_cause", ev.text, delta=ev.text)
+                ctx.journal.emit("judgment", "root_cause", ev.text, JudgmentData(delta=ev.text))
             elif isinstance(ev, Completed) and not pieces:
                 pieces.append(ev.result.text)
     finally:
         if pieces:
-            ctx.journal.emit("judgment", "root_cause", "", done=True)
+            ctx.journal.emit("judgment", "root_cause", "", JudgmentData(done=True))
     return "".join(pieces)
 
 
@@ -369,6 +370,6 @@ async def run_root_cause(inputs: BugInputs, prior: BugRun, ctx: RunContext) -> D
             "root_cause",
             "root_cause",
             f"{rc.path}:{rc.start}-{rc.end} ({rc.origin}): {rc.explanation}",
-            **rc.to_dict(),
+            rc.event_data(),
         )
     return Diagnosis(ranked=tuple(ranked), regions=tuple(regions), root_cause=rc)

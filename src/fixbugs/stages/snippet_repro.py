@@ -123,9 +123,7 @@ def from_snippet(run: SnippetRun, ctx: RunContext) -> Reproduction:
         "reproduction",
         "reproduction",
         f"{'confirmed' if confirmed else 'not confirmed'}: {summary}",
-        origin="snippet",
-        confirmed=confirmed,
-        status=status,
+        rep.event_data(),
     )
     return rep
 

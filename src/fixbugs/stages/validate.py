@@ -43,6 +43,7 @@ from fixbugs.repair.ranking import RepairCandidate, with_shape
 from fixbugs.repair.summary import RepairBench, bench_figures, repair_summary
 from fixbugs.repair.verdict import FailedCheck, VerdictLevel
 from fixbugs.run.context import RunContext
+from fixbugs.run.progress import CandidateData, ValidatedData
 from fixbugs.run.record import BugRun, Diagnosis, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
@@ -178,14 +179,17 @@ async def validate_candidates(
             ctx.journal.emit(
                 "candidate", "validation",
                 f"#{c.id} {c.why} passes the tests but is not validated: it {first.line()}",
-                diff=c.diff, shape=first.kind,
+                CandidateData(c.diff, first.kind),
             )  # fmt: skip
         elif o.status == "validated":
-            ctx.journal.emit("validated", "validation", f"validated: {c.why}", diff=c.diff,
-                             overfit_risk=c.overfit_risk)  # fmt: skip
+            ctx.journal.emit("validated", "validation", f"validated: {c.why}",
+                             ValidatedData(c.diff, c.overfit_risk))  # fmt: skip
         elif o.status in ("rejected", "did_not_apply"):
             ctx.journal.emit(
-                "candidate", "validation", f"rejected #{c.id} {c.why} at {o.stage}: {o.detail}"
+                "candidate",
+                "validation",
+                f"rejected #{c.id} {c.why} at {o.stage}: {o.detail}",
+                CandidateData(),
             )
 
     async def run(sb: Workspace, cmd: str, what: str, timeout_s: float) -> CommandResult:
@@ -320,7 +324,10 @@ async def _lead(
         if res.broke is not None:
             broke[c.id] = f"rejected at package: {res.broke}"
             ctx.journal.emit(
-                "candidate", "validation", f"rejected #{c.id} {c.why} at package: {res.broke}"
+                "candidate",
+                "validation",
+                f"rejected #{c.id} {c.why} at package: {res.broke}",
+                CandidateData(),
             )
             continue
         if res.unjudged is not None:

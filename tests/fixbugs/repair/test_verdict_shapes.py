@@ -204,7 +204,7 @@ async def test_the_only_passing_fix_in_a_demoting_shape_is_never_validated(
     assert shape.kind in [c.kind for c in v.failed]
     report = build_report(run, title="bug", environment=None, total_s=1.0)
     d = report.to_dict()
-    assert d["verdict"] == "passes_tests" and d["validated"] is False and d["version"] == 2
+    assert d["verdict"] == "passes_tests" and d["validated"] is False and d["version"] == 3
     assert shape.kind in [c["kind"] for c in d["validation"]["failed_checks"]]
     md = report.markdown()
     assert "**Passes tests, not validated**" in md and "**Validated fix**" not in md

@@ -21,7 +21,7 @@ from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.driver import STAGES
 from fixbugs.run.model_steps import ALL_STEPS
-from fixbugs.run.progress import collecting_sink
+from fixbugs.run.progress import HypothesisData, collecting_sink
 
 pytestmark = pytest.mark.needs_root
 
@@ -76,7 +76,7 @@ async def test_bundled_example_is_localized_reproduced_and_fixed(example: Path):
     # the first hypothesis comes before any stage after analysis has even started
     assert kinds.index("hypothesis") < kinds.index("reproduction")
     hyp = events[kinds.index("hypothesis")]
-    assert hyp.data["path"] == "shop/pricing.py"
+    assert isinstance(hyp.data, HypothesisData) and hyp.data.path == "shop/pricing.py"
     assert d["first_hypothesis_s"] == hyp.at_s
     # the user's repository is never modified
     assert _digest(example / "repo") == before

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from fixbugs.localize.evidence import Evidence
 from fixbugs.queued.state import decode, encode
+from fixbugs.run.progress import DATA_OF, NoData, ProgressEvent
 from fixbugs.run.record import BugRun, Reproduction, Sbfl
 
 _JSON = st.recursive(
@@ -34,6 +35,17 @@ def _strategy(hint: Any) -> st.SearchStrategy[Any]:
         return _JSON
     if hint is type(None):
         return st.none()
+    if hint is ProgressEvent:  # its data is the class its kind carries
+        return st.sampled_from(sorted(DATA_OF)).flatmap(
+            lambda kind: st.builds(
+                ProgressEvent,
+                st.just(kind),
+                _strategy(str),
+                _strategy(float),
+                _strategy(str),
+                _strategy(DATA_OF[kind]),
+            )
+        )
     if hint in (int, float, str, bool):
         return {
             int: st.integers(-(2**40), 2**40),
@@ -96,6 +108,8 @@ def test_the_strategy_fills_every_field() -> None:
             seen.add("failed checks")
         if run.records:
             seen.add("call records")
+        if any(not isinstance(e.data, NoData) for e in run.events):
+            seen.add("events with data")
         repair = run.validation.repair if run.validation is not None else None
         if repair is not None and repair.outcomes and repair.bench is not None:
             seen.add("repair summary, with outcomes and bench figures")
@@ -108,6 +122,7 @@ def test_the_strategy_fills_every_field() -> None:
         "overfitting, with its shape",
         "failed checks",
         "call records",
+        "events with data",
         "repair summary, with outcomes and bench figures",
     }
 

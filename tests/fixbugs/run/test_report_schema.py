@@ -8,10 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from fixbugs import cli
-from fixbugs.run.report_schema import ReportModel
+from fixbugs.run.progress import NO_DATA, CandidateData, ProgressEvent, ReproductionData
+from fixbugs.run.report_schema import REPORT_VERSION, ReportModel
 
 FIXBUGS = [sys.executable, "-c", "from fixbugs.cli import main; main()"]
 
@@ -53,3 +56,52 @@ def test_schema_prints_to_stdout() -> None:
     assert p.returncode == 0, p.stderr
     schema = json.loads(p.stdout)
     assert schema["$id"] == "fixbugs-report" and "root_cause" in schema["properties"]
+
+
+def _version_2_report(reproduction_data: dict[str, Any]) -> dict[str, Any]:
+    """A report as version 2 wrote it: its events' data were loose objects."""
+    return {
+        "version": 2,
+        "title": "t",
+        "ranked_files": [],
+        "root_cause": None,
+        "patch": None,
+        "validated": False,
+        "validation": {"summary": "no fix", "tried": 1},
+        "reproduction": {
+            "command": "pytest -q",
+            "origin": "given",
+            "confirmed": False,
+            "summary": "could not run: no pytest",
+            "status": "could_not_run",
+        },
+        "first_hypothesis_s": None,
+        "total_s": 1.0,
+        "stages": {},
+        "events": [
+            {"kind": "note", "stage": "reproduction", "at_s": 0.1, "message": "tests run with",
+             "data": {"python": "/usr/bin/python3", "pytest": None}},
+            {"kind": "reproduction", "stage": "reproduction", "at_s": 0.2, "message": "no",
+             "data": reproduction_data},
+            {"kind": "candidate", "stage": "validation", "at_s": 0.3, "message": "rejected #1",
+             "data": {}},
+        ],
+    }  # fmt: skip
+
+
+def test_a_version_2_report_reads_back_with_typed_event_data() -> None:
+    # the reproduction event said only command and origin (or nothing): the report's
+    # reproduction says the rest
+    for said in ({"command": "pytest -q", "origin": "given"}, {}):
+        note, repro, rejected = ReportModel.model_validate(_version_2_report(said)).events
+        assert note.data == NO_DATA
+        assert repro.data == ReproductionData("pytest -q", "given", False, "could_not_run")
+        assert rejected.data == CandidateData()
+
+
+def test_event_data_of_another_kind_is_refused() -> None:
+    with pytest.raises(TypeError, match="a judgment event carries JudgmentData"):
+        ProgressEvent("judgment", "root_cause", 0.0, "", NO_DATA)
+    report = {**_version_2_report({}), "version": REPORT_VERSION}
+    with pytest.raises(ValidationError):  # version 3: the event must say it all
+        ReportModel.model_validate(report)

@@ -29,7 +29,7 @@ from agentrt.queues import MemoryQueue
 from agentrt.sim import StreamingASGITransport
 from fixbugs.queued import QUEUE_STAGES, Publish
 from fixbugs.run.driver import STAGES
-from fixbugs.run.progress import EventSink, ProgressEvent
+from fixbugs.run.progress import EventSink, ProgressEvent, RunFinishedData
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.service import BugSpec, Investigator, JobService, ServiceTelemetry, Workspace
 from fixbugs.service.workspace import Limits
@@ -129,7 +129,7 @@ class ScriptedInvestigator:
             output_tokens=20,
             attempts=2,
         )
-        emit(ProgressEvent("run_finished", "run", 6.0, "done"))
+        emit(ProgressEvent("run_finished", "run", 6.0, "done", RunFinishedData(validated=True)))
         return whole_report(
             spec.title,
             validated=True,

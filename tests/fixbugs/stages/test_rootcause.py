@@ -23,7 +23,13 @@ from fixbugs.localize.regions import MAX_REGION_LINES, Region, suspicious_region
 from fixbugs.localize.traceback import parse_failure
 from fixbugs.run.context import AgentOptions, Models, RunContext
 from fixbugs.run.model_steps import ALL_STEPS
-from fixbugs.run.progress import Journal, JudgmentPrinter, ProgressEvent, collecting_sink
+from fixbugs.run.progress import (
+    Journal,
+    JudgmentData,
+    JudgmentPrinter,
+    ProgressEvent,
+    collecting_sink,
+)
 from fixbugs.run.record import Analysis, BugRun, RootCause
 from fixbugs.run.report import _stage_figures
 from fixbugs.stages.rootcause import (
@@ -146,10 +152,11 @@ async def test_a_grounded_answer_is_kept_and_streamed_before_it_is_final(tmp_pat
     assert rc is not None and rc.origin == "model"
     assert rc.explanation.startswith("The discount divides percent by 10")
     assert (rc.path, rc.function) == ("shop/invoice.py", "apply_discount")
-    pieces = [e for e in ctx.events if e.kind == "judgment"]
-    deltas = [e for e in pieces if not e.data.get("done")]
-    assert len(deltas) > 5 and "".join(e.data["delta"] for e in deltas) == answer
-    assert pieces[-1].data.get("done") is True
+    pieces = [(e, e.data) for e in ctx.events if isinstance(e.data, JudgmentData)]
+    assert len(pieces) == sum(e.kind == "judgment" for e in ctx.events)
+    deltas = [e for e, piece in pieces if not piece.done]
+    assert len(deltas) > 5 and "".join(piece.delta for _, piece in pieces) == answer
+    assert pieces[-1][1] == JudgmentData(done=True)
     # pieces arrive over the decode, not all at the end: the first at TTFT
     assert deltas[0].at_s == 1.0 and deltas[-1].at_s > deltas[0].at_s + 1.0
     (call,) = ctx.recorder.records
@@ -229,15 +236,15 @@ async def test_root_cause_ttft_is_measured_on_an_openai_compatible_endpoint(
 def test_the_terminal_printer_writes_one_line_for_a_streamed_judgment() -> None:
     printer = JudgmentPrinter(lead="judgment: ")
 
-    def ev(kind: str, **data: object) -> ProgressEvent:
-        return ProgressEvent(kind, "root_cause", 0.0, "", dict(data))  # type: ignore[arg-type]
+    def ev(data: JudgmentData) -> ProgressEvent:
+        return ProgressEvent("judgment", "root_cause", 0.0, "", data)
 
     out = [
-        printer.feed(ev("judgment", delta=" R1\n")),
-        printer.feed(ev("judgment", delta="The loop")),
-        printer.feed(ev("judgment", delta=" is off.")),
-        printer.feed(ev("judgment", done=True)),
-        printer.feed(ev("note")),
+        printer.feed(ev(JudgmentData(delta=" R1\n"))),
+        printer.feed(ev(JudgmentData(delta="The loop"))),
+        printer.feed(ev(JudgmentData(delta=" is off."))),
+        printer.feed(ev(JudgmentData(done=True))),
+        printer.feed(ProgressEvent("note", "root_cause", 0.0, "")),
     ]
     assert out == ["judgment: R1\n", "The loop", " is off.", "\n", None]
     assert printer.close() is None
@@ -524,5 +531,5 @@ async def test_the_evidence_supported_first_judgment_needs_no_second_voice(
 
 async def test_only_the_first_judgment_streams_to_the_person(tmp_path: Path) -> None:
     _, ctx = await _quorum(tmp_path, DISCOUNT_ANSWER, TOTAL_ANSWER)
-    shown = "".join(str(e.data.get("delta", "")) for e in ctx.events if e.kind == "judgment")
+    shown = "".join(e.data.delta for e in ctx.events if isinstance(e.data, JudgmentData))
     assert shown == DISCOUNT_ANSWER

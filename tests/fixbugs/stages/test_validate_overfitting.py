@@ -26,7 +26,7 @@ from fixbugs.repair.source import SourceFile
 from fixbugs.repair.statements import try_edits
 from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.context import AgentOptions, RunContext
-from fixbugs.run.progress import Journal, ProgressEvent
+from fixbugs.run.progress import Journal, ProgressEvent, ValidatedData
 from fixbugs.run.record import BugRun, Diagnosis, Reproduction, RootCause, Validation
 from fixbugs.run.report import build_report
 from fixbugs.sandbox.limits import CommandResult
@@ -154,8 +154,8 @@ async def test_a_swallowing_fix_that_validates_first_does_not_end_the_search(tmp
     assert {f.id for f in v.repair.overfitting} == {swallow.id, model.id}
     assert all(f.validated is False for f in v.repair.overfitting)
     # a person watching sees them as candidates, never as "validated"
-    validated = [e for e in events if e.kind == "validated"]
-    assert [e.data["diff"] for e in validated] == [real.diff]
+    validated = [e.data for e in events if e.kind == "validated"]
+    assert validated == [ValidatedData(real.diff, real.overfit_risk)]
     assert any("is not validated" in e.message for e in events if e.kind == "candidate")
     # the report: the real fix is the patch, the others come below it, in their own section
     md = _report(prior, v)
