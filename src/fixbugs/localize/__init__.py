@@ -1,6 +1,6 @@
 """Localization: which files (and lines) the bug is in, with the reasons why."""
 
-from fixbugs.localize.evidence import KINDS, Evidence
+from fixbugs.localize.evidence import KINDS, FileEvidence
 from fixbugs.localize.locate import (
     bm25_baseline,
     bug_summary,
@@ -22,7 +22,7 @@ from fixbugs.localize.traceback import Frame, ParsedFailure, is_test_path, parse
 __all__ = [
     "DEFAULT_WEIGHTS",
     "KINDS",
-    "Evidence",
+    "FileEvidence",
     "Frame",
     "ParsedFailure",
     "RankedFile",

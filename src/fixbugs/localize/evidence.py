@@ -1,4 +1,4 @@
-"""Evidence: one reason, from one signal, to suspect one file.
+"""File evidence: one reason, from one signal, to suspect one file.
 
 Every localization signal (traceback frames, test imports, naming
 conventions, report symbols, quoted code lines, string literals, typed
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "Evidence"]
+__all__ = ["KINDS", "FileEvidence"]
 
 # The signal kinds, strongest first; rank.py gives each a weight.
 KINDS = (
@@ -35,7 +35,7 @@ KINDS = (
 
 
 @dataclass(frozen=True, slots=True)
-class Evidence:
+class FileEvidence:
     """``strength`` is in [0, 1] within its ``kind``; ``lines`` are 1-based inclusive ranges."""
 
     path: str

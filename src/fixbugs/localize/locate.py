@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from agentrt import Clock
 from agentrt.llm import ChatModel
 from fixbugs.index import as_index
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.names import name_evidence, path_evidence
 from fixbugs.localize.neighbourhood import neighbour_evidence
 from fixbugs.localize.rank import RankedFile, rank_files
@@ -54,7 +54,7 @@ __all__ = [
 
 def static_evidence(
     files: Mapping[str, str], report: str, failure: ParsedFailure, test_ids: Sequence[str]
-) -> list[Evidence]:
+) -> list[FileEvidence]:
     """Every static signal of the report and the repository, without a model.
 
     The failing tests are the report's, then ``test_ids`` (those of the test
@@ -84,7 +84,7 @@ def static_evidence(
     ]
 
 
-def crash_evidence(output: str, files: Mapping[str, str]) -> list[Evidence]:
+def crash_evidence(output: str, files: Mapping[str, str]) -> list[FileEvidence]:
     """The project frames of a traceback the reproduction printed, as traceback evidence.
 
     A reproduction that crashed shows where the code ran and failed, on this
@@ -136,7 +136,7 @@ async def relevance_evidence(
     model: ChatModel,
     report: str,
     failure: ParsedFailure,
-    static: Sequence[Evidence],
+    static: Sequence[FileEvidence],
     files: Mapping[str, str],
     *,
     settings: RelevanceSettings = RELEVANCE,

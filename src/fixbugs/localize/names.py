@@ -26,7 +26,7 @@ from collections.abc import Collection
 
 from fixbugs.index import RepoIndex
 from fixbugs.inputs import pieces as bounded
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence as Evidence
 from fixbugs.localize.resolve import Target, dotted_target, member
 from fixbugs.localize.snippet_calls import Use, uses_evidence
 from fixbugs.localize.traceback import is_test_path, relativize

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from agentrt import parse_python
 from fixbugs.index import RepoIndex, Symbol
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence as Evidence
 from fixbugs.localize.resolve import Target, member, resolve_name
 from fixbugs.localize.traceback import is_test_path
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from fixbugs.index.paths import is_support_path
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.traceback import is_test_path
 
 __all__ = ["DEFAULT_WEIGHTS", "RankedFile", "rank_files"]
@@ -58,19 +58,19 @@ class RankedFile:
     reasons: tuple[str, ...]
     lines: tuple[tuple[int, int], ...] = ()
     # every piece of evidence about this file, for line-level regions (fixbugs.localize.regions)
-    evidence: tuple[Evidence, ...] = field(default=(), compare=False, repr=False)
+    evidence: tuple[FileEvidence, ...] = field(default=(), compare=False, repr=False)
 
 
 def rank_files(
-    evidence: Iterable[Evidence],
+    evidence: Iterable[FileEvidence],
     *,
     weights: Mapping[str, float] = DEFAULT_WEIGHTS,
     include_tests: bool = False,
     limit: int | None = None,
 ) -> list[RankedFile]:
     """Files by descending score; ties broken by path for a stable order."""
-    best: dict[str, dict[str, Evidence]] = defaultdict(dict)
-    every: dict[str, list[Evidence]] = defaultdict(list)
+    best: dict[str, dict[str, FileEvidence]] = defaultdict(dict)
+    every: dict[str, list[FileEvidence]] = defaultdict(list)
     lines: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for ev in evidence:
         if not include_tests and is_test_path(ev.path):

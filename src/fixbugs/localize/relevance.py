@@ -4,7 +4,7 @@ The top-N candidates from static signals are packed, whole files in rank
 order, into chunks under a token budget (:func:`agentrt.chunking.chunk_code`);
 each chunk is one structured call asking which of its files relate to the
 bug; calls run concurrently through :func:`agentrt.graph.gather_map` and
-their answers merge back into :class:`Evidence` of kind ``model``. A failed
+their answers merge back into :class:`FileEvidence` of kind ``model``. A failed
 or malformed answer costs that chunk's opinion, never the run: the model is
 advisory (see :mod:`fixbugs.localize.rank`).
 """
@@ -21,7 +21,7 @@ from agentrt.chunking import CodeChunk, chunk_code
 from agentrt.context import PromptLayout
 from agentrt.graph import DeadlineExceeded, Outcome, scatter, with_deadline
 from agentrt.llm import ChatModel
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence
 
 __all__ = [
     "RELEVANCE_SYSTEM",
@@ -56,7 +56,7 @@ RELEVANCE_SYSTEM = (
 
 @dataclass(frozen=True, slots=True)
 class RelevanceResult:
-    evidence: tuple[Evidence, ...]
+    evidence: tuple[FileEvidence, ...]
     calls: int
     failures: int
     notes: tuple[str, ...] = ()
@@ -79,20 +79,20 @@ def chunk_question(chunk: CodeChunk) -> str:
     )
 
 
-def _answers(answer: RelevanceAnswer, paths: Sequence[str]) -> list[Evidence]:
+def _answers(answer: RelevanceAnswer, paths: Sequence[str]) -> list[FileEvidence]:
     """Only answers about files that were in the chunk count (a model may invent paths).
 
     A chunk of one file answered with one item is about that file, whatever
     path the model wrote (small models garble paths).
     """
     allowed = set(paths)
-    out: list[Evidence] = []
+    out: list[FileEvidence] = []
     single = len(paths) == 1 and len(answer.files) == 1
     for item in answer.files:
         path = paths[0] if single else item.path.strip().removeprefix("./")
         if path in allowed and item.relevant:
             reason = " ".join(item.reason.split())[:160]
-            out.append(Evidence(path, "model", 1.0, f"model: {reason or 'judged relevant'}"))
+            out.append(FileEvidence(path, "model", 1.0, f"model: {reason or 'judged relevant'}"))
             allowed.discard(path)  # invariant: one opinion per file per chunk
     return out
 
@@ -124,7 +124,7 @@ async def model_relevance(
 
     layout = layout_for(bug_summary)
 
-    async def judge(chunk: CodeChunk) -> list[Evidence]:
+    async def judge(chunk: CodeChunk) -> list[FileEvidence]:
         req = layout.request(
             chunk_question(chunk),
             max_tokens=max_tokens,
@@ -134,7 +134,7 @@ async def model_relevance(
         result = await client.complete(req)
         return _answers(result.output(RelevanceAnswer), chunk.paths)
 
-    outcomes: list[Outcome[CodeChunk, list[Evidence]]] = []
+    outcomes: list[Outcome[CodeChunk, list[FileEvidence]]] = []
 
     async def gather() -> None:
         async with scatter(judge, chunks, limit=concurrency, on_error="collect") as results:

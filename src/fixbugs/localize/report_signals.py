@@ -29,7 +29,7 @@ from pathlib import PurePosixPath
 
 from fixbugs.index import as_index
 from fixbugs.inputs import pieces as bounded
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.report_text import code_lines, command_words, inline_code, typed_commands
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
 
@@ -52,7 +52,7 @@ def _python_sources(files: Mapping[str, str]) -> dict[str, str]:
 
 def quoted_code_evidence(
     report: str, files: Mapping[str, str], failure: ParsedFailure | None = None
-) -> list[Evidence]:
+) -> list[FileEvidence]:
     """Source lines the report quotes, found in the repository (file and line).
 
     Lines under frames already mapped to a file add nothing new and are
@@ -110,15 +110,15 @@ def _file_evidence(
     per_file: Mapping[str, list[tuple[float, int, str]]],
     kind: str,
     say: Callable[[list[tuple[float, int, str]]], str],
-) -> list[Evidence]:
+) -> list[FileEvidence]:
     """One evidence per file from its (weight, line, text) finds: the weights summed (at
     most 1), the lines as its ranges, ``say`` of the finds best first for the reason."""
-    out: list[Evidence] = []
+    out: list[FileEvidence] = []
     for path, found in per_file.items():
         found.sort(key=lambda t: (-t[0], t[1]))
         strength = min(1.0, sum(w for w, _, _ in found))
         lines = tuple(sorted({(ln, ln) for _, ln, _ in found}))
-        out.append(Evidence(path, kind, strength, say(found), lines))
+        out.append(FileEvidence(path, kind, strength, say(found), lines))
     return out
 
 
@@ -134,7 +134,7 @@ def literal_fragments(value: str, *, min_chars: int = 8) -> list[str]:
     return out
 
 
-def literal_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
+def literal_evidence(report: str, files: Mapping[str, str]) -> list[FileEvidence]:
     """String literals of the code whose fixed text the report contains."""
     said = _norm(report).lower()
     holders: dict[str, dict[str, int]] = defaultdict(dict)  # fragment -> path -> line
@@ -164,7 +164,7 @@ def literal_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
     return _file_evidence(per_file, "literal", say)
 
 
-def command_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
+def command_evidence(report: str, files: Mapping[str, str]) -> list[FileEvidence]:
     """Modules named like a command the report shows, or named in it outright.
 
     A module ``a_b_c`` matches a command when the command's program is one
@@ -204,7 +204,7 @@ def command_evidence(report: str, files: Mapping[str, str]) -> list[Evidence]:
         return []
     best = max(s for s, _ in scores.values())
     return [
-        Evidence(path, "command", s / best, why)
+        FileEvidence(path, "command", s / best, why)
         for path, (s, why) in scores.items()
         if s / best >= 0.3
     ]

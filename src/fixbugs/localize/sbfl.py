@@ -31,7 +31,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testid import TestId
 from fixbugs.sandbox.executor import Executor
@@ -234,17 +234,17 @@ def spectrum_from_coverage(report: Mapping[str, object], outcomes: Mapping[str, 
     return Spectrum(cov, frozenset(failed), frozenset(seen - failed))
 
 
-def sbfl_evidence(result: SbflResult, *, top: int = 15) -> list[Evidence]:
+def sbfl_evidence(result: SbflResult, *, top: int = 15) -> list[FileEvidence]:
     """Non-test files with a positive Ochiai score, best first."""
     ranked = sorted(
         ((s, p) for p, s in result.file_scores.items() if not is_test_path(p) and s > 0),
         reverse=True,
     )[:top]
-    out: list[Evidence] = []
+    out: list[FileEvidence] = []
     for score, path in ranked:
         ranges = result.ranges(path)
         where = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in ranges[:3])
-        out.append(Evidence(path, "sbfl", score, f"Ochiai {score:.2f} (lines {where})", ranges))
+        out.append(FileEvidence(path, "sbfl", score, f"Ochiai {score:.2f} (lines {where})", ranges))
     return out
 
 

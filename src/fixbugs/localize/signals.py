@@ -3,7 +3,7 @@
 Each function reads the repository (a ``path → text`` mapping: the run's
 :class:`~fixbugs.index.RepoIndex`, whose parsed modules and BM25 tables
 they use, or a plain dict, indexed on the spot so they stay testable on
-one) plus what the report says, and returns :class:`Evidence`. None of
+one) plus what the report says, and returns :class:`FileEvidence`. None of
 them parses or tokenizes the repository itself, and none runs code. Their
 strengths are comparable only within a kind; :mod:`fixbugs.localize.rank`
 weighs the kinds.
@@ -30,7 +30,7 @@ from fixbugs.index.paths import SOURCE_SUFFIXES, is_source
 from fixbugs.index.words import STOP_WORDS as _STOP
 from fixbugs.index.words import tokenize_code
 from fixbugs.inputs import pieces as bounded
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.report_text import code_words
 from fixbugs.localize.traceback import ParsedFailure, is_test_path
 
@@ -52,9 +52,9 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ALPHANUM = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
-def traceback_evidence(parsed: ParsedFailure) -> list[Evidence]:
+def traceback_evidence(parsed: ParsedFailure) -> list[FileEvidence]:
     """Project, non-test frames; innermost 1.0, each caller ``_CALLER_DECAY`` times less."""
-    out: list[Evidence] = []
+    out: list[FileEvidence] = []
     for i, tb in enumerate(parsed.tracebacks):
         mine = sorted((f for f in tb if f.path and not is_test_path(f.path)), key=lambda f: f.depth)
         cut = i in parsed.truncated
@@ -65,7 +65,7 @@ def traceback_evidence(parsed: ParsedFailure) -> list[Evidence]:
             if cut:  # the failure is in code this frame calls, which the paste left out
                 role = "innermost frame shown (trace cut below)" if rank == 0 else role
             out.append(
-                Evidence(
+                FileEvidence(
                     f.path,
                     "traceback",
                     _CALLER_DECAY ** (rank + cut),
@@ -76,7 +76,7 @@ def traceback_evidence(parsed: ParsedFailure) -> list[Evidence]:
     for w in parsed.warnings:
         if w.path and not is_test_path(w.path):
             out.append(
-                Evidence(
+                FileEvidence(
                     w.path,
                     "warning",
                     1.0,
@@ -108,10 +108,10 @@ def _named_source(test: str) -> str | None:
     return None if not stem or stem == p.stem else stem + p.suffix
 
 
-def import_evidence(test_files: Sequence[str], files: Mapping[str, str]) -> list[Evidence]:
+def import_evidence(test_files: Sequence[str], files: Mapping[str, str]) -> list[FileEvidence]:
     """Modules the failing test files import, resolved to repository files."""
     index = as_index(files)
-    out: list[Evidence] = []
+    out: list[FileEvidence] = []
     for test in test_files:
         entry = index.entry(test)
         if entry is None:
@@ -119,11 +119,13 @@ def import_evidence(test_files: Sequence[str], files: Mapping[str, str]) -> list
         for module, names in _absolute_imports(entry):
             for path in _import_targets(module, names, index):
                 if not is_test_path(path):
-                    out.append(Evidence(path, "import", 1.0, f"imported by failing test {test}"))
+                    out.append(
+                        FileEvidence(path, "import", 1.0, f"imported by failing test {test}")
+                    )
     return out
 
 
-def naming_evidence(test_files: Sequence[str], files: Iterable[str]) -> list[Evidence]:
+def naming_evidence(test_files: Sequence[str], files: Iterable[str]) -> list[FileEvidence]:
     """Source files named like the failing test files (``test_x.py`` / ``x_test.py`` → ``x.py``).
 
     A candidate whose folders also match the test's (``tests/rules/`` and
@@ -133,7 +135,7 @@ def naming_evidence(test_files: Sequence[str], files: Iterable[str]) -> list[Evi
     for path in files:
         if not is_test_path(path) and is_source(path):
             by_name[PurePosixPath(path).name].append(path)
-    out: list[Evidence] = []
+    out: list[FileEvidence] = []
     for test in test_files:
         name = _named_source(test)
         if name is None:
@@ -149,7 +151,7 @@ def naming_evidence(test_files: Sequence[str], files: Iterable[str]) -> list[Evi
             strength = (
                 1.0 if shared == len(test_dirs) else 0.5 + 0.5 * shared / max(1, len(test_dirs))
             )
-            out.append(Evidence(path, "naming", strength, f"named like failing test {test}"))
+            out.append(FileEvidence(path, "naming", strength, f"named like failing test {test}"))
     return out
 
 
@@ -248,7 +250,7 @@ def symbol_evidence(
     *,
     exclude: Iterable[str] = (),
     index: RepoIndex | None = None,
-) -> list[Evidence]:
+) -> list[FileEvidence]:
     """Functions and classes named in the report, matched to the files that define them.
 
     A symbol defined in ``k`` source files gives each of them ``1/k``: rare
@@ -284,12 +286,12 @@ def symbol_evidence(
     for name, paths in defined_in.items():
         for path in paths:
             per_file[path].append((weight_of[name] / len(paths), name))
-    out: list[Evidence] = []
+    out: list[FileEvidence] = []
     for path, hits in per_file.items():
         hits.sort(reverse=True)
         strength = min(1.0, sum(w for w, _ in hits))
         names = ", ".join(n for _, n in hits[:4])
-        out.append(Evidence(path, "symbol", strength, f"defines {names} named in the report"))
+        out.append(FileEvidence(path, "symbol", strength, f"defines {names} named in the report"))
     return out
 
 
@@ -306,7 +308,7 @@ def _package_names(files: Mapping[str, str]) -> set[str]:
     return out
 
 
-def bm25_evidence(report: str, files: Mapping[str, str], *, top: int = 20) -> list[Evidence]:
+def bm25_evidence(report: str, files: Mapping[str, str], *, top: int = 20) -> list[FileEvidence]:
     """BM25 of the report against each source file (its path counted as text too): the
     index's table (:meth:`fixbugs.index.RepoIndex.bm25`), scores relative to the best."""
     hits = as_index(files).bm25(report, top)
@@ -314,6 +316,6 @@ def bm25_evidence(report: str, files: Mapping[str, str], *, top: int = 20) -> li
         return []
     best = hits[0][1]
     return [
-        Evidence(path, "bm25", score / best, f"BM25 {score:.1f} against the report")
+        FileEvidence(path, "bm25", score / best, f"BM25 {score:.1f} against the report")
         for path, score in hits
     ]

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from fixbugs.index import RepoIndex, Symbol
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence as Evidence
 from fixbugs.localize.report_code import report_statements
 from fixbugs.localize.resolve import Target, member, resolve_name
 from fixbugs.localize.traceback import is_test_path

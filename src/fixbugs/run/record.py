@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentrt.flow import SpendSnapshot
 from agentrt.metrics import CallRecord
-from fixbugs.localize.evidence import Evidence as FileEvidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.rank import RankedFile
 from fixbugs.localize.regions import Region
 from fixbugs.localize.traceback import ParsedFailure
@@ -41,7 +41,7 @@ __all__ = [
     "Analysis",
     "BugRun",
     "Diagnosis",
-    "Evidence",
+    "EvidenceLine",
     "FixProposal",
     "ReproStatus",
     "Reproduction",
@@ -58,8 +58,12 @@ RECORD_VERSION: Literal[10] = 10
 
 
 @dataclass(frozen=True, slots=True)
-class Evidence:
-    """One piece of the bug's evidence with its provenance, as the report lists it."""
+class EvidenceLine:
+    """One line of the bug's evidence with its provenance, as the report lists it.
+
+    Not :class:`~fixbugs.localize.evidence.FileEvidence` (a reason to suspect a file,
+    which ranking merges) nor agentrt's ``Evidence`` (a log or trace finding).
+    """
 
     source: Literal["report", "traceback", "log", "trace", "test", "model"]
     text: str
@@ -183,7 +187,7 @@ class _Record(BaseModel):
 class Analysis(_Record):
     """What was known before any test ran: the analysis and file relevance stages."""
 
-    evidence: tuple[Evidence, ...] = ()  # the bug's evidence with its provenance
+    evidence: tuple[EvidenceLine, ...] = ()  # the bug's evidence with its provenance
     log_digest: str = ""  # reduced log evidence, rendered for prompts
     failure: ParsedFailure | None = None  # the parsed traceback and failing tests
     ranked: tuple[RankedFile, ...] = ()  # the files ranked on the static signals

@@ -34,14 +34,14 @@ from agentrt.graph import gather_map, with_deadline
 from agentrt.llm import ChatRequest
 from fixbugs.inputs import BugInputs, LogRecord, iter_log_records
 from fixbugs.inputs.logsources import STREAM_ERRORS, open_streams
-from fixbugs.localize.evidence import Evidence as FileEvidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.locate import static_evidence
 from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.traceback import ParsedFailure, parse_failure
 from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.run.context import RunContext
 from fixbugs.run.progress import HypothesisData, LogFindingsData
-from fixbugs.run.record import Analysis, Evidence
+from fixbugs.run.record import Analysis, EvidenceLine
 from fixbugs.stages.ranked import ranked_event
 
 __all__ = [
@@ -71,9 +71,9 @@ def log_signal_records(path: Path) -> Iterator[LogRecord]:
 
 def trace_file_evidence(
     inputs: BugInputs, files: Mapping[str, str]
-) -> tuple[list[Evidence], list[FileEvidence]]:
+) -> tuple[list[EvidenceLine], list[FileEvidence]]:
     """Spans that failed or name their code: the bug's evidence, and the files they point at."""
-    evidence: list[Evidence] = []
+    evidence: list[EvidenceLine] = []
     out: list[FileEvidence] = []
     for trace in inputs.traces:
         for span in trace.spans:
@@ -86,7 +86,7 @@ def trace_file_evidence(
                 + ("failed: " + span.status_message + " " if failed else "")
                 + ", ".join(f"{k}={v}" for k, v in list(interesting.items())[:8])
             )
-            evidence.append(Evidence("trace", text, path, None, span.span_id))
+            evidence.append(EvidenceLine("trace", text, path, None, span.span_id))
             if isinstance(path, str) and path in files:
                 out.append(
                     FileEvidence(
@@ -184,7 +184,7 @@ def _signal_evidence(path: Path) -> list[RtEvidence]:
 
 def _static_signals(
     inputs: BugInputs, files: Mapping[str, str], text: str
-) -> tuple[ParsedFailure, list[FileEvidence], list[Evidence], list[RankedFile]]:
+) -> tuple[ParsedFailure, list[FileEvidence], list[EvidenceLine], list[RankedFile]]:
     """The report's traceback, the static evidence and its ranking: CPU work on the
     report's text, run in a worker thread (see the module's docstring)."""
     report = inputs.report
@@ -224,7 +224,7 @@ async def run_analysis(inputs: BugInputs, ctx: RunContext) -> Analysis:
         # one clock reading: the report's figure is the event's own time
         first_hypothesis_s = hypothesis.at_s
     evidence += [
-        Evidence("traceback", frame.text, frame.path, frame.line)
+        EvidenceLine("traceback", frame.text, frame.path, frame.line)
         for frame in failure.project_frames()
     ]
     log_ev: list[RtEvidence] = []

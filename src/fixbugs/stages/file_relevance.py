@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from fixbugs.inputs import BugInputs
-from fixbugs.localize.evidence import Evidence as FileEvidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.locate import RELEVANCE, relevance_evidence
 from fixbugs.localize.traceback import ParsedFailure
 from fixbugs.run.context import RunContext

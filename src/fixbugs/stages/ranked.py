@@ -16,7 +16,5 @@ __all__ = ["ranked_event"]
 
 def ranked_event(ctx: RunContext, stage: str, what: str, ranked: Sequence[RankedFile]) -> None:
     """The top of a ranking as an event (the analysis's, then the root cause's)."""
-    files = tuple(
-        RankedFileData(r.path, round(r.score, 3), tuple(r.reasons)) for r in ranked[:10]
-    )
+    files = tuple(RankedFileData(r.path, round(r.score, 3), tuple(r.reasons)) for r in ranked[:10])
     ctx.journal.emit("ranked_files", stage, what, RankedFilesData(files))

@@ -31,7 +31,7 @@ from typing import Literal
 
 from fixbugs.inputs import BugInputs
 from fixbugs.inputs.snippets import Snippet
-from fixbugs.localize.evidence import Evidence as FileEvidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.locate import crash_evidence
 from fixbugs.localize.sbfl import SbflResult, sbfl_evidence, score_runs, suspicious_ranges
 from fixbugs.localize.signals import module_tests

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.names import path_evidence
 from fixbugs.localize.rank import RankedFile, rank_files
 from fixbugs.localize.regions import suspicious_regions
@@ -72,7 +72,7 @@ def test_a_line_a_link_names_in_the_second_file_beats_a_function_the_first_holds
             2.8,
             ("the report's code calls entry",),
             evidence=(
-                Evidence("pkg/api.py", "call", 0.4, "the report's code calls entry", ((1, 2),)),
+                FileEvidence("pkg/api.py", "call", 0.4, "the report's code calls entry", ((1, 2),)),
             ),
         ),
         RankedFile(
@@ -80,7 +80,7 @@ def test_a_line_a_link_names_in_the_second_file_beats_a_function_the_first_holds
             2.4,
             ("the report links to line 8",),
             evidence=(
-                Evidence("pkg/core.py", "path", 1.0, "the report links to line 8", ((8, 8),)),
+                FileEvidence("pkg/core.py", "path", 1.0, "the report links to line 8", ((8, 8),)),
             ),
         ),
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from fixbugs.index.paths import is_support_path
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.rank import rank_files
 from fixbugs.localize.report_text import evidence_text, without_environment
 
@@ -57,9 +57,9 @@ def test_support_paths() -> None:
 
 def test_a_support_file_ranks_below_code_on_words_but_not_when_the_failure_ran_in_it() -> None:
     words = [
-        Evidence("doc/conf.py", "literal", 1.0, "string 'sphinx.ext.napoleon'"),
-        Evidence("sphinx/ext/napoleon/docstring.py", "bm25", 1.0, "BM25"),
+        FileEvidence("doc/conf.py", "literal", 1.0, "string 'sphinx.ext.napoleon'"),
+        FileEvidence("sphinx/ext/napoleon/docstring.py", "bm25", 1.0, "BM25"),
     ]
     assert rank_files(words)[0].path == "sphinx/ext/napoleon/docstring.py"
-    ran = [*words, Evidence("setup.py", "traceback", 1.0, "frame", ((3, 3),))]
+    ran = [*words, FileEvidence("setup.py", "traceback", 1.0, "frame", ((3, 3),))]
     assert rank_files(ran)[0].path == "setup.py"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.function_match import (
     ReportIdentifiers,
     best_lines,
@@ -156,7 +156,7 @@ def test_a_literal_that_is_a_bare_name_points_less_than_a_message() -> None:
         """
     )
     lines = ((3, 3), (4, 4), (9, 9))
-    ev = Evidence("pkg/linkcheck.py", "literal", 1.0, "literals the report shows", lines)
+    ev = FileEvidence("pkg/linkcheck.py", "literal", 1.0, "literals the report shows", lines)
     ranked = [RankedFile("pkg/linkcheck.py", 1.25, ("literals",), evidence=(ev,))]
     report = "With linkcheck_anchors on, linkcheck_anchors_ignore unset: Anchor 'x' not found"
     region = suspicious_regions({"pkg/linkcheck.py": text}, ranked, report=report)[0]

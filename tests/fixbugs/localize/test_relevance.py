@@ -5,7 +5,7 @@ from agentrt.flow import ConcurrencyLimitedModel
 from agentrt.llm import FakeModel, provider_error
 from agentrt.sim import ResponderInput
 from agentrt.tokens import LatencyModel
-from fixbugs.localize import Evidence, model_relevance, rank_files
+from fixbugs.localize import FileEvidence, model_relevance, rank_files
 
 FILES = {
     "a.py": "def a():\n    return 1\n" * 5,
@@ -89,8 +89,8 @@ async def test_model_opinion_cannot_lift_a_file_without_static_evidence():
     model = FakeModel(responder=says_relevant("a.py", "b.py", "c.py"))
     rel = await model_relevance(model, "bug", ["a.py", "b.py", "c.py"], FILES, budget_tokens=40)
     static = [
-        Evidence("a.py", "naming", 1.0, "named like the test"),
-        Evidence("b.py", "bm25", 0.1, "x"),
+        FileEvidence("a.py", "naming", 1.0, "named like the test"),
+        FileEvidence("b.py", "bm25", 0.1, "x"),
     ]
     ranked = rank_files([*static, *rel.evidence])
     assert [r.path for r in ranked] == ["a.py", "b.py"]

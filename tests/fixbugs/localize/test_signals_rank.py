@@ -1,5 +1,5 @@
 from fixbugs.localize import (
-    Evidence,
+    FileEvidence,
     bm25_evidence,
     import_evidence,
     naming_evidence,
@@ -94,11 +94,11 @@ def test_static_evidence_ranks_the_tested_module_first_without_a_traceback():
 
 def test_model_evidence_alone_never_ranks_a_file_and_cannot_beat_strong_evidence():
     ev = [
-        Evidence("a.py", "traceback", 1.0, "deepest frame", ((4, 4),)),
-        Evidence("b.py", "bm25", 0.2, "weak bm25"),
-        Evidence("b.py", "model", 1.0, "model likes b"),
-        Evidence("c.py", "model", 1.0, "model likes c"),
-        Evidence("tests/test_a.py", "naming", 1.0, "a test file"),
+        FileEvidence("a.py", "traceback", 1.0, "deepest frame", ((4, 4),)),
+        FileEvidence("b.py", "bm25", 0.2, "weak bm25"),
+        FileEvidence("b.py", "model", 1.0, "model likes b"),
+        FileEvidence("c.py", "model", 1.0, "model likes c"),
+        FileEvidence("tests/test_a.py", "naming", 1.0, "a test file"),
     ]
     ranked = rank_files(ev)
     assert [r.path for r in ranked] == ["a.py", "b.py"]
@@ -108,9 +108,9 @@ def test_model_evidence_alone_never_ranks_a_file_and_cannot_beat_strong_evidence
 
 def test_rank_keeps_the_strongest_evidence_per_kind_and_merges_lines():
     ev = [
-        Evidence("a.py", "sbfl", 0.5, "x", ((1, 2),)),
-        Evidence("a.py", "sbfl", 0.9, "y", ((3, 5),)),
-        Evidence("a.py", "traceback", 0.6, "z", ((9, 9),)),
+        FileEvidence("a.py", "sbfl", 0.5, "x", ((1, 2),)),
+        FileEvidence("a.py", "sbfl", 0.9, "y", ((3, 5),)),
+        FileEvidence("a.py", "traceback", 0.6, "z", ((9, 9),)),
     ]
     [r] = rank_files(ev)
     assert r.score == round(2.0 * 0.9 + 3.0 * 0.6, 4)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from fixbugs.localize.evidence import Evidence
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.queued.state import decode, encode
 from fixbugs.run.progress import DATA_OF, NoData, ProgressEvent
 from fixbugs.run.record import BugRun, Reproduction, Sbfl
@@ -140,7 +140,7 @@ def test_file_names_with_lone_surrogates_survive_as_keys() -> None:
 
 
 def test_the_reproductions_crash_is_file_evidence_of_the_run() -> None:
-    crash = Evidence("a/c.py", "traceback", 1.0, "deepest project frame a/c.py:6", ((6, 6),))
+    crash = FileEvidence("a/c.py", "traceback", 1.0, "deepest project frame a/c.py:6", ((6, 6),))
     rep = Reproduction("cmd", "snippet", "confirmed", "fails", crash=(crash,))
     assert BugRun(started=0.0, reproduction=rep).file_evidence() == [crash]
     assert BugRun(started=0.0).file_evidence() == []
