@@ -31,7 +31,7 @@ from typing import Any
 from sse import Followed
 
 from agentrt.queues import StageRecord
-from fixbugs.queued.events import FINISHED
+from fixbugs.queued.event_log import FINISHED
 from fixbugs.queued.state import decode
 
 QUEUE_STAGES = ("analysis", "reproduction", "root_cause", "repair")

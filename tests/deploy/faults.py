@@ -66,7 +66,7 @@ from sse import Followed, follow  # noqa: E402
 from topology import Proc, Topology  # noqa: E402
 
 from agentrt.queues import QueueUnavailable, open_queue  # noqa: E402
-from fixbugs.queued.events import FINISHED, open_events  # noqa: E402
+from fixbugs.queued.event_log import FINISHED, open_events  # noqa: E402
 
 AGENTRT = str(Path(sys.executable).parent / "agentrt")
 KEY = "deploy-faults-key"

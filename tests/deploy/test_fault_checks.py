@@ -18,7 +18,7 @@ from faultchecks import (
 from sse import Followed, Frame
 
 from agentrt.queues import StageRecord, StageState
-from fixbugs.queued.events import FINISHED
+from fixbugs.queued.event_log import FINISHED
 
 JOB = "job1"
 

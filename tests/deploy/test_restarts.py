@@ -26,9 +26,9 @@ from typer.testing import CliRunner
 from agentrt import SystemClock
 from agentrt.queues import MemoryQueue, QueueUnavailable
 from fixbugs.cli import app
-from fixbugs.queued.events import FINISHED, EventPump, EventRelay, RedisEvents, SqliteEvents
+from fixbugs.queued.event_log import FINISHED, EventPump, EventRelay, RedisEvents, SqliteEvents
 from fixbugs.service import EventHub, JobService, Workspace
-from fixbugs.service.owners import JobMeta
+from fixbugs.service.job_index import JobMeta
 from fixbugs.service.serve import _shown
 
 

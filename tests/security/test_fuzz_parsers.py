@@ -35,19 +35,19 @@ from hypothesis import strategies as st
 
 from fixbugs.errors import InputError
 from fixbugs.inputs.boundedjson import MAX_DEPTH, JsonLimit, loads
+from fixbugs.inputs.bug_report import load_report
 from fixbugs.inputs.bundle import read_texts
 from fixbugs.inputs.fences import fenced_blocks, without_fenced
 from fixbugs.inputs.isolated import _answer, _answered, _Read
 from fixbugs.inputs.logs import iter_log_records, parse_line
 from fixbugs.inputs.pieces import pieces, squeeze
-from fixbugs.inputs.report import load_report
 from fixbugs.inputs.snippets import MAX_SNIPPETS, extract_snippets
 from fixbugs.inputs.traces import load_traces
 from fixbugs.localize.traceback import parse_failure
 from fixbugs.pyenv.failures import failure_excerpt, failures, final_exception
 from fixbugs.pyenv.testrun import parse_outcomes
 from fixbugs.pyenv.testverdict import classify_run
-from fixbugs.service.workspace import Workspace
+from fixbugs.service.job_files import Workspace
 
 FAST = settings(max_examples=60, deadline=None, database=None)
 # a property that writes files gets a folder of its own per example

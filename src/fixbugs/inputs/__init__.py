@@ -5,10 +5,10 @@ Every loader validates its input and fails with a one-line
 going with a note; none of them crashes on a malformed file.
 """
 
+from fixbugs.inputs.bug_report import BugReport, ReportFormat, load_report
 from fixbugs.inputs.bundle import BugInputs, load_inputs
 from fixbugs.inputs.logs import LogFormat, LogRecord, check_log, iter_log_records, parse_line
 from fixbugs.inputs.repo import Repository, open_repo
-from fixbugs.inputs.report import BugReport, ReportFormat, load_report
 from fixbugs.inputs.screenshots import ImageKind, Screenshot, image_kind, load_screenshot
 from fixbugs.inputs.traces import Span, SpanEvent, Trace, load_traces, parse_otlp
 

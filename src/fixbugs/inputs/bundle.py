@@ -28,10 +28,10 @@ from pathlib import Path
 
 from fixbugs.errors import InputError
 from fixbugs.inputs.boundedjson import JsonLimit
+from fixbugs.inputs.bug_report import BugReport, load_report
 from fixbugs.inputs.logs import EMPTY, check_log
 from fixbugs.inputs.logsources import folder_logs
 from fixbugs.inputs.repo import Repository, open_repo
-from fixbugs.inputs.report import BugReport, load_report
 from fixbugs.inputs.reportimages import linked_images
 from fixbugs.inputs.screenshots import Screenshot, load_screenshots, with_image_texts
 from fixbugs.inputs.textfile import require_file

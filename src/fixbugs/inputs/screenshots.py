@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from fixbugs.inputs.bug_report import BugReport
 from fixbugs.inputs.images import (
     MAX_IMAGE_BYTES,
     ImageKind,
@@ -28,7 +29,6 @@ from fixbugs.inputs.images import (
     image_kind,
 )
 from fixbugs.inputs.ocr import OcrImage, OcrText, ocr_images
-from fixbugs.inputs.report import BugReport
 from fixbugs.inputs.textfile import require_file
 from fixbugs.sandbox.untrusted import UntrustedFile, read_untrusted_sync, write_output
 

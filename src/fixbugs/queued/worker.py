@@ -3,7 +3,7 @@
 Run one per machine (or several, each for some stages): every worker claims
 from the same queue, records each stage's effect there, and appends the
 bugs' progress events to the event log beside it
-(:mod:`fixbugs.queued.events`), so a reader anywhere follows them live.
+(:mod:`fixbugs.queued.event_log`), so a reader anywhere follows them live.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import typer
 from agentrt import UserError
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import EpochClock, open_queue
-from fixbugs.queued.events import EventPump, failed_event, finished_marker, open_events
+from fixbugs.queued.event_log import EventPump, failed_event, finished_marker, open_events
 from fixbugs.queued.pipeline import QUEUE_STAGES, Publish, StagedAgent, StagedConfig
 from fixbugs.run.context import AgentOptions, Models
 

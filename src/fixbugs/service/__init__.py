@@ -9,12 +9,12 @@ from fixbugs.queued.spec import BugSpec
 from fixbugs.service.admission import Admitted, Rejected, RunTimes, admit
 from fixbugs.service.app import create_app
 from fixbugs.service.auth import ApiKeys
-from fixbugs.service.events import EventHub
+from fixbugs.service.event_hub import EventHub
 from fixbugs.service.investigate import agent_investigator
+from fixbugs.service.job_files import Limits, TooLarge, UnsafePath, Workspace, safe_relpath
 from fixbugs.service.jobs import STAGE, Investigator, JobService, JobStatus, QueueFull
 from fixbugs.service.serve import ServeConfig, build_app, serve_command
 from fixbugs.service.telemetry import ServiceTelemetry, stage_spans
-from fixbugs.service.workspace import Limits, TooLarge, UnsafePath, Workspace, safe_relpath
 
 __all__ = [
     "STAGE",

@@ -20,9 +20,9 @@ from fastapi.responses import JSONResponse
 
 from agentrt.queues import QueueUnavailable
 from fixbugs.errors import InputError
+from fixbugs.service.job_files import TooLarge
 from fixbugs.service.job_status import QueueFull
 from fixbugs.service.redact import PathRedactor
-from fixbugs.service.workspace import TooLarge
 
 __all__ = ["install_answers"]
 

@@ -36,9 +36,9 @@ from fixbugs.service.api_models import (
     Status,
 )
 from fixbugs.service.auth import ApiKeys
-from fixbugs.service.events import resume_after
+from fixbugs.service.body_limits import BodyBounds, BodyLimit
+from fixbugs.service.event_hub import resume_after
 from fixbugs.service.jobs import JobService, JobStatus
-from fixbugs.service.limits import BodyBounds, BodyLimit
 from fixbugs.service.redact import PathRedactor
 from fixbugs.service.same_origin import SameOrigin
 

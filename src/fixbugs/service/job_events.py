@@ -1,8 +1,8 @@
 """Where the service's workers send a job's progress events, and how readers get them.
 
-In one process, events go straight to the :class:`~.events.EventHub` that
+In one process, events go straight to the :class:`~.event_hub.EventHub` that
 the SSE stream reads. With an event log in the queue's store
-(:mod:`fixbugs.queued.events`), workers append to it and a relay copies
+(:mod:`fixbugs.queued.event_log`), workers append to it and a relay copies
 every followed job's log into the hub, so SSE shows live events of bugs
 run by any process. Events are the JSON documents SSE sends.
 """
@@ -15,7 +15,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fixbugs.queued.events import (
+from fixbugs.queued.event_log import (
     EventChannel,
     EventPump,
     EventRelay,
@@ -23,7 +23,7 @@ from fixbugs.queued.events import (
     finished_marker,
 )
 from fixbugs.run.progress import EventSink, ProgressEvent
-from fixbugs.service.events import EventHub
+from fixbugs.service.event_hub import EventHub
 
 __all__ = ["JobEvents"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from agentrt.queues import StageRecord, StageState
 from fixbugs.run.driver import STAGES
-from fixbugs.service.events import JobLog
+from fixbugs.service.event_hub import JobLog
 
 __all__ = ["JobStatus", "QueueFull", "ShareFull", "stage_progress"]
 

@@ -7,7 +7,7 @@ when workers run on other machines. The queue is bounded: a submission that
 finds it full is refused with the time to come back (:mod:`.admission`),
 never parked in memory. The investigation's effect — the JSON report — is
 recorded by the backend exactly once per bug; its progress events go to the
-:class:`~.events.EventHub` that the SSE stream reads (:mod:`.job_events`).
+:class:`~.event_hub.EventHub` that the SSE stream reads (:mod:`.job_events`).
 
 Tenants share the queue fairly: each may hold at most ``tenant_capacity``
 bugs, and every message of a bug carries its tenant as the queue's
@@ -29,7 +29,7 @@ from agentrt import Clock
 from agentrt.observability import FlowState
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext, StageFn
 from agentrt.queues import QueueBackend, StageRecord, StageState
-from fixbugs.queued.events import EventChannel
+from fixbugs.queued.event_log import EventChannel
 from fixbugs.queued.pipeline import Publish
 from fixbugs.queued.service import job_record
 from fixbugs.queued.spec import BugSpec
@@ -38,10 +38,11 @@ from fixbugs.run.progress import EventSink
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.service.admission import Admitted, RunTimes, admit
 from fixbugs.service.auth import OPEN_TENANT
-from fixbugs.service.events import EventHub
+from fixbugs.service.event_hub import EventHub
 from fixbugs.service.job_events import JobEvents
+from fixbugs.service.job_files import Workspace
+from fixbugs.service.job_index import JobIndex, JobMeta, expired
 from fixbugs.service.job_status import JobStatus, QueueFull, ShareFull, stage_progress
-from fixbugs.service.owners import JobIndex, JobMeta, expired
 from fixbugs.service.pipeline_view import (
     Admissions,
     PipelineView,
@@ -49,7 +50,6 @@ from fixbugs.service.pipeline_view import (
     StageLoad,
     WorkerSlots,
 )
-from fixbugs.service.workspace import Workspace
 
 __all__ = [
     "REPORT_TTL_S",

@@ -32,10 +32,10 @@ from fixbugs.service.admission import tenant_share
 from fixbugs.service.app import create_app
 from fixbugs.service.auth import DEFAULT_TENANT, ApiKeys, parse_keys
 from fixbugs.service.investigate import agent_investigator
+from fixbugs.service.job_files import Limits, Workspace
 from fixbugs.service.jobs import REPORT_TTL_S, Investigator, JobService
 from fixbugs.service.same_origin import host_name
 from fixbugs.service.telemetry import ServiceTelemetry
-from fixbugs.service.workspace import Limits, Workspace
 
 __all__ = ["ServeConfig", "build_app", "serve_command"]
 
@@ -82,7 +82,7 @@ def build_app(
     )
     events = None
     if url.split("://")[0] in {"redis", "rediss", "unix"}:
-        from fixbugs.queued.events import open_events
+        from fixbugs.queued.event_log import open_events
 
         events = open_events(url, namespace="fixbugs")  # live events from any worker
     staged = None

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from fixbugs.inputs.bug_report import BugReport
 from fixbugs.inputs.bundle import TextInputs
-from fixbugs.inputs.report import BugReport
 from fixbugs.inputs.traces import Span, Trace
 from fixbugs.queued.state import VERSION, StateVersionError, decode, decode_texts, encode
 from fixbugs.run.record import BugRun

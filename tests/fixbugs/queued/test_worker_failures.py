@@ -16,7 +16,7 @@ from typing import Any
 from agentrt import FakeClock
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
 from agentrt.queues import StageState, open_queue
-from fixbugs.queued.events import FINISHED
+from fixbugs.queued.event_log import FINISHED
 from fixbugs.queued.worker import failures_published
 
 

@@ -21,7 +21,7 @@ from stagedkit import example_spec, staged_agent
 
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import open_queue
-from fixbugs.queued.events import FINISHED, open_events
+from fixbugs.queued.event_log import FINISHED, open_events
 
 pytestmark = pytest.mark.needs_root
 

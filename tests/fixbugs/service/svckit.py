@@ -32,7 +32,7 @@ from fixbugs.run.driver import STAGES
 from fixbugs.run.progress import EventSink, ProgressEvent, RunFinishedData
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.service import BugSpec, Investigator, JobService, ServiceTelemetry, Workspace
-from fixbugs.service.workspace import Limits
+from fixbugs.service.job_files import Limits
 
 # the agent's stages in the order a run goes through them, as a client must see them
 STAGE_ORDER = ("analysis", "file_relevance", "reproduction", "root_cause", "fix", "validation")

@@ -8,7 +8,7 @@ import pytest
 
 from fixbugs.errors import InputError
 from fixbugs.service.auth import DEFAULT_TENANT, OPEN_TENANT, ApiKeys, parse_keys
-from fixbugs.service.owners import JobIndex, JobMeta, expired
+from fixbugs.service.job_index import JobIndex, JobMeta, expired
 
 
 def test_keys_come_as_tenant_key_pairs_in_lines_or_commas() -> None:

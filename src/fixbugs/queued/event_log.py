@@ -308,7 +308,7 @@ class EventRelay:
         on_finished: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.channel = channel
-        self.hub = hub  # fixbugs.service.events.EventHub (no import: no cycle)
+        self.hub = hub  # fixbugs.service.event_hub.EventHub (no import: no cycle)
         self.idle_s = idle_s
         self.on_finished = on_finished
         self._pos: dict[str, str] = {}
