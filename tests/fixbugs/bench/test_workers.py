@@ -1,7 +1,9 @@
 """`fixbugs bench workers`: its figures from injected runs (pure), its bugs, its queue, its errors.
 
 No run is timed here: a real one takes minutes (the simulator's hosted
-latency), and the command itself is the measurement.
+latency), and the command itself is the measurement. How a run's outcome is read from
+the queue's records and reports is checked on the staged agent's own run
+(``tests/fixbugs/queued/test_staged.py``), so the suite runs the example bug once.
 """
 
 from __future__ import annotations
@@ -16,14 +18,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from stagedkit import example_spec, staged_agent
 
-from agentrt.pipeline import PipelineRunner
-from agentrt.queues import EpochClock, open_queue
 from fixbugs.bench.workers import (
     _model_bugs,
-    _Outcome,
-    _outcome,
     _queue_store,
     _sandbox_bugs,
     parse_counts,
@@ -256,37 +253,3 @@ def test_an_unknown_case_is_one_line(tmp_path: Path) -> None:
     p = _cli("--cases", str(tmp_path), "--case", "c-2", "--workload", "sandbox-bound")
     assert p.returncode == 2, p.stderr
     assert f"--cases {tmp_path}: no case c-2" in p.stderr and "Traceback" not in p.stderr
-
-
-@pytest.mark.needs_root
-def test_a_runs_outcome_is_read_from_the_queues_records_and_reports(tmp_path: Path) -> None:
-    """One example bug through the four stages in this process (stagedkit's fake model),
-    one bug never run: the outcome counts one finished and validated, the other unfinished."""
-    url = f"sqlite:///{tmp_path / 'q.db'}"
-
-    async def go() -> _Outcome:
-        q = open_queue(url, clock=EpochClock())
-        runner = PipelineRunner(
-            staged_agent(q.clock, lambda _j, _e: None).pipeline(), q, poll_s=0.05
-        )
-        try:
-            await runner.submit("bug0", "bug0", example_spec(tmp_path / "ex0"))
-            await runner.run(until_idle=True)
-        finally:
-            await q.aclose()
-        return await _outcome(url, {"bug0": "example (bug 0)", "bug1": "never submitted"})
-
-    out = asyncio.run(go())
-    assert out.finished == 1 and out.validated == 1
-    first, last = out.first_claim, out.last_finish
-    assert first is not None and last is not None and first < last
-    assert set(out.stage_run_s) == {"analysis", "reproduction", "root_cause", "repair"}
-    assert all(v > 0 for v in out.stage_run_s.values())
-    done, never = out.bugs
-    assert (done.title, done.verdict) == ("example (bug 0)", "validated")
-    assert done.run_s > 0
-    assert (never.title, never.verdict, never.summary) == (
-        "never submitted",
-        "unfinished",
-        "never claimed",
-    )

@@ -1,4 +1,8 @@
-"""The staged agent: every bug through four queue stages, the same answer as run_bug."""
+"""The staged agent: every bug through four queue stages, the same answer as run_bug.
+
+The run's queue is also read by ``fixbugs bench workers``' outcome (``_outcome``): the
+suite pays for one staged run, not one here and another in the benchmark's tests.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from stagedkit import example_spec, staged_agent
 
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import EpochClock, StageState, open_queue
+from fixbugs.bench.workers import _outcome
 from fixbugs.queued import QUEUE_STAGES, decode
 from fixbugs.run.driver import STAGES
 
@@ -18,7 +23,8 @@ pytestmark = pytest.mark.needs_root
 
 
 async def test_two_bugs_run_through_the_four_stages_on_sqlite(tmp_path: Path) -> None:
-    q = open_queue(f"sqlite:///{tmp_path / 'q.db'}", clock=EpochClock())
+    url = f"sqlite:///{tmp_path / 'q.db'}"
+    q = open_queue(url, clock=EpochClock())
     events: list[tuple[str, dict[str, Any]]] = []
     agent = staged_agent(q.clock, lambda job, ev: events.append((job, ev)), sandbox_slots=2)
     runner = PipelineRunner(agent.pipeline(), q, poll_s=0.05)
@@ -63,3 +69,27 @@ async def test_two_bugs_run_through_the_four_stages_on_sqlite(tmp_path: Path) ->
         assert sorted(finished) == ["bug0", "bug1"]
     finally:
         await q.aclose()
+    await _the_benchmarks_outcome_reads_the_run(url)
+
+
+async def _the_benchmarks_outcome_reads_the_run(url: str) -> None:
+    """``fixbugs bench workers`` reads a run's outcome from the queue's records and
+    reports: the two bugs finished and validated, a third never submitted is unfinished."""
+    titles = {"bug0": "example (bug 0)", "bug1": "example (bug 1)", "bug2": "never submitted"}
+    out = await _outcome(url, titles)
+    assert out.finished == 2 and out.validated == 2
+    first, last = out.first_claim, out.last_finish
+    assert first is not None and last is not None and first < last
+    assert set(out.stage_run_s) == set(QUEUE_STAGES)
+    assert all(v > 0 for v in out.stage_run_s.values())
+    done0, done1, never = out.bugs
+    assert [(b.title, b.verdict) for b in (done0, done1)] == [
+        ("example (bug 0)", "validated"),
+        ("example (bug 1)", "validated"),
+    ]
+    assert done0.run_s > 0 and done1.run_s > 0
+    assert (never.title, never.verdict, never.summary) == (
+        "never submitted",
+        "unfinished",
+        "never claimed",
+    )
