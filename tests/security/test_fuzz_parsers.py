@@ -44,8 +44,8 @@ from fixbugs.inputs.pieces import pieces, squeeze
 from fixbugs.inputs.snippets import MAX_SNIPPETS, extract_snippets
 from fixbugs.inputs.traces import load_traces
 from fixbugs.localize.traceback import parse_failure
-from fixbugs.pyenv.failures import failure_excerpt, failures, final_exception
-from fixbugs.pyenv.testrun import parse_outcomes
+from fixbugs.pyenv.raised import final_exception
+from fixbugs.pyenv.testoutput import failure_excerpt, failures, parse_outcomes
 from fixbugs.pyenv.testverdict import classify_run
 from fixbugs.service.job_files import Workspace
 

@@ -164,8 +164,8 @@ def _grounding(text: str) -> object:
 
 
 def _pytest_output(text: str) -> object:
-    from fixbugs.pyenv.failures import environment_signature, failure_excerpt, failures
-    from fixbugs.pyenv.testrun import parse_outcomes
+    from fixbugs.pyenv.failures import environment_signature
+    from fixbugs.pyenv.testoutput import failure_excerpt, failures, parse_outcomes
     from fixbugs.pyenv.testverdict import classify_run
 
     return (
@@ -178,7 +178,7 @@ def _pytest_output(text: str) -> object:
 
 
 def _unittest_output(text: str) -> object:
-    from fixbugs.pyenv.failures import failure_excerpt, failures
+    from fixbugs.pyenv.testoutput import failure_excerpt, failures
     from fixbugs.pyenv.testverdict import classify_run
 
     return (
@@ -189,7 +189,8 @@ def _unittest_output(text: str) -> object:
 
 
 def _final_exception(text: str) -> object:
-    from fixbugs.pyenv.failures import failure_message, final_exception
+    from fixbugs.pyenv.raised import final_exception
+    from fixbugs.pyenv.testoutput import failure_message
 
     return final_exception(text), failure_message(text)
 

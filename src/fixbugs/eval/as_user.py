@@ -28,7 +28,7 @@ from fixbugs.eval.case import AgentOutput, AgentRunner, Case
 from fixbugs.eval.full_agent import output_from_report
 from fixbugs.eval.reproduction import repository_modules, reproduction_kind
 from fixbugs.pyenv.testid import TestId
-from fixbugs.pyenv.testrun import parse_outcomes
+from fixbugs.pyenv.testoutput import parse_outcomes
 from fixbugs.run.model_steps import ModelSteps
 from fixbugs.run.report_schema import ReportModel
 from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths

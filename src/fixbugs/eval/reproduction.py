@@ -16,7 +16,8 @@ from collections.abc import Collection
 from pathlib import Path
 
 from fixbugs.eval.case import ReproductionKind
-from fixbugs.pyenv.failures import environment_signature, failures
+from fixbugs.pyenv.failures import environment_signature
+from fixbugs.pyenv.testoutput import failures
 
 __all__ = ["repository_modules", "reproduction_kind"]
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from fixbugs.eval.archive import extract_tree
 from fixbugs.inputs.hostgit import apply_diff
-from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command
+from fixbugs.pyenv.testoutput import parse_outcomes
+from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths
 
 __all__ = [

@@ -32,7 +32,7 @@ from agentrt import parse_python
 from fixbugs.inputs import pieces as bounded
 from fixbugs.inputs.fences import fenced_blocks, without_fenced
 from fixbugs.inputs.textfile import clean_text
-from fixbugs.pyenv.failures import final_exception
+from fixbugs.pyenv.raised import final_exception
 
 __all__ = ["MAX_SCRIPT_CHARS", "MAX_SNIPPETS", "Snippet", "SnippetKind", "extract_snippets"]
 

@@ -300,7 +300,7 @@ async def _measure(
     env: Mapping[str, str] | None,
 ) -> Spectrum | SbflResult:
     """The coverage run and the contexts report, in ``rc``'s folder: a spectrum, or why not."""
-    from fixbugs.pyenv.testrun import parse_outcomes
+    from fixbugs.pyenv.testoutput import parse_outcomes
 
     root, tmp = executor.root, rc.parent
     data, out_json = tmp / "data", tmp / "cov.json"

@@ -10,12 +10,13 @@ reproduction, and :func:`fixbugs.stages.findtest.matching_failure` never
 keeps such a test. This module is the one place that says what such a
 signature is.
 
-The text itself is read by the one reader of a test run
-(:mod:`fixbugs.pyenv.testoutput`, :mod:`fixbugs.pyenv.raised`): the failing
-tests' sections (:func:`failures`), the exception a section ends with
-(:func:`final_exception`) and what it says (:func:`failure_message`), the
-excerpt the repair's hints read (:func:`failure_excerpt`). They are named
-here too, beside the judgment that uses them.
+The text itself is read by the one reader of a test run, and its names are
+imported from there: the failing tests' sections
+(:func:`fixbugs.pyenv.testoutput.failures`), what a failure says
+(:func:`fixbugs.pyenv.testoutput.failure_message`), the excerpt the repair's
+hints read (:func:`fixbugs.pyenv.testoutput.failure_excerpt`), and the
+exception a section ends with (:func:`fixbugs.pyenv.raised.final_exception`),
+which is what the judgment here reads.
 """
 
 from __future__ import annotations
@@ -23,27 +24,8 @@ from __future__ import annotations
 import re
 
 from fixbugs.pyenv.raised import final_exception
-from fixbugs.pyenv.testoutput import (
-    Failure,
-    Runner,
-    collect_error,
-    failure_excerpt,
-    failure_message,
-    failures,
-    summary_ids,
-)
 
-__all__ = [
-    "Failure",
-    "Runner",
-    "collect_error",
-    "environment_signature",
-    "failure_excerpt",
-    "failure_message",
-    "failures",
-    "final_exception",
-    "summary_ids",
-]
+__all__ = ["environment_signature"]
 
 _NO_USER = re.compile(
     r"getpwuid\(\): uid not found|getpwnam\(\): name not found|getgrgid\(\): gid not found|"

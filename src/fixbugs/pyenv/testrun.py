@@ -3,7 +3,7 @@
 Validation compares per-test outcomes before and after a patch ("previously
 passing tests still pass"), so it needs the test ids a command covers and a
 verbose variant of it whose output names every test with its outcome
-(read by :func:`fixbugs.pyenv.testoutput.parse_outcomes`, named here too).
+(read by :func:`fixbugs.pyenv.testoutput.parse_outcomes`).
 pytest and unittest are understood; any other command is judged by its exit
 status alone, and the report says so.
 """
@@ -17,13 +17,11 @@ from os import PathLike
 from typing import Literal
 
 from fixbugs.pyenv.testid import TestId
-from fixbugs.pyenv.testoutput import Outcome, parse_outcomes
+from fixbugs.pyenv.testoutput import parse_outcomes
 
 __all__ = [
-    "Outcome",
     "TestCommand",
     "files_of_tests",
-    "parse_outcomes",
     "parse_test_command",
     "regressions",
     "suite_shards",

@@ -32,8 +32,9 @@ from dataclasses import replace
 
 from fixbugs.diffs import changed_window
 from fixbugs.localize.traceback import is_test_path
+from fixbugs.pyenv.raised import frames
 from fixbugs.repair.generate import Region, generate_candidates
-from fixbugs.repair.hints import FailureHints, failure_frames, parse_hints, repo_path
+from fixbugs.repair.hints import FailureHints, parse_hints, repo_path
 from fixbugs.repair.progress import FailurePoint, progress
 from fixbugs.repair.ranking import RepairCandidate, to_candidate
 from fixbugs.repair.schedule import FollowUps
@@ -117,7 +118,7 @@ class Stepwise:
     def _regions(self, seed: RepairCandidate, pristine: str, output: str) -> list[Region]:
         """The new failure's frames in the seed's file, innermost first, then the seed's edit."""
         out: list[Region] = []
-        for path, line in failure_frames(output):
+        for path, line in frames(output):
             own = repo_path(path, self._listed)
             if own != seed.path or is_test_path(own):
                 continue

@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command, regressions
+from fixbugs.pyenv.testoutput import parse_outcomes
+from fixbugs.pyenv.testrun import parse_test_command, regressions
 from fixbugs.pyenv.testverdict import classify_run
 from fixbugs.sandbox.executor import Workspace
 

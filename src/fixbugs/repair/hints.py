@@ -7,11 +7,11 @@ diff), whether a ``None`` or an empty string was used as a value or came
 back where a value was expected, and the string keys the failing lines read
 (``result['id']``). String templates use tokens the expected side holds and
 the code lacks; :func:`printed_literal_lines` finds the code's own string
-literals that the run printed; :func:`failure_frames` lists the frames, and
-:func:`repo_path` maps a printed path to the repository's. Nothing here
-knows about any one project. The exception lines, locations and assertion
-sides are read by the one reader of a test run (:mod:`fixbugs.pyenv.raised`;
-``failure_frames`` is its ``frames``); what they hint at is judged here.
+literals that the run printed, and :func:`repo_path` maps a printed path to
+the repository's. Nothing here knows about any one project. The exception
+lines, locations and assertion sides (and a failure's frames,
+:func:`fixbugs.pyenv.raised.frames`) are read by the one reader of a test
+run (:mod:`fixbugs.pyenv.raised`); what they hint at is judged here.
 """
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ from dataclasses import dataclass
 
 from agentrt import literal_value, parse_python
 from fixbugs.pyenv.raised import assertion_diff, assertion_sides, locations, raised
-from fixbugs.pyenv.raised import frames as failure_frames
 
 __all__ = [
     "FailureHints",
-    "failure_frames",
     "parse_hints",
     "printed_literal_lines",
     "repo_path",

@@ -24,14 +24,10 @@ from dataclasses import dataclass
 from fixbugs.inputs import pieces as bounded
 from fixbugs.inputs.fences import fenced_blocks
 from fixbugs.localize.traceback import ParsedFailure, is_test_path, parse_failure
-from fixbugs.pyenv.failures import (
-    Failure,
-    environment_signature,
-    failure_message,
-    failures,
-    final_exception,
-)
+from fixbugs.pyenv.failures import environment_signature
+from fixbugs.pyenv.raised import final_exception
 from fixbugs.pyenv.testid import TestId
+from fixbugs.pyenv.testoutput import Failure, failure_message, failures
 
 __all__ = [
     "FailureMatch",

@@ -17,8 +17,9 @@ import ast
 from collections.abc import Mapping
 
 from fixbugs.localize.traceback import is_test_path
+from fixbugs.pyenv.raised import frames
 from fixbugs.repair import SourceFile, printed_literal_lines
-from fixbugs.repair.hints import failure_frames, repo_path
+from fixbugs.repair.hints import repo_path
 from fixbugs.repair.literals import key_edits
 from fixbugs.run.record import BugRun, RootCause
 from fixbugs.stages.model_scope import evidence_best
@@ -75,8 +76,7 @@ def repair_regions(prior: BugRun, listed: Mapping[str, str]) -> list[tuple[str, 
         add(path, a, b, max(0.05, min(1.0, score)))
     failure = prior.analysis.failure
     if failure is not None:
-        frames = sorted(failure.project_frames(), key=lambda f: f.depth)
-        for f in frames[:4]:
+        for f in sorted(failure.project_frames(), key=lambda f: f.depth)[:4]:
             if f.path is not None:
                 add(f.path, max(1, f.line - 2), f.line + 2, 0.6 / (1 + f.depth))
     return regions
@@ -136,7 +136,7 @@ def crash_regions(
     """The failing run's own traceback: its crash line and the callers' lines, innermost
     first (the report's traceback, when it pasted one, is in :func:`repair_regions`)."""
     out: list[Span] = []
-    for path, line in failure_frames(run_text):
+    for path, line in frames(run_text):
         own = repo_path(path, listed)
         if own is None or is_test_path(own):
             continue

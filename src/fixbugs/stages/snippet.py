@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Literal
 
 from fixbugs.inputs.snippets import Snippet
-from fixbugs.pyenv.failures import environment_signature, final_exception
+from fixbugs.pyenv.failures import environment_signature
+from fixbugs.pyenv.raised import final_exception
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.untrusted import HostFolder, remove_tree
 

@@ -23,7 +23,7 @@ from fixbugs.eval.pool.prdiff import changed_tests, pr_diff, split_pr
 from fixbugs.eval.pool.select import select_tests
 from fixbugs.eval.pool.swebench import build_sympy
 from fixbugs.eval.pool.testruns import ModuleRun
-from fixbugs.pyenv.failures import collect_error
+from fixbugs.pyenv.testoutput import collect_error
 from fixbugs.sandbox.hosttools import git_env
 from fixbugs.sandbox.testing import PlainWorkspace
 

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from fixbugs.pyenv.failures import (
-    environment_signature,
-    failure_excerpt,
-    failures,
-    final_exception,
-)
+from fixbugs.pyenv.failures import environment_signature
+from fixbugs.pyenv.raised import final_exception
+from fixbugs.pyenv.testoutput import failure_excerpt, failures
 from fixbugs.pyenv.testverdict import classify_run
 
 

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from fixbugs.pyenv.testrun import files_of_tests, parse_outcomes, parse_test_command
+from fixbugs.pyenv.testoutput import parse_outcomes
+from fixbugs.pyenv.testrun import files_of_tests, parse_test_command
 
 
 def test_test_commands_are_understood():

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from snippetkit import everything, new_texts, src_of
 
+from fixbugs.pyenv.raised import frames
 from fixbugs.repair.generate import Region, generate_candidates
-from fixbugs.repair.hints import FailureHints, failure_frames, parse_hints
+from fixbugs.repair.hints import FailureHints, parse_hints
 from fixbugs.repair.literals import key_edits, regex_edits
 from fixbugs.repair.statements import none_item_edits
 
@@ -32,7 +33,7 @@ pkg/sel.py:23: AttributeError
 
 
 def test_the_run_s_frames_innermost_first_and_what_it_used_as_a_value():
-    assert failure_frames(RUN) == [("pkg/sel.py", 23), ("pkg/sel.py", 20), ("test/test_sel.py", 42)]
+    assert frames(RUN) == [("pkg/sel.py", 23), ("pkg/sel.py", 20), ("test/test_sel.py", 42)]
     hints = parse_hints(RUN)
     assert ("pkg/sel.py", 20) in hints.locations and ("pkg/sel.py", 23) in hints.locations
     assert hints.saw_none and not hints.saw_empty

@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixbugs.pyenv.failures import collect_error
-from fixbugs.pyenv.testrun import Outcome, parse_outcomes
+from fixbugs.pyenv.testoutput import Outcome, collect_error, parse_outcomes
 from fixbugs.sandbox import CommandResult, Sandbox, WorkspaceFactory, interpreter_paths
 
 __all__ = ["ModuleRun", "pytest_argv", "run_commands", "run_modules"]

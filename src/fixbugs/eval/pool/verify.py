@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fixbugs.eval.as_user import _shows_failing
-from fixbugs.pyenv.failures import environment_signature, failures
+from fixbugs.pyenv.failures import environment_signature
 from fixbugs.pyenv.testid import TestId
-from fixbugs.pyenv.testrun import parse_outcomes, parse_test_command
+from fixbugs.pyenv.testoutput import failures, parse_outcomes
+from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.sandbox import Sandbox, WorkspaceFactory, interpreter_paths
 
 __all__ = ["Checked", "check_case"]
