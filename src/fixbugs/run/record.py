@@ -102,7 +102,7 @@ class Reproduction:
     # origin "snippet": what the report says the code should print instead (Snippet.expected),
     # which the gate then requires; None: the gate only requires the failure to be gone
     expected: str | None = None
-    # the failing tests' sections of the run (fixbugs.pyenv.failures.failure_excerpt):
+    # the failing tests' sections of the run (fixbugs.pyenv.testoutput.failure_excerpt):
     # the traceback and the failed assertion, which the repair's hints read
     failure_text: str = ""
     # origin "snippet": the project frames of the traceback the reproducing run printed
