@@ -47,7 +47,7 @@ from fixbugs.sandbox.hosttools import run_tool
 from fixbugs.sandbox.interpreters import SYSTEM_DIRS
 from fixbugs.sandbox.limits import Limits
 
-__all__ = ["Mechanisms", "View", "probe", "wrap"]
+__all__ = ["Confinement", "Mechanisms", "View", "probe", "wrap"]
 
 _PROBE_UID = 1_499_999_999  # below the sandbox uid range, never a real user
 # Moves this shell into the command's cgroups, then execs the command.
@@ -125,29 +125,40 @@ class Mechanisms:
         return tuple(out)
 
 
-def wrap(
-    argv: Sequence[str],
-    *,
-    limits: Limits,
-    mechanisms: Mechanisms,
-    uid: int | None,
-    base: Path,
-    workdir: Path,
-    network: bool = False,
-    view: View | None = None,
-    cgroup_procs: Sequence[str] = (),
-) -> list[str]:
-    """The argv that runs ``argv`` contained.
+@dataclass(frozen=True)
+class Confinement:
+    """How one command is contained: its limits, the mechanisms, its uid, what it sees.
 
-    With namespaces, ``view`` says what the command sees (default: only
-    ``base`` writable); ``cgroup_procs`` are the ``cgroup.procs`` files the
+    The one parameter object of :func:`wrap` and of the runners
+    (:func:`fixbugs.sandbox.runner.run_contained` and ``run_contained_sync``):
+    the command runs in ``workdir`` as ``uid`` (None: the current user), with
+    ``base`` (the sandbox's own folder) writable unless ``view`` says what
+    it sees, and without a network unless ``network``.
+    """
+
+    limits: Limits
+    mechanisms: Mechanisms
+    uid: int | None
+    base: Path
+    workdir: Path
+    network: bool = False
+    view: View | None = None
+
+
+def wrap(argv: Sequence[str], how: Confinement, *, cgroup_procs: Sequence[str] = ()) -> list[str]:
+    """The argv that runs ``argv`` contained as ``how`` says.
+
+    With namespaces, ``how.view`` says what the command sees (default: only
+    ``how.base`` writable); ``cgroup_procs`` are the ``cgroup.procs`` files the
     command joins before anything else runs.
     """
+    limits, mechanisms, uid = how.limits, how.mechanisms, how.uid
     out: list[str] = []
     if cgroup_procs:
         out += ["/bin/sh", "-c", _JOIN_CGROUP, "join-cgroup", ":".join(cgroup_procs)]
     if mechanisms.namespaces:
-        out += _namespaced(view or View(writable=(base,)), workdir=workdir, network=network)
+        view = how.view or View(writable=(how.base,))
+        out += _namespaced(view, workdir=how.workdir, network=how.network)
     if mechanisms.separate_uid and uid is not None:
         out += [
             "setpriv",
@@ -246,14 +257,7 @@ def probe() -> Mechanisms:
         candidate = Mechanisms(root=root, namespaces=True, setpriv=False, prlimit=False)
         with tempfile.TemporaryDirectory(prefix="fixbugs-probe-") as tmp:
             base = Path(tmp).resolve()
-            argv = wrap(
-                ["/bin/true"],
-                limits=Limits(),
-                mechanisms=candidate,
-                uid=None,
-                base=base,
-                workdir=base,
-            )
+            argv = wrap(["/bin/true"], Confinement(Limits(), candidate, None, base, base))
             namespaces = run_tool(argv, timeout_s=30).ok
         userns = has_setpriv and _userns_works()
     return Mechanisms(
@@ -269,14 +273,6 @@ def probe() -> Mechanisms:
 
 def _userns_works() -> bool:
     """Whether an unprivileged uid may enter a user namespace of its own here."""
-    argv = wrap(
-        ["/bin/true"],
-        limits=Limits(),
-        mechanisms=Mechanisms(
-            root=True, namespaces=False, setpriv=True, prlimit=False, userns=True
-        ),
-        uid=_PROBE_UID,
-        base=Path("/"),
-        workdir=Path("/"),
-    )
+    mechanisms = Mechanisms(root=True, namespaces=False, setpriv=True, prlimit=False, userns=True)
+    argv = wrap(["/bin/true"], Confinement(Limits(), mechanisms, _PROBE_UID, Path("/"), Path("/")))
     return run_tool(argv, timeout_s=30, cwd="/").ok

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agentrt import Clock, SystemClock
 from fixbugs.sandbox.cgroups import CgroupFacts, CommandCgroup
-from fixbugs.sandbox.containment import Mechanisms, View, wrap
+from fixbugs.sandbox.containment import Confinement, Mechanisms, wrap
 from fixbugs.sandbox.limits import CommandResult, LimitHit, Limits, classify_limit, limit_note
 from fixbugs.sandbox.output import CappedOutput
 from fixbugs.sandbox.owners import stat_fields
@@ -69,42 +69,23 @@ def kill_command(pid: int, *, namespaced: bool) -> None:
 
 async def run_contained(
     argv: Sequence[str],
+    how: Confinement,
     *,
-    limits: Limits,
-    mechanisms: Mechanisms,
-    uid: int | None,
-    base: Path,
-    workdir: Path,
     env: Mapping[str, str],
-    network: bool = False,
     clock: Clock | None = None,
-    view: View | None = None,
     disk: Path | None = None,
     disk_mb: int | None = None,
 ) -> CommandResult:
-    """Run ``argv`` contained, killing it at the deadline or as a runaway writer.
+    """Run ``argv`` contained as ``how`` says, killing it at the deadline or as a runaway
+    writer.
 
     ``disk`` is the size-limited filesystem of the copy: full after the
     command means it hit its disk limit.
     """
     clock = clock or SystemClock()
-    group = await asyncio.to_thread(_new_cgroup, mechanisms, limits)
+    group = await asyncio.to_thread(_new_cgroup, how.mechanisms, how.limits)
     try:
-        return await _run(
-            argv,
-            limits=limits,
-            mechanisms=mechanisms,
-            uid=uid,
-            base=base,
-            workdir=workdir,
-            env=env,
-            network=network,
-            clock=clock,
-            view=view,
-            group=group,
-            disk=disk,
-            disk_mb=disk_mb,
-        )
+        return await _run(argv, how, env=env, clock=clock, group=group, disk=disk, disk_mb=disk_mb)
     finally:
         if group is not None:
             await asyncio.to_thread(group.remove)
@@ -146,31 +127,16 @@ def _disk_full(path: Path | None) -> bool:
 
 async def _run(
     argv: Sequence[str],
+    how: Confinement,
     *,
-    limits: Limits,
-    mechanisms: Mechanisms,
-    uid: int | None,
-    base: Path,
-    workdir: Path,
     env: Mapping[str, str],
-    network: bool,
     clock: Clock,
-    view: View | None,
     group: CommandCgroup | None,
     disk: Path | None,
     disk_mb: int | None,
 ) -> CommandResult:
-    wrapped = wrap(
-        argv,
-        limits=limits,
-        mechanisms=mechanisms,
-        uid=uid,
-        base=base,
-        workdir=workdir,
-        network=network,
-        view=view,
-        cgroup_procs=group.procs_files if group is not None else (),
-    )
+    limits, mechanisms, workdir = how.limits, how.mechanisms, how.workdir
+    wrapped = wrap(argv, how, cgroup_procs=group.procs_files if group is not None else ())
     out = CappedOutput(limits.max_output_bytes, runaway_factor=limits.runaway_factor)
     err = CappedOutput(limits.max_output_bytes, runaway_factor=limits.runaway_factor)
     started = clock.now()
@@ -243,7 +209,7 @@ async def _run(
         cgroup_pids=facts.pids_hit,
         disk_full=await asyncio.to_thread(_disk_full, disk),
     )
-    notes = mechanisms.notes(network=network)
+    notes = mechanisms.notes(network=how.network)
     if mechanisms.cgroups is not None and group is None:
         notes = (*notes, "sandbox: this command's cgroup could not be made; limits per process")
     hits: list[LimitHit] = [] if limit_hit is None else [limit_hit]
@@ -277,21 +243,11 @@ async def _run(
 
 
 def run_contained_sync(
-    argv: Sequence[str],
-    *,
-    limits: Limits,
-    mechanisms: Mechanisms,
-    uid: int | None,
-    base: Path,
-    workdir: Path,
-    env: Mapping[str, str],
-    stdin: bytes = b"",
-    view: View | None = None,
+    argv: Sequence[str], how: Confinement, *, env: Mapping[str, str], stdin: bytes = b""
 ) -> subprocess.CompletedProcess[bytes]:
     """Run a short contained helper (``git apply``) to completion; kill it at the deadline."""
-    wrapped = wrap(
-        argv, limits=limits, mechanisms=mechanisms, uid=uid, base=base, workdir=workdir, view=view
-    )
+    limits, mechanisms, workdir = how.limits, how.mechanisms, how.workdir
+    wrapped = wrap(argv, how)
     with subprocess.Popen(
         wrapped,
         cwd=str(workdir),

@@ -21,7 +21,7 @@ from pathlib import Path
 from agentrt import Clock, SystemClock
 from fixbugs.errors import InputError
 from fixbugs.sandbox import patching
-from fixbugs.sandbox.containment import Mechanisms, View, probe
+from fixbugs.sandbox.containment import Confinement, Mechanisms, View, probe
 from fixbugs.sandbox.executor import ClosedOnExit, command_environment
 from fixbugs.sandbox.hosttools import ToolRun
 from fixbugs.sandbox.identity import Identity, write_identity
@@ -238,18 +238,17 @@ class Sandbox(ClosedOnExit):
         )
         return await run_contained(
             argv,
-            limits=limits,
-            mechanisms=self.mechanisms,
-            uid=self.uid,
-            base=self.base,
-            workdir=self.root,
+            self.confinement(limits, network=network),
             env=self.environment(env),
-            network=network,
             clock=self.clock,
-            view=self.view(limits),
             disk=self.root if self._tmpfs else None,
             disk_mb=self.disk_mb if self._tmpfs else None,
         )
+
+    def confinement(self, limits: Limits, *, network: bool = False) -> Confinement:
+        """How a command of this sandbox runs: as its uid, in its copy, seeing its view."""
+        view = self.view(limits)
+        return Confinement(limits, self.mechanisms, self.uid, self.base, self.root, network, view)
 
     def view(self, limits: Limits) -> View:
         """What a command sees: its copy, private HOME and TMPDIR, the read-only extras, its user.
@@ -295,15 +294,6 @@ class Sandbox(ClosedOnExit):
 
     def _helper(self, argv: Sequence[str], stdin: bytes) -> ToolRun:
         """A patch tool run contained in the copy, as :data:`.patching.ToolRunner`."""
-        done = run_contained_sync(
-            argv,
-            limits=Limits(timeout_s=60, memory_mb=1024),
-            mechanisms=self.mechanisms,
-            uid=self.uid,
-            base=self.base,
-            workdir=self.root,
-            env=self.environment(),
-            stdin=stdin,
-            view=self.view(Limits()),
-        )
+        how = self.confinement(Limits(timeout_s=60, memory_mb=1024))
+        done = run_contained_sync(argv, how, env=self.environment(), stdin=stdin)
         return ToolRun(tuple(argv), done.returncode, done.stdout, done.stderr)

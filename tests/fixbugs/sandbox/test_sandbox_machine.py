@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from fixbugs.sandbox import Sandbox, interpreter_paths
-from fixbugs.sandbox.containment import Mechanisms, View, wrap
+from fixbugs.sandbox.containment import Confinement, Mechanisms, View, wrap
 from fixbugs.sandbox.identity import USER, write_identity
 from fixbugs.sandbox.limits import Limits
 
@@ -112,12 +112,14 @@ def test_named_files_are_bound_read_only_over_the_system_directories() -> None:
     files = ((Path("/sb/etc/passwd"), Path("/etc/passwd")),)
     argv = wrap(
         ["id"],
-        limits=Limits(),
-        mechanisms=mechanisms,
-        uid=7,
-        base=Path("/sb"),
-        workdir=Path("/sb/repo"),
-        view=View(writable=(Path("/sb/repo"),), files=files),
+        Confinement(
+            limits=Limits(),
+            mechanisms=mechanisms,
+            uid=7,
+            base=Path("/sb"),
+            workdir=Path("/sb/repo"),
+            view=View(writable=(Path("/sb/repo"),), files=files),
+        ),
     )
     bind = argv.index("/sb/etc/passwd")
     assert argv[bind - 1 : bind + 2] == ["--ro-bind", "/sb/etc/passwd", "/etc/passwd"]

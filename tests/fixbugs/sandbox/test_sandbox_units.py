@@ -22,7 +22,7 @@ from fixbugs.sandbox import (
     read_untrusted_sync,
 )
 from fixbugs.sandbox.cgroups import sweep_stale_cgroups
-from fixbugs.sandbox.containment import wrap
+from fixbugs.sandbox.containment import Confinement, wrap
 from fixbugs.sandbox.mounts import sweep_stale
 from fixbugs.sandbox.owners import owner_alive, owner_mark
 from fixbugs.sandbox.runner import _unwrapped_status
@@ -105,11 +105,13 @@ def test_capped_output_under_cap_is_verbatim() -> None:
 def test_wrap_with_every_mechanism() -> None:
     argv = wrap(
         ["pytest", "-x"],
-        limits=Limits(timeout_s=10, memory_mb=512, max_processes=32),
-        mechanisms=FULL,
-        uid=1234,
-        base=Path("/sb"),
-        workdir=Path("/sb/repo"),
+        Confinement(
+            limits=Limits(timeout_s=10, memory_mb=512, max_processes=32),
+            mechanisms=FULL,
+            uid=1234,
+            base=Path("/sb"),
+            workdir=Path("/sb/repo"),
+        ),
     )
     assert argv[0] == "bwrap" and "--unshare-net" in argv and "--unshare-pid" in argv
     assert "--reuid=1234" in argv and "--no-new-privs" in argv
@@ -121,12 +123,14 @@ def test_wrap_with_every_mechanism() -> None:
 def test_wrap_allows_network_only_when_asked() -> None:
     argv = wrap(
         ["true"],
-        limits=Limits(),
-        mechanisms=FULL,
-        uid=1,
-        base=Path("/sb"),
-        workdir=Path("/sb/repo"),
-        network=True,
+        Confinement(
+            limits=Limits(),
+            mechanisms=FULL,
+            uid=1,
+            base=Path("/sb"),
+            workdir=Path("/sb/repo"),
+            network=True,
+        ),
     )
     assert "--unshare-net" not in argv and "--unshare-pid" in argv
     assert "sandbox: network allowed for this command" in FULL.notes(network=True)
@@ -134,7 +138,14 @@ def test_wrap_allows_network_only_when_asked() -> None:
 
 def test_missing_mechanisms_are_said_not_hidden() -> None:
     argv = wrap(
-        ["true"], limits=Limits(), mechanisms=BARE, uid=None, base=Path("/b"), workdir=Path("/b")
+        ["true"],
+        Confinement(
+            limits=Limits(),
+            mechanisms=BARE,
+            uid=None,
+            base=Path("/b"),
+            workdir=Path("/b"),
+        ),
     )
     assert argv == ["true"]
     notes = " ".join(BARE.notes(network=False))
@@ -153,12 +164,14 @@ def test_the_command_keeps_no_capability_and_joins_its_cgroup() -> None:
     )
     argv = wrap(
         ["pytest"],
-        limits=Limits(),
-        mechanisms=FULL,
-        uid=7,
-        base=Path("/sb"),
-        workdir=Path("/sb/repo"),
-        view=view,
+        Confinement(
+            limits=Limits(),
+            mechanisms=FULL,
+            uid=7,
+            base=Path("/sb"),
+            workdir=Path("/sb/repo"),
+            view=view,
+        ),
         cgroup_procs=("/cg/memory/g/cgroup.procs", "/cg/pids/g/cgroup.procs"),
     )
     assert argv[0] == "/bin/sh" and argv[4] == "/cg/memory/g/cgroup.procs:/cg/pids/g/cgroup.procs"
