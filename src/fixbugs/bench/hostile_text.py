@@ -211,7 +211,7 @@ def _log_line(text: str) -> object:
 
 def _hints(text: str) -> object:
     from fixbugs.repair.hints import parse_hints
-    from fixbugs.repair.progress import FailurePoint
+    from fixbugs.repair.stepping import FailurePoint
 
     return parse_hints(text), FailurePoint.parse(text)
 

@@ -25,9 +25,9 @@ from fixbugs.diffs import (
     split_lines,
 )
 from fixbugs.eval.score import Gold, load_gold
+from fixbugs.index import is_test_path
 from fixbugs.inputs.archives import CASE_LIMITS, check_tar
 from fixbugs.localize.regions import function_spans
-from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair.edits import (
     EditFormat,
     EditRejected,

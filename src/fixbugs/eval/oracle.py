@@ -48,9 +48,9 @@ from agentrt.sim import (
 )
 from fixbugs.eval.case import AgentOutput, AgentRunner, Case
 from fixbugs.eval.gold_edits import FORMATS, GoldFix, gold_edits, load_gold_fix
+from fixbugs.index import is_test_path
 from fixbugs.inputs.walk import walk_text_files
 from fixbugs.localize.relevance import RELEVANCE_SYSTEM
-from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair.edits import (
     EditFormat,
     EditRejected,

@@ -13,9 +13,19 @@ from fixbugs.index.cache import IndexCache, default_index_dir
 from fixbugs.index.entries import ImportRef, Literal, ModuleEntry, Symbol, SymbolKind
 from fixbugs.index.paths import SOURCE_SUFFIXES, is_source, is_test_path
 from fixbugs.index.repo_index import RepoIndex
+from fixbugs.index.resolve import (
+    MAX_HOPS,
+    Target,
+    dotted_target,
+    member,
+    name_in_file,
+    resolve_member,
+    resolve_name,
+)
 from fixbugs.index.words import tokenize_code
 
 __all__ = [
+    "MAX_HOPS",
     "SOURCE_SUFFIXES",
     "ImportRef",
     "IndexCache",
@@ -24,12 +34,18 @@ __all__ = [
     "RepoIndex",
     "Symbol",
     "SymbolKind",
+    "Target",
     "as_index",
     "build_index",
     "default_index_dir",
+    "dotted_target",
     "index_repository",
     "index_texts",
     "is_source",
     "is_test_path",
+    "member",
+    "name_in_file",
+    "resolve_member",
+    "resolve_name",
     "tokenize_code",
 ]

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from fixbugs.index.entries import ModuleEntry, Symbol
 from fixbugs.index.modules import module_aliases
-from fixbugs.index.resolve import resolve_member
 from fixbugs.index.search import Bm25Table
 
 __all__ = ["RepoIndex"]
@@ -145,11 +144,6 @@ class RepoIndex(Mapping[str, str]):
             and s.qualname.startswith(prefix)
             and s.qualname.count(".") == depth
         )
-
-    def resolve_member(self, cls: Symbol, attr: str) -> Symbol | None:
-        """``attr`` of class ``cls``: its own, else its bases', left to right, depth first
-        (followed through the imports; a cycle of bases ends the search)."""
-        return resolve_member(self, cls, attr)
 
     @cached_property
     def _imports(self) -> dict[str, tuple[str, ...]]:

@@ -17,7 +17,7 @@ from fixbugs.localize.signals import (
     symbol_evidence,
     traceback_evidence,
 )
-from fixbugs.localize.traceback import Frame, ParsedFailure, is_test_path, parse_failure
+from fixbugs.localize.traceback import Frame, ParsedFailure, parse_failure
 
 __all__ = [
     "DEFAULT_WEIGHTS",
@@ -34,7 +34,6 @@ __all__ = [
     "bm25_evidence",
     "bug_summary",
     "import_evidence",
-    "is_test_path",
     "model_relevance",
     "naming_evidence",
     "ochiai",

@@ -26,8 +26,8 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from fixbugs.index import is_test_path
 from fixbugs.localize.regions import Region, function_spans, region_at
-from fixbugs.localize.traceback import is_test_path
 
 __all__ = ["NamedCode", "ground_named_code", "read_named_code"]
 

@@ -6,13 +6,13 @@ snippets: "the code for this is in ``Function._eval_evalf``", "see
 form is resolved to a definition:
 
 * a dotted name that starts with a module (``pkg.mod.Class.meth``) goes
-  through the module graph (:func:`fixbugs.localize.resolve.dotted_target`);
+  through the module graph (:func:`fixbugs.index.dotted_target`);
 * ``Class.member`` (``Class`` defined by at most :data:`MAX_CLASSES`
   classes) is the member that class, or a base of it, defines;
 * a path that names a repository file (by its whole path, or a suffix of two
   parts or more) is that file.
 
-Evidence kinds: ``name`` for the first two (lines: the function's span),
+FileEvidence kinds: ``name`` for the first two (lines: the function's span),
 ``path`` for the last. Only the report's own words are read: a name the
 report's code binds is :mod:`fixbugs.localize.snippet_calls`'s business,
 but writing ``Thing.method`` in prose counts here too.
@@ -24,12 +24,11 @@ import bisect
 import re
 from collections.abc import Collection
 
-from fixbugs.index import RepoIndex
+from fixbugs.index import RepoIndex, Target, dotted_target, is_test_path, member
 from fixbugs.inputs import pieces as bounded
-from fixbugs.localize.evidence import FileEvidence as Evidence
-from fixbugs.localize.resolve import Target, dotted_target, member
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.snippet_calls import Use, uses_evidence
-from fixbugs.localize.traceback import is_test_path, relativize
+from fixbugs.localize.traceback import relativize
 
 __all__ = ["MAX_CLASSES", "name_evidence", "path_evidence"]
 
@@ -81,7 +80,7 @@ def _dotted_uses(index: RepoIndex, dotted: str) -> list[Use]:
     return out
 
 
-def name_evidence(index: RepoIndex, report: str) -> list[Evidence]:
+def name_evidence(index: RepoIndex, report: str) -> list[FileEvidence]:
     """Dotted names in the report resolved to the functions and classes they name."""
     uses: list[Use] = []
     seen: set[str] = set()
@@ -96,7 +95,7 @@ def name_evidence(index: RepoIndex, report: str) -> list[Evidence]:
 
 def path_evidence(
     report: str, files: Collection[str], *, located: Collection[str] = ()
-) -> list[Evidence]:
+) -> list[FileEvidence]:
     """Repository files the report names by their path (``sympy/core/basic.py``).
 
     ``located`` are the files a traceback frame or a warning location already
@@ -109,20 +108,22 @@ def path_evidence(
     Installed-copy paths (``…/site-packages/pkg/mod.py``) map to the repository's
     file as a traceback frame's do (:func:`fixbugs.localize.traceback.relativize`).
     """
-    out: dict[str, Evidence] = {}
+    out: dict[str, FileEvidence] = {}
     for link, a, b in _links(report):
         path = relativize(link, files)
         if path is None or is_test_path(path) or path in out or path in located:
             continue
         lines = ((a, max(a, b or a)),) if a else ()
         at = f", line {a}" if a else ""
-        out[path] = Evidence(path, "path", 1.0, f"the report links to the file {path}{at}", lines)
+        out[path] = FileEvidence(
+            path, "path", 1.0, f"the report links to the file {path}{at}", lines
+        )
     for m in bounded.finditer(_PATH, report):
         raw = m.group(1).replace("\\", "/")
         path = relativize(raw, files)
         if path is None or is_test_path(path) or path in out or path in located:
             continue
-        out[path] = Evidence(path, "path", 1.0, f"the report names the file {raw}")
+        out[path] = FileEvidence(path, "path", 1.0, f"the report names the file {raw}")
     return list(out.values())
 
 

@@ -8,7 +8,7 @@ their suspicion to their callees: plain calls resolved in the function's
 module (``helper(x)``, an imported function), ``self.method(...)`` /
 ``cls.method(...)`` resolved on the function's class, its bases included.
 
-Evidence of kind ``neighbour``, whose lines are the callee's span. It is
+FileEvidence of kind ``neighbour``, whose lines are the callee's span. It is
 weak alone (:mod:`fixbugs.localize.rank` weighs it low): it lifts a file
 that other signals (BM25, symbols) already point at.
 """
@@ -21,10 +21,8 @@ import warnings
 from collections.abc import Sequence
 
 from agentrt import parse_python
-from fixbugs.index import RepoIndex, Symbol
-from fixbugs.localize.evidence import FileEvidence as Evidence
-from fixbugs.localize.resolve import Target, member, resolve_name
-from fixbugs.localize.traceback import is_test_path
+from fixbugs.index import RepoIndex, Symbol, Target, is_test_path, member, resolve_name
+from fixbugs.localize.evidence import FileEvidence
 
 __all__ = ["MAX_SEEDS", "callees", "neighbour_evidence"]
 
@@ -73,13 +71,13 @@ def callees(index: RepoIndex, fn: Symbol) -> list[Symbol]:
     return list(out.values())
 
 
-def neighbour_evidence(index: RepoIndex, seeds: Sequence[Evidence]) -> list[Evidence]:
+def neighbour_evidence(index: RepoIndex, seeds: Sequence[FileEvidence]) -> list[FileEvidence]:
     """Callees of the functions that ``seeds`` (call/name evidence with a span) point at."""
     spans = sorted(
         ((e.strength, e.path, a, b) for e in seeds if e.lines for a, b in e.lines),
         key=lambda t: (-t[0], t[1], t[2]),
     )
-    out: list[Evidence] = []
+    out: list[FileEvidence] = []
     seen: set[tuple[str, int]] = set()
     for strength, path, start, _ in spans[:MAX_SEEDS]:
         entry = index.entry(path)
@@ -93,7 +91,7 @@ def neighbour_evidence(index: RepoIndex, seeds: Sequence[Evidence]) -> list[Evid
                 continue
             seen.add(key)
             out.append(
-                Evidence(
+                FileEvidence(
                     callee.path,
                     "neighbour",
                     _SHARE * strength,

@@ -21,9 +21,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from fixbugs.index import is_test_path
 from fixbugs.index.paths import is_support_path
 from fixbugs.localize.evidence import FileEvidence
-from fixbugs.localize.traceback import is_test_path
 
 __all__ = ["DEFAULT_WEIGHTS", "RankedFile", "rank_files"]
 

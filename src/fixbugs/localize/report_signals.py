@@ -27,11 +27,11 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
-from fixbugs.index import as_index
+from fixbugs.index import as_index, is_test_path
 from fixbugs.inputs import pieces as bounded
 from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.report_text import code_lines, command_words, inline_code, typed_commands
-from fixbugs.localize.traceback import ParsedFailure, is_test_path
+from fixbugs.localize.traceback import ParsedFailure
 
 __all__ = ["command_evidence", "literal_evidence", "literal_fragments", "quoted_code_evidence"]
 

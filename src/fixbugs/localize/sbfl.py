@@ -31,8 +31,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from fixbugs.index import is_test_path
 from fixbugs.localize.evidence import FileEvidence
-from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testid import TestId
 from fixbugs.sandbox.executor import Executor
 from fixbugs.sandbox.reported import CopyPaths

@@ -25,14 +25,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 
-from fixbugs.index import ModuleEntry, RepoIndex, as_index
+from fixbugs.index import ModuleEntry, RepoIndex, as_index, is_test_path
 from fixbugs.index.paths import SOURCE_SUFFIXES, is_source
 from fixbugs.index.words import STOP_WORDS as _STOP
 from fixbugs.index.words import tokenize_code
 from fixbugs.inputs import pieces as bounded
 from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.report_text import code_words
-from fixbugs.localize.traceback import ParsedFailure, is_test_path
+from fixbugs.localize.traceback import ParsedFailure
 
 __all__ = [
     "SOURCE_SUFFIXES",

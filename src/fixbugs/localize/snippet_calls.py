@@ -7,7 +7,7 @@ statements (:func:`fixbugs.localize.report_code.report_statements`) are
 read in order, as an interpreter would bind their names, but nothing runs:
 
 * ``import m`` / ``from m import n as a`` bind names to modules and to the
-  definitions they re-export (:mod:`fixbugs.localize.resolve`); a star
+  definitions they re-export (:mod:`fixbugs.index.resolve`); a star
   import makes every free name of the code a name of that module;
 * ``x = Thing(...)`` makes ``x`` an instance of ``Thing``; ``x.method()``
   and ``Thing(...).method()`` are ``Thing``'s ``method``, or the one a base
@@ -30,11 +30,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from fixbugs.index import RepoIndex, Symbol
-from fixbugs.localize.evidence import FileEvidence as Evidence
+from fixbugs.index import RepoIndex, Symbol, Target, is_test_path, member, resolve_name
+from fixbugs.localize.evidence import FileEvidence
 from fixbugs.localize.report_code import report_statements
-from fixbugs.localize.resolve import Target, member, resolve_name
-from fixbugs.localize.traceback import is_test_path
 
 __all__ = ["MAX_AMBIGUOUS", "Use", "call_evidence", "code_uses", "uses_evidence"]
 
@@ -207,16 +205,16 @@ def code_uses(index: RepoIndex, statements: Sequence[ast.stmt]) -> list[Use]:
     return reader.uses
 
 
-def call_evidence(index: RepoIndex, report: str) -> list[Evidence]:
-    """Evidence of kind ``call``: files whose definitions the report's code uses.
+def call_evidence(index: RepoIndex, report: str) -> list[FileEvidence]:
+    """FileEvidence of kind ``call``: files whose definitions the report's code uses.
 
     See :func:`uses_evidence` for its strengths and lines.
     """
     return uses_evidence(code_uses(index, report_statements(report)))
 
 
-def uses_evidence(uses: Iterable[Use], kind: str = "call") -> list[Evidence]:
-    """Evidence of ``uses``: one per file (its best use, plus a fifth of the rest, at most
+def uses_evidence(uses: Iterable[Use], kind: str = "call") -> list[FileEvidence]:
+    """FileEvidence of ``uses``: one per file (its best use, plus a fifth of the rest, at most
     1), and one per function used, whose lines are that function's span (for regions)."""
     best: dict[tuple[str, str], Use] = {}
     for u in uses:
@@ -226,13 +224,13 @@ def uses_evidence(uses: Iterable[Use], kind: str = "call") -> list[Evidence]:
     per_file: dict[str, list[Use]] = defaultdict(list)
     for u in best.values():
         per_file[u.path].append(u)
-    out: list[Evidence] = []
+    out: list[FileEvidence] = []
     for path, found in per_file.items():
         found.sort(key=lambda u: -u.weight)
         strength = min(1.0, found[0].weight + 0.2 * sum(u.weight for u in found[1:]))
-        out.append(Evidence(path, kind, strength, found[0].how))
+        out.append(FileEvidence(path, kind, strength, found[0].how))
         for u in found:
             if u.symbol is not None and u.symbol.kind != "class":
                 span = ((u.symbol.start, u.symbol.end),)
-                out.append(Evidence(path, kind, u.weight, u.how, span))
+                out.append(FileEvidence(path, kind, u.weight, u.how, span))
     return out

@@ -28,7 +28,6 @@ __all__ = [
     "Frame",
     "ParsedFailure",
     "anchor_frames",
-    "is_test_path",
     "parse_failure",
     "relativize",
 ]

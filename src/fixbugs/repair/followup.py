@@ -3,7 +3,7 @@
 Pairs of the best single edits (:func:`fixbugs.repair.generate.pair_edits`)
 rank after every single candidate, and the budget is spent before they
 run. A bug that needs two or three edits tells more than that: the first
-edit, run, fails *differently* (:func:`fixbugs.repair.progress.progress`),
+edit, run, fails *differently* (:func:`fixbugs.repair.stepping.progress`),
 and that run's traceback says where the next edit goes. So each such
 candidate (a *seed*) gets follow-ups: the repair templates run again on the
 seed's text, at the new failure's frames and around the seed's own edit,
@@ -31,14 +31,14 @@ from collections.abc import Callable, Collection
 from dataclasses import replace
 
 from fixbugs.diffs import changed_window
-from fixbugs.localize.traceback import is_test_path
+from fixbugs.index import is_test_path
 from fixbugs.pyenv.raised import frames
 from fixbugs.repair.generate import Region, generate_candidates
 from fixbugs.repair.hints import FailureHints, parse_hints, repo_path
-from fixbugs.repair.progress import FailurePoint, progress
 from fixbugs.repair.ranking import RepairCandidate, to_candidate
 from fixbugs.repair.schedule import FollowUps
 from fixbugs.repair.source import Edit, SourceFile, parses
+from fixbugs.repair.stepping import FailurePoint, progress
 
 __all__ = ["Stepwise"]
 

@@ -1,7 +1,7 @@
 """The order candidates are validated in, which follow-ups may join while it is consumed.
 
 Validation takes candidates best first. A candidate that moved the
-failure forward (:mod:`fixbugs.repair.progress`) adds follow-ups built on
+failure forward (:mod:`fixbugs.repair.stepping`) adds follow-ups built on
 it: *urgent* ones (the failing test got further) go before every candidate
 not yet taken, the others one by one between the next candidates, so a
 weak sign costs the search a share of its budget, not all of it.

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fixbugs.localize.traceback import is_test_path
+from fixbugs.index import is_test_path
 from fixbugs.pyenv.raised import frames, locations, raised
 from fixbugs.pyenv.testoutput import summary_ids
 

@@ -21,9 +21,10 @@ import shlex
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from fixbugs.index import is_test_path
 from fixbugs.inputs import pieces as bounded
 from fixbugs.inputs.fences import fenced_blocks
-from fixbugs.localize.traceback import ParsedFailure, is_test_path, parse_failure
+from fixbugs.localize.traceback import ParsedFailure, parse_failure
 from fixbugs.pyenv.failures import environment_signature
 from fixbugs.pyenv.raised import final_exception
 from fixbugs.pyenv.testid import TestId

@@ -23,8 +23,8 @@ from agentrt import AgentrtError, BudgetExhausted
 from agentrt.graph import with_deadline
 from agentrt.llm import ChatModel, ChatRequest, Completed, TextDelta
 from fixbugs.diffs import diff_hunks
+from fixbugs.index import is_test_path
 from fixbugs.inputs import BugInputs
-from fixbugs.localize.traceback import is_test_path
 from fixbugs.repair import (
     Edit,
     Region,

@@ -26,7 +26,7 @@ from collections.abc import Collection, Sequence
 
 from agentrt import Trust
 from fixbugs.diffs import Hunk
-from fixbugs.localize.traceback import is_test_path
+from fixbugs.index import is_test_path
 from fixbugs.repair import RepairCandidate
 from fixbugs.run.record import BugRun
 

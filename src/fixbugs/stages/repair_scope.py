@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from fixbugs.localize.traceback import is_test_path
+from fixbugs.index import is_test_path
 from fixbugs.pyenv.raised import frames
 from fixbugs.repair import SourceFile, printed_literal_lines
 from fixbugs.repair.hints import repo_path

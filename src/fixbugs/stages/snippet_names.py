@@ -11,7 +11,7 @@ never bound, not a builtin) that the repository answers without doubt:
 * a top-level module or package of the repository (``luigi``) is imported
   as itself;
 * a class or function that one top-level package exports under that name
-  (followed through its re-exports, :func:`fixbugs.localize.resolve.resolve_name`)
+  (followed through its re-exports, :func:`fixbugs.index.resolve_name`)
   is imported from the package, as its users write it;
 * else a class or function that exactly one module (not a test) defines at
   its top level is imported from that module.
@@ -27,9 +27,8 @@ import ast
 import builtins
 
 from agentrt import parse_python
-from fixbugs.index import RepoIndex
+from fixbugs.index import RepoIndex, resolve_name
 from fixbugs.index.paths import is_support_path, is_test_path
-from fixbugs.localize.resolve import resolve_name
 
 __all__ = ["free_names", "with_free_names_imported"]
 

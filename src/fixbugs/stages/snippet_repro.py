@@ -20,10 +20,10 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
+from fixbugs.index import is_test_path
 from fixbugs.inputs import BugInputs
 from fixbugs.inputs.snippets import Snippet, extract_snippets
 from fixbugs.localize.sbfl import SbflResult
-from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testverdict import tail
 from fixbugs.run.context import RunContext
 from fixbugs.run.record import Reproduction, ReproStatus

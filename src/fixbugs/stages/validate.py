@@ -28,8 +28,8 @@ from dataclasses import replace
 
 from agentrt import Trust
 from fixbugs.diffs import Hunk, diff_hunks
+from fixbugs.index import is_test_path
 from fixbugs.inputs import BugInputs
-from fixbugs.localize.traceback import is_test_path
 from fixbugs.pyenv.testrun import parse_test_command, suite_shards
 from fixbugs.repair.candidate_runs import (
     CandidateOutcome,

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from fixbugs.index import IndexCache, as_index, build_index, index_texts
+from fixbugs.index import (
+    IndexCache,
+    Target,
+    as_index,
+    build_index,
+    index_texts,
+    name_in_file,
+    resolve_member,
+    resolve_name,
+)
 from fixbugs.index import build as build_module
 
 TREE = {
@@ -106,24 +115,24 @@ def test_members_resolve_through_bases_imports_and_reexports(index) -> None:
     poly = index.symbol("Poly")
     circle = index.symbol("Circle")
     assert poly is not None and circle is not None
-    own = index.resolve_member(poly, "degree")
+    own = resolve_member(index, poly, "degree")
     assert own is not None and own.path == "pkg/shapes/poly.py"
     # Base comes through the package's __init__ re-exporting it from pkg.base
-    inherited = index.resolve_member(poly, "total")
+    inherited = resolve_member(index, poly, "total")
     assert inherited is not None and (inherited.path, inherited.qualname) == (
         "pkg/base.py",
         "Base.total",
     )
     # a dotted base through `import pkg.base`
-    through = index.resolve_member(circle, "describe")
+    through = resolve_member(index, circle, "describe")
     assert through is not None and through.qualname == "Base.describe"
-    assert index.resolve_member(poly, "nowhere") is None
+    assert resolve_member(index, poly, "nowhere") is None
 
 
 def test_a_cycle_of_bases_ends_the_search(index) -> None:
     a = index.symbol("A")
     assert a is not None and a.bases == ("B",)
-    assert index.resolve_member(a, "missing") is None
+    assert resolve_member(index, a, "missing") is None
 
 
 def test_literals_mark_docstrings_and_hits_fold_case(index) -> None:
@@ -253,3 +262,31 @@ def test_parse_workers_import_nothing_of_the_folder_fixbugs_runs_in(
     parallel = index_texts(TREE, workers=2)
     assert parallel.entries() == index_texts(TREE, workers=1).entries()
     assert not marker.exists()
+
+
+def test_a_base_follows_the_same_rule_as_a_reports_name_star_imports_included() -> None:
+    # one resolver: a class's base is found as a report's `from core import Expr` is,
+    # through a package's star re-export; a script outside any package keeps its own names
+    index = index_texts(
+        {
+            "core/__init__.py": "from .expr import *\n",
+            "core/expr.py": "class Expr:\n    def doit(self):\n        return 1\n",
+            "core/add.py": "from core import Expr\n\n\nclass Add(Expr):\n    pass\n",
+            "run_me.py": (
+                "class Local:\n    def go(self):\n        pass\n\n\nclass Main(Local):\n    pass\n"
+            ),
+        }
+    )
+    add = index.symbol("Add")
+    assert add is not None
+    via_star = resolve_member(index, add, "doit")
+    assert via_star is not None and (via_star.path, via_star.qualname) == (
+        "core/expr.py",
+        "Expr.doit",
+    )
+    assert resolve_name(index, "core", "Expr") == Target("core/expr.py", index.symbol("Expr"))
+    main = index.symbol("Main")
+    assert main is not None
+    local = resolve_member(index, main, "go")
+    assert local is not None and local.qualname == "Local.go"
+    assert name_in_file(index, "core/add.py", "Expr[int]") == resolve_name(index, "core", "Expr")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from fixbugs.index import as_index
+from fixbugs.index import as_index, dotted_target, resolve_name
 from fixbugs.localize.locate import crash_evidence
 from fixbugs.localize.names import name_evidence, path_evidence
 from fixbugs.localize.rank import rank_files
 from fixbugs.localize.regions import suspicious_regions
 from fixbugs.localize.report_code import report_statements
-from fixbugs.localize.resolve import dotted_target, resolve_name
 from fixbugs.localize.snippet_calls import call_evidence
 from fixbugs.localize.traceback import parse_failure
 

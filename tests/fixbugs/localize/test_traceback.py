@@ -1,4 +1,5 @@
-from fixbugs.localize.traceback import is_test_path, parse_failure, relativize
+from fixbugs.index import is_test_path
+from fixbugs.localize.traceback import parse_failure, relativize
 
 FILES = {"pkg/core.py", "pkg/util.py", "pkg/__init__.py", "tests/test_core.py"}
 

@@ -7,10 +7,10 @@ import textwrap
 from test_candidate_runs import FAIL, PASS, Res, cand, harness, validate
 
 from fixbugs.repair.followup import Stepwise
-from fixbugs.repair.progress import FailurePoint, progress
 from fixbugs.repair.ranking import RepairCandidate, to_candidate
 from fixbugs.repair.schedule import CandidateQueue, FollowUps
 from fixbugs.repair.source import Edit
+from fixbugs.repair.stepping import FailurePoint, progress
 
 TEST = "test/test_m.py::T::test_keys"
 
