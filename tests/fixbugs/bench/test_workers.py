@@ -28,6 +28,7 @@ from fixbugs.bench.workers import (
 from fixbugs.bench.workers_figures import (
     BugOutcome,
     Measured,
+    WorkersFigures,
     WorkerShape,
     figures,
     rows_of,
@@ -41,6 +42,15 @@ SHAPE = WorkerShape(model_slots=2, sandbox_slots=1)
 
 def _m(workload: str, workers: int, finished: int, wall: float, **kw: object) -> Measured:
     return Measured(workload, workers, finished, finished, finished, wall, 3.0, **kw)  # type: ignore[arg-type]
+
+
+def _figures(
+    measured: list[Measured], *, cores: int = 2, queue: str = "redis", model_limit: int = 64
+) -> WorkersFigures:
+    """``figures`` of ``measured`` on the set-up these tests share (hosted profile, SHAPE)."""
+    return figures(
+        measured, cores=cores, queue=queue, profile="hosted", model_limit=model_limit, shape=SHAPE
+    )
 
 
 def test_bugs_per_hour_and_speedup_against_the_smallest_count() -> None:
@@ -65,17 +75,12 @@ def test_unfinished_bugs_do_not_count() -> None:
 
 
 def test_a_workload_that_stops_gaining_saturates_at_the_count_before() -> None:
-    f = figures(
+    f = _figures(
         [
             _m("sandbox-bound", 1, 2, 240.0, workers_cpu_s=88.0),  # 30/h
             _m("sandbox-bound", 2, 4, 262.0, workers_cpu_s=176.0, cpu_busy=0.97),  # 55/h
             _m("sandbox-bound", 4, 8, 480.0, workers_cpu_s=352.0, cpu_busy=0.99),  # 60/h
         ],
-        cores=2,
-        queue="redis",
-        profile="hosted",
-        model_limit=64,
-        shape=SHAPE,
     )
     (sat,) = f.saturation
     assert sat.at == 2
@@ -87,17 +92,12 @@ def test_a_workload_that_stops_gaining_saturates_at_the_count_before() -> None:
 
 
 def test_scaling_all_the_way_is_not_saturated_and_says_what_the_last_count_asks() -> None:
-    f = figures(
+    f = _figures(
         [
             _m("model-bound", 1, 4, 200.0),
             _m("model-bound", 2, 8, 206.0),
             _m("model-bound", 4, 16, 216.0, cpu_busy=0.6, model_peak=20, model_queued=0),
         ],
-        cores=2,
-        queue="redis",
-        profile="hosted",
-        model_limit=64,
-        shape=SHAPE,
     )
     (sat,) = f.saturation
     assert sat.at is None
@@ -107,16 +107,14 @@ def test_scaling_all_the_way_is_not_saturated_and_says_what_the_last_count_asks(
 
 
 def test_a_first_step_below_half_of_linear_saturates_at_one_worker() -> None:
-    f = figures(
+    f = _figures(
         [
             _m("model-bound", 1, 4, 200.0),
             _m("model-bound", 2, 8, 300.0, model_peak=8, model_queued=5),  # 1.33x
         ],
         cores=16,
         queue="sqlite",
-        profile="hosted",
         model_limit=4,
-        shape=SHAPE,
     )
     (sat,) = f.saturation
     assert sat.at == 1
@@ -126,7 +124,7 @@ def test_a_first_step_below_half_of_linear_saturates_at_one_worker() -> None:
 
 
 def test_the_table_lists_every_run_side_by_side_then_the_lines() -> None:
-    f = figures(
+    f = _figures(
         [
             _m("model-bound", 1, 4, 200.0, cpu_busy=0.5, model_peak=6, model_queued=0),
             _m(
@@ -141,11 +139,6 @@ def test_the_table_lists_every_run_side_by_side_then_the_lines() -> None:
                 ),
             ),
         ],
-        cores=2,
-        queue="redis",
-        profile="hosted",
-        model_limit=64,
-        shape=SHAPE,
     )
     lines = table_lines(f)
     assert lines[0].split()[:3] == ["workload", "workers", "finished"]
