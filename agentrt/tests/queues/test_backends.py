@@ -15,6 +15,7 @@ from agentrt.queues import (
     Message,
     QueueBackend,
     SqliteQueue,
+    StageFailure,
     StageState,
 )
 from agentrt.queues._redis_streams import RedisQueue
@@ -102,14 +103,34 @@ async def test_expired_lease_is_redelivered_and_counts_attempts(q: QueueBackend)
     assert await q.pending() == 0
 
 
+def told(q: QueueBackend) -> list[StageFailure]:
+    """The failures ``q`` reports to its hooks from now on."""
+    seen: list[StageFailure] = []
+
+    async def hook(failure: StageFailure) -> None:
+        seen.append(failure)
+
+    q.failures.add(hook)
+    return seen
+
+
 async def test_failures_retry_then_dead_letter(q: QueueBackend) -> None:
     await q.put(msg("i"))
+    heard = told(q)
     states = []
     for attempt in (1, 2, 3):
         d = await q.claim("a", "w", lease_s=10)
         assert d is not None and d.attempt == attempt
         states.append(await q.fail(d, f"boom {attempt}"))
+        # a second fail of the same delivery (a retried call) records and tells nothing
+        assert await q.fail(d, "again") in (StageState.FAILED, StageState.DEAD)
     assert states == [StageState.FAILED, StageState.FAILED, StageState.DEAD]
+    assert [(f.attempt, f.error, f.state, f.dead) for f in heard] == [
+        (1, "boom 1", StageState.FAILED, False),
+        (2, "boom 2", StageState.FAILED, False),
+        (3, "boom 3", StageState.DEAD, True),
+    ]
+    assert all(f.message.item == "i" and f.message.job == "j" for f in heard)
     assert await q.claim("a", "w", lease_s=10) is None
     assert await q.pending() == 0
     (rec,) = await q.records()
@@ -118,12 +139,34 @@ async def test_failures_retry_then_dead_letter(q: QueueBackend) -> None:
 
 async def test_worker_dying_repeatedly_dead_letters_after_max_deliveries(q: QueueBackend) -> None:
     await q.put(msg("i"))
+    heard = told(q)
     for _ in range(3):
         assert await q.claim("a", "w", lease_s=lease(q)) is not None
         expire(q)
+    assert heard == []  # a lease running out is no failure the store records
     assert await q.claim("a", "w", lease_s=lease(q)) is None
     (rec,) = await q.records()
     assert rec.state is StageState.DEAD
+    # the claim that dead-lettered it tells the hooks, once: no stage function ran
+    ((failure),) = heard
+    assert failure.dead and failure.attempt == 3 and failure.message.item == "i"
+    assert failure.error == rec.error
+
+
+async def test_a_hook_that_raises_stops_neither_the_store_nor_the_next_hook(
+    q: QueueBackend,
+) -> None:
+    async def broken(failure: StageFailure) -> None:
+        raise RuntimeError("observer down")
+
+    q.failures.add(broken)
+    heard = told(q)
+    await q.put(msg("i"))
+    d = await q.claim("a", "w", lease_s=10)
+    assert d is not None
+    assert await q.fail(d, "boom") is StageState.FAILED
+    assert [f.error for f in heard] == ["boom"]
+    assert await q.claim("a", "w", lease_s=10) is not None
 
 
 async def test_serialized_stage_skips_a_held_key(q: QueueBackend) -> None:

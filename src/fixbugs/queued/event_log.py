@@ -46,15 +46,15 @@ Event = Mapping[str, Any]
 FINISHED = "_finished"
 
 
-def failed_event(stage: str, exc: BaseException, *, final: bool) -> dict[str, Any]:
-    """A stage run's failure as a job's event; ``final``: its last delivery, so the job
-    has ended (its status says ``dead``, with this reason)."""
-    message = f"{type(exc).__name__}: {exc}"
+def failed_event(stage: str, error: str, *, final: bool) -> dict[str, Any]:
+    """A stage run's failure (``error``: the queue's ``Type: message``, or its reason
+    when no stage ran) as a job's event; ``final``: the queue dead-lettered it, so the
+    job has ended (its status says ``dead``, with this reason)."""
     return {
         "kind": "failed",
         "stage": stage,
         "at_s": 0.0,
-        "message": message,
+        "message": error,
         "data": {"final": final},
     }
 

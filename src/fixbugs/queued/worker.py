@@ -12,7 +12,6 @@ import asyncio
 import os
 import socket
 import sys
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,8 +19,8 @@ from typing import Annotated, Any
 import typer
 
 from agentrt import UserError
-from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext
-from agentrt.queues import EpochClock, open_queue
+from agentrt.pipeline import PipelineRunner
+from agentrt.queues import EpochClock, FailureHook, StageFailure, open_queue
 from fixbugs.queued.event_log import EventPump, failed_event, finished_marker, open_events
 from fixbugs.queued.pipeline import QUEUE_STAGES, Publish, StagedAgent, StagedConfig
 from fixbugs.run.context import AgentOptions, Models
@@ -63,8 +62,8 @@ async def run_worker(
             pump.publish(job, finished_marker())
 
     agent = StagedAgent(models, opts, clock=q.clock, publish=publish, config=config)
-    pipeline = failures_published(agent.pipeline(), pump.publish, q.max_deliveries)
-    runner = PipelineRunner(pipeline, q, stages=stages, consumer=name, poll_s=0.1)
+    q.failures.add(failures_published(pump.publish))
+    runner = PipelineRunner(agent.pipeline(), q, stages=stages, consumer=name, poll_s=0.1)
     try:
         async with asyncio.TaskGroup() as tg:
             pumping = tg.create_task(pump.run())
@@ -77,30 +76,24 @@ async def run_worker(
     return runner.completed
 
 
-def failures_published(pipeline: Pipeline, publish: Publish, max_deliveries: int) -> Pipeline:
-    """``pipeline`` whose stages publish each failure as the job's event, and, on its last
-    delivery, the marker that ends the job's stream.
+def failures_published(publish: Publish) -> FailureHook:
+    """A hook for the queue's ``failures`` (:class:`~agentrt.queues.FailureHooks`): it publishes
+    each failure the store records as the job's event and, once the store dead-lettered
+    it, the marker that ends the job's stream.
 
-    A reader on another machine (the API's live stream) then learns that the
-    job ended, as the service's own workers tell it; without it the stream of a
-    job whose stage failed for good would wait for ever.
+    A reader on another machine (the API's live stream) then learns that the job
+    ended, as the service's own workers tell it; without it the stream of a job
+    whose stage failed for good, or whose workers all died holding it, would wait
+    for ever.
     """
 
-    def reporting(st: Stage) -> Stage:
-        async def run(ctx: StageContext) -> Mapping[str, Any]:
-            try:
-                return await st.run(ctx)
-            except Exception as exc:
-                final = ctx.attempt >= max_deliveries
-                publish(ctx.job, failed_event(ctx.stage, exc, final=final))
-                if final:
-                    publish(ctx.job, finished_marker())
-                raise
+    async def hook(failure: StageFailure) -> None:
+        job, stage = failure.message.job, failure.message.stage
+        publish(job, failed_event(stage, failure.error, final=failure.dead))
+        if failure.dead:
+            publish(job, finished_marker())
 
-        return replace(st, run=run)
-
-    stages = [reporting(st) for st in pipeline.stages]
-    return Pipeline(stages, name=pipeline.name, capacity=pipeline.capacity)
+    return hook
 
 
 def worker_command(

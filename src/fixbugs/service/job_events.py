@@ -89,9 +89,10 @@ class JobEvents:
             job, {"kind": "note", "stage": "run", "at_s": 0.0, "message": message, "data": {}}
         )
 
-    def failed(self, job: str, stage: str, exc: Exception, *, final: bool) -> None:
-        """Say a run of ``stage`` failed; ``final``: on its last delivery."""
-        self.publish(job, failed_event(stage, exc, final=final))
+    def failed(self, job: str, stage: str, error: str, *, final: bool) -> None:
+        """Say a run of ``stage`` failed (``error``: ``Type: message``); ``final``: the
+        store dead-lettered it."""
+        self.publish(job, failed_event(stage, error, final=final))
 
     def finish(self, job: str) -> None:
         """End the job's stream, after every event it published."""

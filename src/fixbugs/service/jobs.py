@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from agentrt import Clock
 from agentrt.observability import FlowState
 from agentrt.pipeline import Pipeline, PipelineRunner, Stage, StageContext, StageFn
-from agentrt.queues import QueueBackend, StageRecord, StageState
+from agentrt.queues import QueueBackend, StageFailure, StageRecord, StageState
 from fixbugs.queued.event_log import EventChannel
 from fixbugs.queued.pipeline import Publish
 from fixbugs.queued.service import job_record
@@ -158,6 +158,7 @@ class JobService:
             )
         self.stage_names = tuple(st.name for st in self.pipeline.stages)
         self.runner = PipelineRunner(self.pipeline, backend, poll_s=0.5)
+        backend.failures.add(self._failed)
         self.run_times = RunTimes()
         self.accepted = 0
         self.rejected = 0
@@ -352,13 +353,17 @@ class JobService:
             await self.clock.sleep(_SWEEP_S)
             await self.purge_expired()
 
-    async def _failed(self, ctx: StageContext, stage: str, exc: Exception) -> None:
-        """Say a run failed; on its last delivery, the job has ended."""
-        final = ctx.attempt >= self.backend.max_deliveries
-        self.events.failed(ctx.job, stage, exc, final=final)
-        if final:
-            self.events.finish(ctx.job)
-            await self._ended(ctx.job)
+    async def _failed(self, failure: StageFailure) -> None:
+        """Say an attempt failed, as the store recorded it; once the store dead-lettered
+        it (the stage raised on its last delivery, or its workers died holding it), the
+        job has ended."""
+        job = failure.message.job
+        # one ``investigate`` job runs the whole agent: its events name the stage "run"
+        stage = failure.message.stage if self.staged else "run"
+        self.events.failed(job, stage, failure.error, final=failure.dead)
+        if failure.dead:
+            self.events.finish(job)
+            await self._ended(job)
 
     def _staged_run(self, st: Stage, last: bool) -> StageFn:
         """A staged stage's run with the service's bookkeeping: failures, the end."""
@@ -366,11 +371,7 @@ class JobService:
         async def run(ctx: StageContext) -> Mapping[str, Any]:
             job = ctx.job
             self.hub.open(job)
-            try:
-                result = await st.run(ctx)
-            except Exception as exc:
-                await self._failed(ctx, ctx.stage, exc)
-                raise
+            result = await st.run(ctx)
             if last:
                 rec = job_record(await self.backend.records(job), self.stage_names)
                 if rec is not None and rec.queued_at is not None:
@@ -391,11 +392,7 @@ class JobService:
         if ctx.attempt > 1:
             self.events.note(job, f"attempt {ctx.attempt}")
         start = self.clock.now()
-        try:
-            report = await self.investigator(BugSpec.from_payload(ctx.input), self.events.sink(job))
-        except Exception as exc:
-            await self._failed(ctx, "run", exc)
-            raise
+        report = await self.investigator(BugSpec.from_payload(ctx.input), self.events.sink(job))
         self.run_times.add(self.clock.now() - start)
         self.events.finish(job)
         await self._ended(job)

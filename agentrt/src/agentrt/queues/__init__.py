@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from agentrt.queues._backend import ChangeSignal, QueueBackend, open_queue
 from agentrt.queues._epoch import EpochClock
+from agentrt.queues._failures import FailureHook, FailureHooks, StageFailure
 from agentrt.queues._fairness import Candidate, FairPolicy, Fifo, GroupFair, ShortestJobFirst
 from agentrt.queues._memory import MemoryQueue
 from agentrt.queues._sqlite import SqliteQueue
@@ -42,6 +43,8 @@ __all__ = [
     "Delivery",
     "Emit",
     "EpochClock",
+    "FailureHook",
+    "FailureHooks",
     "FairPolicy",
     "Fifo",
     "GroupFair",
@@ -53,6 +56,7 @@ __all__ = [
     "RedisQueue",
     "ShortestJobFirst",
     "SqliteQueue",
+    "StageFailure",
     "StageRecord",
     "StageState",
     "StageStats",

@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 from agentrt._clock import Clock
 from agentrt._errors import UserError
 from agentrt._json import JsonObject
+from agentrt.queues._failures import FailureHooks
 from agentrt.queues._fairness import FairPolicy
 from agentrt.queues._signal import ChangeSignal
 from agentrt.queues._types import Delivery, Emit, Message, QueueStats, StageRecord, StageState
@@ -29,6 +30,7 @@ class QueueBackend(Protocol):
 
     clock: Clock
     max_deliveries: int
+    failures: FailureHooks  # told of each failure the store records (see _failures)
 
     async def put(self, message: Message) -> None:
         """Enqueue; never blocks (producers check :meth:`depth` for room first)."""
@@ -79,7 +81,13 @@ class QueueBackend(Protocol):
         ...
 
     async def fail(self, delivery: Delivery, error: str) -> StageState:
-        """Give the message back for another attempt, or dead-letter it when out."""
+        """Give the message back for another attempt, or dead-letter it when out.
+
+        Only the delivery's current holder fails it: for a lease taken over or
+        an item finished meanwhile, nothing changes and the record's state is
+        returned. What it records is told to :attr:`failures`, as is each
+        message :meth:`claim` dead-letters.
+        """
         ...
 
     async def results(self, item: str, stages: Sequence[str]) -> dict[str, JsonObject]:

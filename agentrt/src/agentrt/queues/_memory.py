@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from agentrt._clock import Clock, SystemClock
 from agentrt._json import JsonObject
+from agentrt.queues._failures import FailureHooks, StageFailure
 from agentrt.queues._fairness import Candidate, FairPolicy, GroupFair
 from agentrt.queues._signal import ChangeSignal
 from agentrt.queues._types import (
@@ -60,6 +61,7 @@ class MemoryQueue:
         self._records: dict[tuple[str, str], StageRecord] = {}
         self.dead: list[Message] = []
         self._signal = ChangeSignal(self.clock)
+        self.failures = FailureHooks()
 
     # -- producers ----------------------------------------------------------
     async def put(self, message: Message) -> None:
@@ -122,7 +124,12 @@ class MemoryQueue:
                 return None
             entry.deliveries += 1
             if entry.deliveries > self.max_deliveries:
-                self._dead_letter(entry, "delivered too many times without completing")
+                error = "delivered too many times without completing"
+                self._dead_letter(entry, error)
+                last = entry.deliveries - 1  # the delivery whose worker died holding it
+                await self.failures.report(
+                    StageFailure(entry.message, last, error, StageState.DEAD)
+                )
                 continue
             entry.consumer = consumer
             entry.lease_until = now + lease_s
@@ -231,6 +238,7 @@ class MemoryQueue:
             )
             state = StageState.FAILED
         self._signal.notify()
+        await self.failures.report(StageFailure(m, delivery.attempt, error, state))
         return state
 
     def _dead_letter(self, e: _Entry, error: str) -> None:

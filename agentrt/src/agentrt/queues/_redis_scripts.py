@@ -56,15 +56,17 @@ return applied
 # dead counts. ARGV: group, id, consumer (or ''), error, now, max deliveries,
 # attempt. Only the entry's current owner may fail it; a retry goes back to
 # waiting; a dead letter counts in its stage's dead count (read by STATS).
+# Returns {state, 1} when this call recorded the failure, else {the record's
+# state, 0} (the entry was taken over, finished or failed already).
 FAIL = """
 if ARGV[3] ~= '' then
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1, ARGV[3])
-  if #p == 0 then return redis.call('HGET', KEYS[2], 'state') or 'done' end
+  if #p == 0 then return {redis.call('HGET', KEYS[2], 'state') or 'done', 0} end
 end
 local rows = redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2])
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
-if #rows == 0 then return redis.call('HGET', KEYS[2], 'state') or 'done' end
+if #rows == 0 then return {redis.call('HGET', KEYS[2], 'state') or 'done', 0} end
 local f = rows[1][2]
 local t = {}
 for k = 1, #f, 2 do t[f[k]] = f[k + 1] end
@@ -77,14 +79,14 @@ if tonumber(ARGV[7]) >= tonumber(ARGV[6]) then
   redis.call('HINCRBY', KEYS[8], t['stage'], 1)
   redis.call('HSET', KEYS[2], 'state', 'dead', 'attempts', ARGV[7], 'finished_at', ARGV[5],
              'error', ARGV[4])
-  return 'dead'
+  return {'dead', 1}
 end
 t['at'] = ARGV[5]
 local seq = redis.call('INCR', KEYS[4])
 redis.call('ZADD', KEYS[5], seq, seq)
 redis.call('HSET', KEYS[6], seq, cjson.encode(t))
 redis.call('HSET', KEYS[2], 'state', 'failed', 'finished_at', ARGV[5], 'error', ARGV[4])
-return 'failed'
+return {'failed', 1}
 """
 
 # KEYS: waiting set, waiting entries, stream, served, seq. ARGV: seq, group,

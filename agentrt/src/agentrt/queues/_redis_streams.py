@@ -44,6 +44,7 @@ from agentrt._clock import Clock
 from agentrt._json import JsonObject
 from agentrt.queues import _redis_scripts as scripts
 from agentrt.queues._epoch import EpochClock
+from agentrt.queues._failures import FailureHooks, StageFailure
 from agentrt.queues._fairness import FairPolicy, GroupFair
 from agentrt.queues._redis_keys import GROUP, SEP, RedisKeys, s_, unavailable
 from agentrt.queues._redis_records import read_dead, read_effects, read_records, read_results
@@ -80,6 +81,7 @@ class RedisQueue:
         self._stats_script = self.r.register_script(scripts.STATS)
         self._groups: set[str] = set()
         self._signal = ChangeSignal(self.clock)
+        self.failures = FailureHooks()
 
     @property
     def dead_stream(self) -> str:
@@ -184,18 +186,22 @@ class RedisQueue:
             )
             attempt = int(f["prior"]) + delivered
             if attempt > self.max_deliveries:
-                await self._fail_script(
+                error = "delivered too often"
+                state, recorded = await self._fail_script(
                     keys=self._fail_keys(m),
                     args=[
                         GROUP,
                         entry_id,
                         "",
-                        "delivered too often",
+                        error,
                         self.clock.now(),
                         self.max_deliveries,
                         attempt - 1,
                     ],
                 )
+                if int(recorded):
+                    dead = StageState(s_(state))
+                    await self.failures.report(StageFailure(m, attempt - 1, error, dead))
                 continue
             d = Delivery(m, entry_id, attempt, consumer)
             if serialize and m.key is not None:
@@ -367,7 +373,7 @@ class RedisQueue:
     @unavailable
     async def fail(self, delivery: Delivery, error: str) -> StageState:
         m = delivery.message
-        state = await self._fail_script(
+        raw, recorded = await self._fail_script(
             keys=self._fail_keys(m),
             args=[
                 GROUP,
@@ -381,7 +387,10 @@ class RedisQueue:
         )
         await self._unlock(delivery)
         self._signal.notify()
-        return StageState(s_(state))
+        state = StageState(s_(raw))
+        if int(recorded):
+            await self.failures.report(StageFailure(m, delivery.attempt, error, state))
+        return state
 
     # -- queries ------------------------------------------------------------
     @unavailable

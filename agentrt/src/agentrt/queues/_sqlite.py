@@ -27,6 +27,7 @@ from agentrt._clock import Clock
 from agentrt._errors import UserError
 from agentrt._json import JsonObject
 from agentrt.queues._epoch import EpochClock
+from agentrt.queues._failures import FailureHooks, StageFailure
 from agentrt.queues._fairness import Candidate, FairPolicy, GroupFair
 from agentrt.queues._signal import ChangeSignal
 from agentrt.queues._sqlite_schema import create_schema
@@ -67,6 +68,7 @@ class SqliteQueue:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentrt-sqlite")
         self._conn: sqlite3.Connection | None = None
         self._signal = ChangeSignal(self.clock)
+        self.failures = FailureHooks()
 
     # -- plumbing -----------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -161,7 +163,13 @@ class SqliteQueue:
         self, stage: str, consumer: str, *, lease_s: float, serialize: bool = False
     ) -> Delivery | None:
         now = self.clock.now()
-        return await self._run(lambda c: self._claim(c, stage, consumer, now, lease_s, serialize))
+        dead: list[StageFailure] = []  # dead-lettered on the way, told once committed
+        got = await self._run(
+            lambda c: self._claim(c, stage, consumer, now, lease_s, serialize, dead)
+        )
+        for failure in dead:
+            await self.failures.report(failure)
+        return got
 
     def _claim(
         self,
@@ -171,6 +179,7 @@ class SqliteQueue:
         now: float,
         lease_s: float,
         serialize: bool,
+        dead: list[StageFailure],
     ) -> Delivery | None:
         held = ""
         args: list[str | float] = [stage, now]
@@ -230,7 +239,9 @@ class SqliteQueue:
             item, stg, job, payload, key, cost, deliveries, grp = row
             msg = Message(item, stg, job, json.loads(payload), key, float(cost), grp)
             if deliveries > self.max_deliveries:
-                self._dead_letter(c, chosen.seq, msg, deliveries - 1, now, "delivered too often")
+                error = "delivered too often"
+                self._dead_letter(c, chosen.seq, msg, deliveries - 1, now, error)
+                dead.append(StageFailure(msg, deliveries - 1, error, StageState.DEAD))
                 continue
             c.execute(
                 "INSERT INTO served (stage, grp, ticket) VALUES (?, ?,"
@@ -308,7 +319,8 @@ class SqliteQueue:
         now = self.clock.now()
         m = delivery.message
 
-        def txn(c: sqlite3.Connection) -> StageState:
+        def txn(c: sqlite3.Connection) -> tuple[StageState, bool]:
+            """The record's state, and whether this call recorded the failure."""
             row = c.execute(
                 "SELECT deliveries FROM messages WHERE seq=? AND consumer=? AND deliveries=?",
                 (int(delivery.receipt), delivery.consumer, delivery.attempt),
@@ -317,10 +329,10 @@ class SqliteQueue:
                 (state,) = c.execute(
                     "SELECT state FROM records WHERE item=? AND stage=?", (m.item, m.stage)
                 ).fetchone()
-                return StageState(state)
+                return StageState(state), False
             if row[0] >= self.max_deliveries:
                 self._dead_letter(c, int(delivery.receipt), m, row[0], now, error)
-                return StageState.DEAD
+                return StageState.DEAD, True
             c.execute(
                 "UPDATE messages SET lease_until=NULL, consumer=NULL WHERE seq=?",
                 (int(delivery.receipt),),
@@ -330,10 +342,12 @@ class SqliteQueue:
                 " WHERE item=? AND stage=?",
                 (now, error, m.item, m.stage),
             )
-            return StageState.FAILED
+            return StageState.FAILED, True
 
-        state = await self._run(txn)
+        state, recorded = await self._run(txn)
         self._signal.notify()
+        if recorded:
+            await self.failures.report(StageFailure(m, delivery.attempt, error, state))
         return state
 
     # -- queries ------------------------------------------------------------
