@@ -22,8 +22,9 @@ that: each started in 0.78 s with the eager face and starts in 0.22 s
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentrt._lazy import lazy_face
 
 if TYPE_CHECKING:
     from agentrt._checkpoint import (
@@ -170,18 +171,7 @@ _WHERE: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use and kept here."""
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'agentrt' has no attribute {name!r}")
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_face("agentrt", _WHERE, globals())
 
 
 __all__ = [
