@@ -16,6 +16,7 @@ nothing here imports fixbugs unless a test carries ``needs_namespaces``.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import pytest
 # agentrt/tests/queues is on sys.path through the ``pythonpath`` setting of
 # [tool.pytest.ini_options], so every test folder imports the same module.
 from redisproc import REDIS, RedisProc, free_port
+from userpython import user_python
 
 pytest_plugins = ("pytester",)
 
@@ -61,6 +63,19 @@ def _no_discovered_endpoints() -> Iterator[None]:
         os.environ.pop("AGENTRT_LOCAL_PORTS", None)
     else:
         os.environ["AGENTRT_LOCAL_PORTS"] = before
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _lean_user_python() -> Iterator[None]:
+    """A test that names no interpreter has FixBugs find one on PATH, as a user's run
+    does: there, first, the suite's user Python (:mod:`userpython`), not the machine's
+    python3 with whatever plugins the machine holds."""
+    before = os.environ.get("PATH", "")
+    found = user_python()
+    if found != Path(sys.executable):
+        os.environ["PATH"] = os.pathsep.join([str(found.parent), before])
+    yield
+    os.environ["PATH"] = before
 
 
 def pytest_configure(config: pytest.Config) -> None:

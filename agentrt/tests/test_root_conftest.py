@@ -17,6 +17,7 @@ import pytest
 
 ROOT_CONFTEST = Path(__file__).resolve().parents[2] / "conftest.py"
 QUEUES = Path(__file__).resolve().parent / "queues"  # redisproc, which the conftest imports
+KIT = ROOT_CONFTEST.parent / "tests" / "kit"  # userpython, which it imports too
 
 NO_ROOT = "Skipped: needs root (the sandbox's containment runs commands as another user)"
 NO_NS = "Skipped: needs root with bubblewrap and setpriv (mount/pid/net namespaces, own uid)"
@@ -35,7 +36,7 @@ def test_unmarked():
 @pytest.fixture
 def house(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makeini(
-        f"[pytest]\npythonpath = {QUEUES}\nasyncio_default_fixture_loop_scope = function\n"
+        f"[pytest]\npythonpath = {QUEUES} {KIT}\nasyncio_default_fixture_loop_scope = function\n"
     )
     pytester.makeconftest(ROOT_CONFTEST.read_text(encoding="utf-8"))
     return pytester

@@ -24,7 +24,6 @@ guards against (27.6 s and 48 s), and above what the suite's own load adds.
 from __future__ import annotations
 
 import socket
-import sys
 import threading
 import time
 from dataclasses import replace
@@ -35,6 +34,7 @@ import pytest
 import uvicorn
 from hostile import NEEDS_NAMESPACES
 from svckit import memory_service, tar_gz
+from userpython import user_python
 
 from agentrt import SystemClock
 from fixbugs.pyenv.userenv import Interpreter
@@ -68,7 +68,7 @@ def _service(root: Path, mode: str, **config: float) -> JobService:
         return memory_service(root, investigator, clock=SystemClock(), capacity=4, workers=2)
 
     async def options() -> AgentOptions:
-        env = env_for_interpreter(Interpreter(Path(sys.executable), "--python"))
+        env = env_for_interpreter(Interpreter(user_python(), "--python"))
         return replace(AgentOptions.for_env(env), use_model=False)
 
     def staged(publish: Publish) -> StagedAgent:

@@ -1,10 +1,10 @@
 import json
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 from evalkit import calc_case, pytest_report
+from userpython import user_python
 
 import fixbugs.eval.score
 from fixbugs.errors import InputError
@@ -90,7 +90,7 @@ async def test_eval_scores_only_after_the_agent_and_the_agent_never_sees_gold(
         )
 
     results = await run_eval(
-        load_cases(tmp_path), agent=agent, python_env=lambda py, reqs: Path(sys.executable).parent
+        load_cases(tmp_path), agent=agent, python_env=lambda py, reqs: user_python().parent
     )
     assert order == ["agent", "gold"]
     [r] = results
@@ -112,7 +112,7 @@ async def test_eval_scores_only_after_the_agent_and_the_agent_never_sees_gold(
 async def test_validation_rejects_a_patch_that_does_not_apply(tmp_path: Path):
     case = make_case(tmp_path)
     res = await validate_patch(
-        case, "--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n", Path(sys.executable).parent
+        case, "--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n", user_python().parent
     )
     assert not res.validated and not res.applied
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from userpython import user_python
 
 from agentrt.chunking import chunk_code
 from agentrt.sim import AnswerNoise, NoisyResponder, ResponderInput, in_process_model
@@ -175,7 +175,7 @@ def test_the_noisy_profile_waits_before_the_first_token():
 
 # -- end to end -----------------------------------------------------------------------
 
-PY = env_for_interpreter(Interpreter(Path(sys.executable), "--python"))
+PY = env_for_interpreter(Interpreter(user_python(), "--python"))
 
 
 @pytest.mark.needs_root

@@ -6,12 +6,12 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 from evalkit import TEST_ADD, calc_case, pytest_report
+from userpython import user_python
 
 from fixbugs.eval.case import AgentOutput, Case
 from fixbugs.eval.pool.bugsinpy import build_bugsinpy
@@ -240,7 +240,7 @@ def _figures(report: PoolReport, mode: str) -> dict[str, tuple[int, int | None, 
 async def test_the_pool_table_counts_fixes_the_real_tests_accept_beside_validated(tmp_path: Path):
     pool = _pool(tmp_path / "pool")
     results = pool / "results"
-    env = Path(sys.executable).parent
+    env = user_python().parent
     calls: list[str] = []
     rows = await run_pool(
         pool, agent=_agent(calls), results=results, jobs=2, python_env=lambda p, r: env
@@ -294,7 +294,7 @@ async def test_the_pool_table_counts_fixes_the_real_tests_accept_beside_validate
 @pytest.mark.needs_root
 async def test_one_mode_runs_alone_and_its_table_holds_only_it(tmp_path: Path):
     pool = _pool(tmp_path / "pool")
-    env = Path(sys.executable).parent
+    env = user_python().parent
     calls: list[str] = []
     rows = await run_pool(
         pool,

@@ -12,10 +12,11 @@ from __future__ import annotations
 import functools
 import json
 import subprocess
-import sys
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
+
+from userpython import user_python
 
 from fixbugs.diffs import added_lines
 from fixbugs.eval.pool.outcome import PoolBuild
@@ -244,7 +245,7 @@ def _builder(
         tmp_path / "out",
         mirrors,
         manifest=manifest,
-        python_bin=Path(sys.executable).parent,
+        python_bin=user_python().parent,
         workspace=functools.partial(PlainWorkspace.create, commands=commands),
         on_case=shown.append,
     )

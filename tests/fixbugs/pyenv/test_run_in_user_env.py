@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from userpython import WHEELS
 
 from fixbugs.run.agent import run_from_paths
 
 pytestmark = pytest.mark.needs_root
 
-WHEELS = Path(__file__).resolve().parents[3] / ".cache" / "wheels"
 
 REPORT = "# test_add fails\n\n`add(1, 2)` returns -1 instead of 3.\n"
 SOURCE = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"

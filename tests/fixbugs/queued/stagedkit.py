@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from userpython import user_python
 
 from agentrt import Clock
 from agentrt.llm import FakeModel
@@ -33,9 +34,9 @@ def example_spec(dst: Path) -> dict[str, Any]:
 
 
 async def options() -> AgentOptions:
-    # the example's tests need only the standard library: FixBugs' own interpreter
+    # the example's tests need only the standard library: the suite's user Python
     if not _ENV:
-        _ENV.append(env_for_interpreter(Interpreter(Path(sys.executable), "--python")))
+        _ENV.append(env_for_interpreter(Interpreter(user_python(), "--python")))
     env = _ENV[0]
     return replace(AgentOptions.for_env(env), max_candidates=40, model_steps=ALL_STEPS)
 

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from svckit import STAGE_ORDER
+from userpython import user_python
 
 from agentrt.sim import StreamingASGITransport
 from fixbugs.service.serve import ServeConfig, build_app
@@ -32,7 +33,7 @@ FIXBUGS = str(Path(sys.executable).parent / "fixbugs")
 
 def _worker(url: str, ws: Path, mode: str) -> subprocess.Popen[bytes]:
     if mode == "worker":  # knows no workspace: it reads the inputs where the spec says
-        args = [FIXBUGS, "worker", "--queue", url, "--no-model", "--python", sys.executable]
+        args = [FIXBUGS, "worker", "--queue", url, "--no-model", "--python", str(user_python())]
     else:
         args = [FIXBUGS, "serve", "--queue", url, "--no-api", "--workspace", str(ws)]
         args += ["--no-model", "--workers", "1"] + (["--whole-bug"] if mode == "whole-bug" else [])

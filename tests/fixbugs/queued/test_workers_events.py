@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from stagedkit import example_spec, staged_agent
+from userpython import user_python
 
 from agentrt.pipeline import PipelineRunner
 from agentrt.queues import open_queue
@@ -29,7 +30,7 @@ FIXBUGS = str(Path(sys.executable).parent / "fixbugs")
 
 
 def _worker(url: str, *stages: str) -> subprocess.Popen[bytes]:
-    args = [FIXBUGS, "worker", "--queue", url, "--no-model", "--python", sys.executable]
+    args = [FIXBUGS, "worker", "--queue", url, "--no-model", "--python", str(user_python())]
     for s in stages:
         args += ["--stage", s]
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

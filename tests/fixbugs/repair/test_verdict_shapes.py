@@ -13,11 +13,11 @@ ranked after it, the clean one leads and is ``validated``. And
 from __future__ import annotations
 
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from userpython import user_python
 
 from agentrt import FakeClock
 from fixbugs.diffs import make_diff
@@ -35,7 +35,7 @@ from fixbugs.sandbox.testing import PlainWorkspace
 from fixbugs.stages.lead import judge
 from fixbugs.stages.validate import validate_candidates
 
-PY = env_for_interpreter(Interpreter(Path(sys.executable), "--python"))
+PY = env_for_interpreter(Interpreter(user_python(), "--python"))
 # the case's tests need no plugin: pytest starts four times faster without them
 ENV = {**PY.command_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
@@ -186,7 +186,7 @@ def test_each_shape_fails_its_buggy_test_and_both_fixes_pass_it(tmp_path: Path) 
             repo = _repo(tmp_path / f"{i}-{want}-{len(text)}", shape)
             (repo / "app" / "mod.py").write_text(text)
             res = subprocess.run(
-                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                [str(user_python()), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
                 cwd=repo, capture_output=True, text=True, check=False, env=ENV,
             )  # fmt: skip
             assert (res.returncode != 0) == bool(want), (shape.kind, res.stdout[-600:])

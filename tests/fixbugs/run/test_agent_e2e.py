@@ -8,10 +8,10 @@ claim what it did not prove.
 
 import hashlib
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from userpython import user_python
 
 from agentrt.llm import FakeModel
 from fixbugs.examples import example_dir
@@ -25,9 +25,9 @@ from fixbugs.run.progress import HypothesisData, collecting_sink
 
 pytestmark = pytest.mark.needs_root
 
-# The example's tests need only the standard library: any interpreter does, so
-# the test names FixBugs' own (the only way FixBugs' interpreter is ever used).
-PY = env_for_interpreter(Interpreter(Path(sys.executable), "--python"))
+# The example's tests need only the standard library: any interpreter does, so the
+# test names the suite's user Python (tests/kit/userpython.py: pytest alone).
+PY = env_for_interpreter(Interpreter(user_python(), "--python"))
 ENV = PY.command_env()
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from userpython import user_python
 
 from agentrt.flow import Price, SpendingModel
 from agentrt.sim import in_process_model
@@ -30,7 +30,7 @@ from fixbugs.run.report import RunReport
 
 pytestmark = pytest.mark.needs_root
 
-PY = env_for_interpreter(Interpreter(Path(sys.executable), "--python"))
+PY = env_for_interpreter(Interpreter(user_python(), "--python"))
 PRICE = Price(input_per_mtok=3.0, output_per_mtok=15.0)
 BUDGET = 0.02
 

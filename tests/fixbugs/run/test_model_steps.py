@@ -8,11 +8,11 @@ is how the measurement is made, so the choice must reach every stage.
 from __future__ import annotations
 
 import shutil
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from userpython import user_python
 
 from agentrt.llm import FakeModel
 from fixbugs.errors import InputError
@@ -24,7 +24,7 @@ from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.model_steps import ALL_STEPS, MODEL_STEPS, NO_STEPS, ModelSteps
 from fixbugs.sandbox.testing import PlainWorkspace
 
-PY = env_for_interpreter(Interpreter(Path(sys.executable), "--python"))
+PY = env_for_interpreter(Interpreter(user_python(), "--python"))
 
 
 def test_parse_names_all_none_or_a_list_and_round_trips() -> None:
@@ -108,7 +108,7 @@ async def test_no_model_is_loaded_when_no_step_would_call_one(
     monkeypatch.setattr(agent, "run_bug", fake_run_bug)
     monkeypatch.delenv("AGENTRT_BASE_URL", raising=False)
     result = await agent.run_from_paths(
-        report=example / "report.md", repo=example / "repo", python=Path(sys.executable)
+        report=example / "report.md", repo=example / "repo", python=user_python()
     )
     assert result == "report"
     assert seen["models"] is None and seen["use_model"] is False

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import functools
 import shutil
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from userpython import user_python
 
 from agentrt.llm import FakeModel
 from fixbugs.examples import example_dir
@@ -30,9 +30,9 @@ from fixbugs.run.model_steps import ALL_STEPS
 from fixbugs.run.progress import collecting_sink
 from fixbugs.sandbox.testing import PlainWorkspace
 
-# The example's tests need only the standard library (and coverage for SBFL):
-# FixBugs' own interpreter runs them, as in test_agent_e2e.
-PY = env_for_interpreter(Interpreter(Path(sys.executable), "--python"))
+# The example's tests need only the standard library (coverage for SBFL comes from
+# FixBugs' overlay): the suite's user Python runs them, as in test_agent_e2e.
+PY = env_for_interpreter(Interpreter(user_python(), "--python"))
 
 
 @pytest.fixture

@@ -4,11 +4,9 @@ reach the options every stage reads."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from typer.testing import CliRunner
+from userpython import user_python
 
 from fixbugs.examples import example_dir
 from fixbugs.run.context import AgentOptions
@@ -26,7 +24,7 @@ async def test_the_limits_reach_the_agent_options(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(agent, "run_bug", fake_run_bug)
     base = example_dir("invoice")
     common = {"report": base / "report.md", "repo": base / "repo", "use_model": False}
-    common["python"] = Path(sys.executable)
+    common["python"] = user_python()
     await agent.run_from_paths(**common, test_timeout_s=30, suite_timeout_s=2400)  # type: ignore[arg-type]
     await agent.run_from_paths(**common)  # type: ignore[arg-type]
     assert (seen[0].test_timeout_s, seen[0].suite_timeout_s) == (30, 2400)

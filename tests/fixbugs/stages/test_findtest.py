@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from userpython import user_python
 
 from fixbugs.localize.traceback import Frame, ParsedFailure
 from fixbugs.run.agent import run_from_paths
@@ -175,7 +175,7 @@ async def test_no_test_command_runs_existing_tests_and_keeps_the_matching_failur
         report=repo / "report.md",
         repo=repo,
         use_model=False,
-        python=Path(sys.executable),
+        python=user_python(),
         repair_candidates=1,
     )
     rep = report.to_dict()["reproduction"]
@@ -192,7 +192,7 @@ async def test_nothing_found_says_static_evidence_only(tmp_path: Path):
     (repo / "calc" / "ops.py").write_text("def ratio(a, b):\n    return a / b\n")
     (repo / "report.md").write_text("# ratio is slow\n\n`ratio` takes ages on big inputs.\n")
     report = await run_from_paths(
-        report=repo / "report.md", repo=repo, use_model=False, python=Path(sys.executable)
+        report=repo / "report.md", repo=repo, use_model=False, python=user_python()
     )
     rep = report.to_dict()["reproduction"]
     assert rep["status"] == "none" and not rep["confirmed"]

@@ -8,11 +8,11 @@ reproduction says "could not run" with the signature, never "confirmed".
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from userpython import user_python
 
 from fixbugs.run.agent import run_from_paths
 
@@ -59,7 +59,7 @@ async def test_a_test_failing_for_the_machine_could_not_run(tmp_path: Path) -> N
         repo=repo,
         test="python -m pytest -p no:cacheprovider tests/test_env.py",
         use_model=False,
-        python=Path(sys.executable),
+        python=user_python(),
     )
     rep = report.to_dict()["reproduction"]
     assert rep["status"] == "could_not_run" and not rep["confirmed"], rep
@@ -75,7 +75,7 @@ async def test_the_same_tests_with_a_failure_of_the_code_reproduce(tmp_path: Pat
         repo=repo,
         test="python -m pytest -p no:cacheprovider tests/test_env.py",
         use_model=False,
-        python=Path(sys.executable),
+        python=user_python(),
         repair_candidates=1,  # the reproduction is what is checked, not the repair search
     )
     assert report.to_dict()["reproduction"]["status"] == "confirmed"

@@ -9,11 +9,11 @@ the fixes it tries to the snippet's gate in fresh forks.
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from userpython import user_python
 
 from fixbugs.run.agent import run_from_paths
 
@@ -68,7 +68,7 @@ def write_repo(tmp_path: Path, report: str) -> Path:
 async def test_the_reports_session_reproduces_and_localizes(tmp_path: Path) -> None:
     repo = write_repo(tmp_path, REPORT)
     report = await run_from_paths(
-        report=repo / "report.md", repo=repo, use_model=False, python=Path(sys.executable)
+        report=repo / "report.md", repo=repo, use_model=False, python=user_python()
     )
     d = report.to_dict()
     rep = d["reproduction"]
@@ -88,7 +88,7 @@ async def test_the_reports_session_reproduces_and_localizes(tmp_path: Path) -> N
 async def test_a_snippet_that_prints_something_else_is_no_reproduction(tmp_path: Path) -> None:
     repo = write_repo(tmp_path, REPORT.replace("0.0\n", "12.5\n"))
     report = await run_from_paths(
-        report=repo / "report.md", repo=repo, use_model=False, python=Path(sys.executable)
+        report=repo / "report.md", repo=repo, use_model=False, python=user_python()
     )
     rep = report.to_dict()["reproduction"]
     assert (rep["status"], rep["origin"], rep["confirmed"]) == ("passes", "snippet", False), rep

@@ -15,11 +15,11 @@ the faulty lines, the validation checks a candidate and says so.
 from __future__ import annotations
 
 import shutil
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from userpython import user_python
 
 from agentrt import FakeClock
 from agentrt.llm import FakeModel
@@ -45,7 +45,7 @@ _OPTIONS: list[AgentOptions] = []
 def _options() -> AgentOptions:
     # the example's tests need only the standard library: this interpreter runs them
     if not _OPTIONS:
-        env = env_for_interpreter(Interpreter(Path(sys.executable), "--python"))
+        env = env_for_interpreter(Interpreter(user_python(), "--python"))
         _OPTIONS.append(replace(AgentOptions.for_env(env), max_candidates=40))
     return _OPTIONS[0]
 

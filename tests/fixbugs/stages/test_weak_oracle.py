@@ -9,11 +9,11 @@ expected is held to that value and can be validated. No model, a real sandbox.
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from userpython import user_python
 
 from fixbugs.run.agent import run_from_paths
 from fixbugs.run.record import Reproduction
@@ -67,7 +67,7 @@ async def test_the_verdict_rests_on_what_the_report_says_should_happen(
 ) -> None:
     repo = _repo(tmp_path, SESSION + says)
     report = await run_from_paths(
-        report=repo / "report.md", repo=repo, use_model=False, python=Path(sys.executable)
+        report=repo / "report.md", repo=repo, use_model=False, python=user_python()
     )
     d = report.to_dict()
     assert d["reproduction"]["origin"] == "snippet", d["reproduction"]
