@@ -366,7 +366,8 @@ class JobService:
             await self._ended(job)
 
     def _staged_run(self, st: Stage, last: bool) -> StageFn:
-        """A staged stage's run with the service's bookkeeping: failures, the end."""
+        """A staged stage's run with the service's bookkeeping at the job's end (its
+        failures come from the queue's failure hooks: :meth:`_failed`)."""
 
         async def run(ctx: StageContext) -> Mapping[str, Any]:
             job = ctx.job
