@@ -187,10 +187,17 @@ async def _run(
                 p.cancel()
     finally:
         if proc.returncode is None:
+            # Cancelled (or a pump failed): the kill a deadline uses, then the command's
+            # cgroup once the wrapper is gone. A bwrap killed while still setting up can
+            # leave its namespace's init without a parent-death signal; the process group
+            # does not reach it (bwrap starts a new session), its cgroup does.
+            kill_command(proc.pid, namespaced=mechanisms.namespaces)
             kill_group(proc.pid)
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()
+            if group is not None:
+                group.kill_all()
     wall = clock.now() - started
     stdout, stderr = out.text(), err.text()
     if killed_for:
