@@ -20,9 +20,12 @@ from dataclasses import dataclass
 
 from agentrt.queues._types import Message, StageState
 
-__all__ = ["FailureHook", "FailureHooks", "StageFailure"]
+__all__ = ["OUT_OF_DELIVERIES", "FailureHook", "FailureHooks", "StageFailure"]
 
 _log = logging.getLogger(__name__)
+
+# the reason every backend records when claim() dead-letters a message whose holders all died
+OUT_OF_DELIVERIES = "delivered too many times without completing"
 
 
 @dataclass(frozen=True, slots=True)

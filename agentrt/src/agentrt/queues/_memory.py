@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from agentrt._clock import Clock, SystemClock
 from agentrt._json import JsonObject
-from agentrt.queues._failures import FailureHooks, StageFailure
+from agentrt.queues._failures import OUT_OF_DELIVERIES, FailureHooks, StageFailure
 from agentrt.queues._fairness import Candidate, FairPolicy, GroupFair
 from agentrt.queues._signal import ChangeSignal
 from agentrt.queues._types import (
@@ -124,7 +124,7 @@ class MemoryQueue:
                 return None
             entry.deliveries += 1
             if entry.deliveries > self.max_deliveries:
-                error = "delivered too many times without completing"
+                error = OUT_OF_DELIVERIES
                 self._dead_letter(entry, error)
                 last = entry.deliveries - 1  # the delivery whose worker died holding it
                 await self.failures.report(

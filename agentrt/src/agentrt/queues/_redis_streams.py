@@ -44,7 +44,7 @@ from agentrt._clock import Clock
 from agentrt._json import JsonObject
 from agentrt.queues import _redis_scripts as scripts
 from agentrt.queues._epoch import EpochClock
-from agentrt.queues._failures import FailureHooks, StageFailure
+from agentrt.queues._failures import OUT_OF_DELIVERIES, FailureHooks, StageFailure
 from agentrt.queues._fairness import FairPolicy, GroupFair
 from agentrt.queues._redis_keys import GROUP, SEP, RedisKeys, s_, unavailable
 from agentrt.queues._redis_records import read_dead, read_effects, read_records, read_results
@@ -186,7 +186,7 @@ class RedisQueue:
             )
             attempt = int(f["prior"]) + delivered
             if attempt > self.max_deliveries:
-                error = "delivered too often"
+                error = OUT_OF_DELIVERIES
                 state, recorded = await self._fail_script(
                     keys=self._fail_keys(m),
                     args=[

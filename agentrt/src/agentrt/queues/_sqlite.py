@@ -27,7 +27,7 @@ from agentrt._clock import Clock
 from agentrt._errors import UserError
 from agentrt._json import JsonObject
 from agentrt.queues._epoch import EpochClock
-from agentrt.queues._failures import FailureHooks, StageFailure
+from agentrt.queues._failures import OUT_OF_DELIVERIES, FailureHooks, StageFailure
 from agentrt.queues._fairness import Candidate, FairPolicy, GroupFair
 from agentrt.queues._signal import ChangeSignal
 from agentrt.queues._sqlite_schema import create_schema
@@ -239,7 +239,7 @@ class SqliteQueue:
             item, stg, job, payload, key, cost, deliveries, grp = row
             msg = Message(item, stg, job, json.loads(payload), key, float(cost), grp)
             if deliveries > self.max_deliveries:
-                error = "delivered too often"
+                error = OUT_OF_DELIVERIES
                 self._dead_letter(c, chosen.seq, msg, deliveries - 1, now, error)
                 dead.append(StageFailure(msg, deliveries - 1, error, StageState.DEAD))
                 continue
