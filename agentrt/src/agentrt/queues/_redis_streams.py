@@ -187,7 +187,7 @@ class RedisQueue:
             attempt = int(f["prior"]) + delivered
             if attempt > self.max_deliveries:
                 error = OUT_OF_DELIVERIES
-                state, recorded = await self._fail_script(
+                _, recorded = await self._fail_script(
                     keys=self._fail_keys(m),
                     args=[
                         GROUP,
@@ -199,9 +199,8 @@ class RedisQueue:
                         attempt - 1,
                     ],
                 )
-                if int(recorded):
-                    dead = StageState(s_(state))
-                    await self.failures.report(StageFailure(m, attempt - 1, error, dead))
+                if int(recorded):  # past max_deliveries, FAIL records it dead
+                    await self.failures.report(StageFailure(m, attempt - 1, error, StageState.DEAD))
                 continue
             d = Delivery(m, entry_id, attempt, consumer)
             if serialize and m.key is not None:
