@@ -305,6 +305,10 @@ from fixbugs.eval.tokenmath import tokenmath_command as bench_tokenmath_command 
 
 bench_app.command("tokenmath")(bench_tokenmath_command)
 
+from fixbugs.bench.models import models_command as bench_models_command  # noqa: E402
+
+bench_app.command("models")(bench_models_command)
+
 from fixbugs.eval.pool.build import pool_app  # noqa: E402
 
 app.add_typer(pool_app, name="pool")

@@ -91,6 +91,7 @@ class EndpointConfig(BaseModel):
     timeout_s: float = Field(default=600.0, gt=0)
     model_path: str | None = None  # llama: a GGUF file instead of the bundled one
     n_ctx: int | None = Field(default=None, ge=256)
+    chat_format: str | None = None  # llama: llama.cpp's prompt format when the GGUF has none
     trust: Trust | None = None  # None: by kind (see resolved_trust)
     price_input_per_mtok: float | None = Field(default=None, ge=0)  # dollars
     price_output_per_mtok: float | None = Field(default=None, ge=0)

@@ -349,3 +349,36 @@ def test_mean_logprob_prefers_likely_tokens_and_caps_the_count() -> None:
     assert llama_backend.mean_logprob(llama, "x", "", max_tokens=32) == 0.0
     llama_backend.mean_logprob(llama, "x", "\x00" * 50, max_tokens=3)
     assert llama.evaluated == 1 + 3  # the prefix, then only the first three tokens
+
+
+def test_a_config_chat_format_reaches_llama_cpp(tmp_path: Path, monkeypatch: Any) -> None:
+    # A GGUF without a chat template (Gemma 3 270M's) makes llama.cpp fall back to
+    # Llama 2's prompt format, and the model answers nothing: the endpoint names one.
+    from agentrt import EndpointConfig
+    from agentrt.llm import _llama_loader
+    from agentrt.llm._factory import make_client
+
+    seen: dict[str, Any] = {}
+
+    class FakeLlama:
+        def __init__(self, **kwargs: Any) -> None:
+            seen.update(kwargs)
+
+        def n_ctx(self) -> int:
+            return 512
+
+    class FakeLib:
+        Llama = FakeLlama
+
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    monkeypatch.setattr(_llama_loader, "_llama_module", lambda: FakeLib)
+    monkeypatch.setattr(_llama_loader, "_install_counting_generate", lambda shared, lib: None)
+    monkeypatch.setattr(_llama_loader, "_MODELS", {})
+    cfg = EndpointConfig(
+        kind="llama", model="gemma3-270m", model_path=str(gguf), chat_format="gemma"
+    )
+    client = make_client(cfg)
+    assert isinstance(client, LlamaModel)
+    client._load_now()
+    assert seen["chat_format"] == "gemma" and seen["model_path"] == str(gguf.resolve())

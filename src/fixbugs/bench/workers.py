@@ -63,6 +63,7 @@ __all__ = [
     "DEFAULT_SANDBOX_CASES",
     "DEFAULT_SHAPE",
     "ScaleOptions",
+    "fixbugs_argv",
     "parse_counts",
     "run_workers_bench",
 ]
@@ -187,7 +188,7 @@ def _config_file(path: Path, base_url: str) -> Path:
     return path
 
 
-def _fixbugs_argv() -> list[str]:
+def fixbugs_argv() -> list[str]:
     """How to start ``fixbugs`` with this interpreter: its console script, else the module."""
     script = Path(sys.executable).parent / "fixbugs"
     if script.exists():
@@ -345,7 +346,7 @@ async def _one_run(
     else:
         specs = await asyncio.to_thread(_sandbox_bugs, root, cases, opts.sandbox_bugs, workers)
     shape = opts.shape
-    argv = [*_fixbugs_argv(), "worker", "--python", str(python), "--drain"]
+    argv = [*fixbugs_argv(), "worker", "--python", str(python), "--drain"]
     argv += ["--sandbox-slots", str(shape.sandbox_slots), "--model-slots", str(shape.model_slots)]
     async with contextlib.AsyncExitStack() as stack:
         url, _kind = await stack.enter_async_context(_queue_store(root))

@@ -33,6 +33,7 @@ def make_client(
             model=cfg.model,
             name=name,
             n_ctx=cfg.n_ctx or DEFAULT_N_CTX,
+            chat_format=cfg.chat_format,
             max_concurrency=cfg.max_concurrency or 1,
             clock=clock,
             recorder=recorder,

@@ -122,7 +122,7 @@ class LlamaModel(ModelClient):
 
     ``model_path`` defaults to the bundled SmolLM2-135M-Instruct. Every
     client naming the same file shares one loaded model (the first load's
-    ``n_ctx``, ``n_threads`` and ``extra_buffers`` win). ``max_concurrency``
+    ``n_ctx``, ``n_threads``, ``extra_buffers`` and ``chat_format`` win). ``max_concurrency``
     bounds this client's calls in flight (1 by default: the model runs one
     generation at a time anyway, so more only moves the wait from the
     client's queue to the model's lock). ``seed`` applies when a request
@@ -145,6 +145,7 @@ class LlamaModel(ModelClient):
         seed: int | None = None,
         schema_hint: bool = True,
         extra_buffers: bool = False,
+        chat_format: str | None = None,
         clock: Clock | None = None,
         recorder: MetricsRecorder | None = None,
     ) -> None:
@@ -161,13 +162,16 @@ class LlamaModel(ModelClient):
         self.seed = seed
         self.schema_hint = schema_hint
         self.extra_buffers = extra_buffers
+        self.chat_format = chat_format
         self._shared: SharedModel | None = None
 
     # -- loading ----------------------------------------------------------
     def _load_now(self) -> SharedModel:
         shared = self._shared
         if shared is None or not is_loaded(shared):
-            shared = load_shared(self.model_path, self.n_ctx, self.n_threads, self.extra_buffers)
+            shared = load_shared(
+                self.model_path, self.n_ctx, self.n_threads, self.extra_buffers, self.chat_format
+            )
             self._shared = shared
         return shared
 

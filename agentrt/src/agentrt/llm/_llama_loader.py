@@ -169,8 +169,15 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
-def load_shared(path: Path, n_ctx: int, n_threads: int, extra_buffers: bool) -> SharedModel:
-    """Load (once per process) the model at ``path``; thread-safe, blocking."""
+def load_shared(
+    path: Path, n_ctx: int, n_threads: int, extra_buffers: bool, chat_format: str | None = None
+) -> SharedModel:
+    """Load (once per process) the model at ``path``; thread-safe, blocking.
+
+    ``chat_format`` names one of llama.cpp's prompt formats (``gemma``, ``chatml``, ...)
+    for a GGUF that carries no chat template: llama.cpp then falls back to Llama 2's,
+    and a model trained on another format answers nothing (Gemma 3 270M's GGUF).
+    """
     key = path.resolve()
     with _MODELS_LOCK:
         shared = _MODELS.get(key)
@@ -192,6 +199,7 @@ def load_shared(path: Path, n_ctx: int, n_threads: int, extra_buffers: bool) -> 
                     n_ctx=n_ctx,
                     n_threads=n_threads,
                     n_threads_batch=n_threads,
+                    chat_format=chat_format,
                     verbose=False,
                 )
         except (ValueError, RuntimeError) as exc:

