@@ -217,18 +217,29 @@ def bench_models(
     *,
     baseline_runs: int,
     run_eval: EvalRunner,
+    progress: Callable[[str], None] = lambda line: None,
 ) -> list[Row]:
-    """Every (set, model, step) eval beside its set's runs without a model."""
+    """Every (set, model, step) eval beside its set's runs without a model; ``progress``
+    gets one line as each eval ends (the whole bench takes about an hour)."""
     rows: list[Row] = []
     for cases in sets:
         for mode_steps in _by_mode(steps):
             # the runs without a model in this mode (localize-only or with repair)
             base = tuple(run_eval(cases, None, mode_steps[0]) for _ in range(baseline_runs))
+            progress(f"{cases.name}: {baseline_runs} run(s) without a model ({_said(base[0])})")
             for name in models:
                 cand = CANDIDATES[name]
                 for step in mode_steps:
-                    rows.append(Row(cases, name, step, run_eval(cases, cand, step), base))
+                    run = run_eval(cases, cand, step)
+                    rows.append(Row(cases, name, step, run, base))
+                    progress(f"{cases.name}: {name} {step} ({_said(run)})")
     return rows
+
+
+def _said(run: EvalRun) -> str:
+    if run.error:
+        return run.error
+    return f"{len(run.cases)} cases, top-1 {run.count('top1')}, {run.mean_wall():.1f} s a case"
 
 
 def _by_mode(steps: Sequence[ModelStep]) -> list[list[ModelStep]]:
@@ -342,6 +353,7 @@ def models_command(
         steps,
         baseline_runs=baseline_runs,
         run_eval=child_eval(repair_budget),
+        progress=lambda line: typer.echo(line, err=True),
     )
     if json_out:
         json_out.write_text(json.dumps([_row_json(r) for r in rows], indent=2) + "\n")

@@ -42,12 +42,18 @@ def test_a_step_pays_only_beyond_the_spread_and_within_the_wall_limit() -> None:
         assert cases == DEV and step in ("relevance", "judgment")
         return next(baselines) if cand is None else outcomes[(cand.name, step)]
 
+    said: list[str] = []
     rows = bench_models(
         [DEV],
         ["smollm2-135m", "gemma3-270m"],
         ["relevance", "judgment"],
         baseline_runs=2,
         run_eval=run_eval,
+        progress=said.append,
+    )
+    assert (
+        len(said) == 5
+        and said[1] == "dev: smollm2-135m relevance (10 cases, top-1 9, 12.0 s a case)"
     )
     got = {(r.model, r.step): r for r in rows}
     assert [k for k, r in got.items() if r.pays()] == [
