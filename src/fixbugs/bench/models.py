@@ -28,7 +28,6 @@ from __future__ import annotations
 import importlib
 import json
 import statistics
-import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ import typer
 from fixbugs.bench.workers import fixbugs_argv
 from fixbugs.errors import InputError
 from fixbugs.run.model_steps import MODEL_STEPS, ModelStep
+from fixbugs.sandbox.hosttools import run_tool
 
 __all__ = [
     "CANDIDATES",
@@ -56,6 +56,7 @@ __all__ = [
 LOCALIZE_STEPS: frozenset[ModelStep] = frozenset({"log_map", "relevance", "judgment"})
 WALL_LIMIT = 1.5  # a step that pays costs at most this times the run's wall without it
 FIGURES = ("top1", "top5", "region", "validated")
+EVAL_TIMEOUT_S = 6 * 3600.0  # one eval of a case folder; a stalled one ends the row, not the bench
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,10 +269,10 @@ def child_eval(repair_budget: float) -> EvalRunner:
                 cfg = Path(tmp) / "agentrt.toml"
                 cfg.write_text(cand.config(gguf))
                 argv += ["--config", str(cfg), "--model-steps", str(step)]
-            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-            if proc.returncode not in (0, 3) or not out.exists():  # 3: a degraded case
-                tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
-                return EvalRun((), f"eval failed ({proc.returncode}): {' '.join(tail)}")
+            done = run_tool(argv, timeout_s=EVAL_TIMEOUT_S)  # no AGENTRT_* of the caller's
+            if done.returncode not in (0, 3) or not out.exists():  # 3: a degraded case
+                tail = done.said().splitlines()[-1:]
+                return EvalRun((), f"eval failed ({done.returncode}): {' '.join(tail)}")
             return read_eval(json.loads(out.read_text()), step if cand else None)
 
     return run
