@@ -21,7 +21,7 @@ def make_venv_fixture() -> object:
 
 
 @pytest.fixture(scope="session")
-def user_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def user_venv() -> Path:
     """A user's venv: Python 3.10 with pytest 7.4.4 and no coverage.py (shared by every
     worker of the machine: the tests only read it)."""
     return shared_venv("3.10", "pytest==7.4.4")

@@ -151,12 +151,16 @@ async def _run(
     )
     killed_for: list[str] = []
 
-    def kill(reason: str) -> None:
-        if not killed_for:
-            killed_for.append(reason)
+    def stop() -> None:
+        """The command and everything it started: its namespace's init, and its cgroup."""
         kill_command(proc.pid, namespaced=mechanisms.namespaces)
         if group is not None:
             group.kill_all()
+
+    def kill(reason: str) -> None:
+        if not killed_for:
+            killed_for.append(reason)
+        stop()
 
     async def pump(stream: asyncio.StreamReader | None, cap: CappedOutput) -> None:
         if stream is None:
@@ -188,10 +192,10 @@ async def _run(
     finally:
         if proc.returncode is None:
             # Cancelled (or a pump failed): the kill a deadline uses, then the command's
-            # cgroup once the wrapper is gone. A bwrap killed while still setting up can
-            # leave its namespace's init without a parent-death signal; the process group
-            # does not reach it (bwrap starts a new session), its cgroup does.
-            kill_command(proc.pid, namespaced=mechanisms.namespaces)
+            # cgroup again once the wrapper is gone. A bwrap killed while still setting up
+            # can leave its namespace's init without a parent-death signal; the process
+            # group does not reach it (bwrap starts a new session), its cgroup does.
+            stop()
             kill_group(proc.pid)
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
