@@ -1,9 +1,10 @@
 """A package face whose names are imported when first used (PEP 562).
 
 A face that imports every module it names makes each importer pay for all of
-them: ``from agentrt.llm import ChatModel`` loaded the openai SDK (about 0.3 s)
-through the face's OpenAI backend, so every ``fixbugs`` command and worker
-paid for it before doing anything. A lazy face keeps one ``__all__`` and loads
+them: ``from agentrt.llm import ChatModel`` loaded the openai SDK through the
+face's OpenAI backend (``python -X importtime -c 'import openai'``: 0.52-0.70 s
+on the shared 2-core machine), so every ``fixbugs`` command and worker paid for
+it before doing anything. A lazy face keeps one ``__all__`` and loads
 the module that defines a name on first access.
 """
 
