@@ -93,3 +93,21 @@ def test_every_public_name_has_its_module_and_loads_alone() -> None:
         assert "NoSuchName" in str(exc)
     else:
         raise AssertionError("an unknown name must raise AttributeError")
+
+
+def test_the_llm_face_loads_a_backend_only_when_it_is_used() -> None:
+    """``from agentrt.llm import ChatModel`` must not cost every importer the openai SDK."""
+    import subprocess
+    import sys
+
+    import agentrt.llm
+
+    assert set(agentrt.llm._WHERE) == set(agentrt.llm.__all__)
+    probe = (
+        "import sys; from agentrt.llm import ChatModel, ChatRequest, FakeModel; "
+        "print(sorted(m for m in ('openai', 'anthropic', 'llama_cpp') if m in sys.modules)); "
+        "from agentrt.llm import OpenAIModel; print('openai' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "True"]
