@@ -73,20 +73,25 @@ def test_the_finder_sees_a_public_module(tmp_path: Path) -> None:
     assert public_modules(tmp_path / "agentrt") == ["agentrt.flow.retry"]
 
 
-def test_every_public_name_has_its_module_and_loads_alone() -> None:
-    """The surface is imported on first use; a name resolves without the rest of it."""
+def _fresh_python(code: str) -> str:
+    """What ``code`` prints in a new interpreter (its imports, not this process's)."""
     import subprocess
     import sys
 
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_every_public_name_has_its_module_and_loads_alone() -> None:
+    """The surface is imported on first use; a name resolves without the rest of it."""
     assert set(agentrt._WHERE) == set(agentrt.__all__)
     probe = (
         "import sys; from agentrt import parse_python, FakeClock; "
         "print(sorted(m for m in ('openai', 'httpx', 'agentrt.flow', 'agentrt.llm') "
         "if m in sys.modules))"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert _fresh_python(probe).strip() == "[]"
     try:
         agentrt.NoSuchName  # noqa: B018
     except AttributeError as exc:
@@ -97,9 +102,6 @@ def test_every_public_name_has_its_module_and_loads_alone() -> None:
 
 def test_the_llm_face_loads_a_backend_only_when_it_is_used() -> None:
     """``from agentrt.llm import ChatModel`` must not cost every importer the openai SDK."""
-    import subprocess
-    import sys
-
     import agentrt.llm
 
     assert set(agentrt.llm._WHERE) == set(agentrt.llm.__all__)
@@ -108,6 +110,4 @@ def test_the_llm_face_loads_a_backend_only_when_it_is_used() -> None:
         "print(sorted(m for m in ('openai', 'anthropic', 'llama_cpp') if m in sys.modules)); "
         "from agentrt.llm import OpenAIModel; print('openai' in sys.modules)"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["[]", "True"]
+    assert _fresh_python(probe).split() == ["[]", "True"]
