@@ -309,6 +309,10 @@ from fixbugs.bench.models import models_command as bench_models_command  # noqa:
 
 bench_app.command("models")(bench_models_command)
 
+from fixbugs.bench.validate import validate_command as bench_validate_command  # noqa: E402
+
+bench_app.command("validate")(bench_validate_command)
+
 from fixbugs.eval.pool.build import pool_app  # noqa: E402
 
 app.add_typer(pool_app, name="pool")

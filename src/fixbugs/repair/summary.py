@@ -17,10 +17,12 @@ from fixbugs.repair.verdict import FailedCheck
 
 __all__ = [
     "CandidateRecord",
+    "ChecksBench",
     "PassedCandidate",
     "RepairBench",
     "RepairSummary",
     "bench_figures",
+    "checks_figures",
     "repair_summary",
 ]
 
@@ -109,6 +111,52 @@ class RepairBench(_Frozen):
     parallel_candidates_run: int
 
 
+class ChecksBench(_Frozen):
+    """``fixbugs bench validate``: what the verdict's checks (issue 44, items 2-6) cost.
+
+    The same candidates validated twice, side by side: on the tests alone (the
+    gate before those checks: the first candidate in rank order that passes the
+    failing tests, the changed module's tests and the suite is the fix), then as
+    a run validates (each pass judged, the search going on past one that fails a
+    check, the least change leading, the package's tests on the lead). Each wall
+    covers its whole pass, the lead's package tests included.
+    """
+
+    tests_only_s: float
+    with_checks_s: float
+    ratio: float | None  # with_checks_s / tests_only_s
+    tests_only_fix: str | None  # the diff the tests alone would have given
+    with_checks_fix: str | None  # the lead's diff
+    with_checks_verdict: str  # the lead's verdict level
+    same_fix: bool
+    tests_only_candidates_run: int
+    with_checks_candidates_run: int
+
+
+def checks_figures(
+    plain: ValidationRun,
+    plain_s: float,
+    checked: ValidationRun,
+    checked_s: float,
+    lead: RepairCandidate | None,
+    verdict: str,
+) -> ChecksBench:
+    """The tests-only pass against the checked one, over one candidate list."""
+    first = plain.validated[0].diff if plain.validated else None
+    fix = lead.diff if lead is not None else None
+    return ChecksBench(
+        tests_only_s=round(plain_s, 3),
+        with_checks_s=round(checked_s, 3),
+        ratio=round(checked_s / plain_s, 2) if plain_s > 0 else None,
+        tests_only_fix=first,
+        with_checks_fix=fix,
+        with_checks_verdict=verdict,
+        same_fix=first == fix,
+        tests_only_candidates_run=_ran(plain),
+        with_checks_candidates_run=_ran(checked),
+    )
+
+
 class RepairSummary(_Frozen):
     """Validated fixes, overfitting passes, per-stage rejections and timings of one search."""
 
@@ -122,12 +170,17 @@ class RepairSummary(_Frozen):
     budget_spent: bool
     outcomes: tuple[CandidateRecord, ...]
     bench: RepairBench | None = None
+    checks_bench: ChecksBench | None = None
 
 
 def repair_summary(
-    run: ValidationRun, cands: list[RepairCandidate], *, bench: RepairBench | None = None
+    run: ValidationRun,
+    cands: list[RepairCandidate],
+    *,
+    bench: RepairBench | None = None,
+    checks_bench: ChecksBench | None = None,
 ) -> RepairSummary:
-    """The record of ``run`` over ``cands`` (ranked); with ``bench``, its figures too."""
+    """The record of ``run`` over ``cands`` (ranked); with a bench, its figures too."""
     template = {c.id: c.template for c in cands}
     counts: dict[str, int] = {}
     for o in run.outcomes.values():
@@ -161,6 +214,7 @@ def repair_summary(
             for o in outcomes
         ),
         bench=bench,
+        checks_bench=checks_bench,
     )
 
 

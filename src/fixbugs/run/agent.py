@@ -321,6 +321,7 @@ async def run_from_paths(
     repair_budget_s: float | None = None,
     repair_candidates: int | None = None,
     repair_bench: bool = False,
+    checks_bench: bool = False,
     test_timeout_s: float | None = None,
     suite_timeout_s: float | None = None,
     model_steps: ModelSteps | None = None,
@@ -372,6 +373,8 @@ async def run_from_paths(
         options = replace(options, max_candidates=repair_candidates)
     if repair_bench:
         options = replace(options, repair_bench=True)
+    if checks_bench:
+        options = replace(options, checks_bench=True)
     if test_timeout_s is not None:
         options = replace(options, test_timeout_s=test_timeout_s)
     if suite_timeout_s is not None:

@@ -80,6 +80,8 @@ class AgentOptions:
     repair_regions: int = 4  # suspicious regions the repair engine edits
     repair_alternatives: int = 0  # validated fixes collected beyond the first, budget allowing
     repair_bench: bool = False  # validate the same candidates sequentially, then in parallel
+    # validate the same candidates on the tests alone, then with the verdict's checks
+    checks_bench: bool = False
     validation_slots: int | None = None  # candidates validated at once (None: one per core)
     use_sbfl: bool = True
     use_model: bool = True

@@ -40,7 +40,7 @@ from fixbugs.repair.candidate_runs import (
 )
 from fixbugs.repair.gates import Runner, once
 from fixbugs.repair.ranking import RepairCandidate, with_shape
-from fixbugs.repair.summary import RepairBench, bench_figures, repair_summary
+from fixbugs.repair.summary import RepairBench, bench_figures, checks_figures, repair_summary
 from fixbugs.repair.verdict import FailedCheck, VerdictLevel
 from fixbugs.run.context import RunContext
 from fixbugs.run.progress import CandidateData, ValidatedData
@@ -199,7 +199,7 @@ async def validate_candidates(
     stages = _stages(repro, files, ctx.options.suite_timeout_s)
     judged = judge(files, test_constants(prior, files, workspace.baseline))
 
-    async def validate(limit: int) -> ValidationRun:
+    async def validate(limit: int, checked: bool = True) -> ValidationRun:
         # each search its own follow-ups: the bench's two runs must not share seeds
         refine = stepwise_refiner(prior, ctx, candidates, workspace.baseline)
         return await validate_parallel(
@@ -214,17 +214,25 @@ async def validate_candidates(
             alternatives=ctx.options.repair_alternatives,
             on_outcome=on_outcome,
             refine=refine,
-            judge=judged,
+            judge=judged if checked else None,
         )
 
     bench: RepairBench | None = None
+    plain: tuple[ValidationRun, float] | None = None
+    slots = ctx.options.validation_slots or default_limit()
     if ctx.options.repair_bench:
         # the same candidate list, one at a time, then concurrently: side by side
         seq = await validate(1)
         result = await validate(default_limit())
         bench = bench_figures(seq, result)
     else:
-        result = await validate(ctx.options.validation_slots or default_limit())
+        if ctx.options.checks_bench:
+            # the same candidate list on the tests alone first: what the checks cost
+            t0 = ctx.clock.now()
+            tests_only = await validate(slots, checked=False)
+            plain = (tests_only, ctx.clock.now() - t0)
+        started = ctx.clock.now()
+        result = await validate(slots)
     # the follow-ups the search built count like the candidates it was given
     for c in result.added:
         position[c.id] = len(position)
@@ -238,7 +246,15 @@ async def validate_candidates(
     passing = lead_order(result.validated, position)
     lead, broke = await _lead(passing, repro, files, ctx, workspace, run)
     result.validated = [c for c in passing if c.id not in broke]
-    repair = repair_summary(result, cands, bench=bench)
+    checks = None
+    if plain is not None:
+        level = (
+            VerdictLevel.NO_FIX
+            if lead is None
+            else (VerdictLevel.PASSES_TESTS if lead.looks_overfit else VerdictLevel.VALIDATED)
+        )
+        checks = checks_figures(*plain, result, ctx.clock.now() - started, lead, level.value)
+    repair = repair_summary(result, cands, bench=bench, checks_bench=checks)
     ordered: list[tuple[int, str]] = [
         (position[c.id], f"{c.label}: {o.detail}")
         for c in cands
