@@ -59,6 +59,8 @@ CheckKind = Literal[
     # what the project's tests say of the change
     "untested",
     "package_tests",
+    # fixbugs.repair.behaviour: the changed functions answer the passing tests differently
+    "changes_behaviour",
     # what the reproduction can tell of a fix (fixbugs.stages.lead.oracle_check)
     "weak_oracle",
 ]
@@ -76,6 +78,7 @@ CHECK_LABELS: dict[CheckKind, str] = {
     "untested": "no test of the project exercises the change",
     "package_tests": "the package's tests gave no verdict",
     "weak_oracle": "is checked only for the failure being gone",
+    "changes_behaviour": "changes what the code does on tests that passed",
 }
 
 

@@ -16,6 +16,11 @@ proves; this module says what that proof is worth:
   the report does not say what the code should print, can only show that the
   failure is gone; a fix that any different output passes is not proven
   (issue 44, item 2), so the lead then fails that check.
+- :func:`behaviour_gate`: the behavioural diff of the leading candidate
+  (:mod:`fixbugs.repair.behaviour`): the changed module's tests run on the
+  buggy and on the patched tree under a probe of the changed functions; a
+  test that passed both ways but saw them answer differently is a failed
+  check, a behaviour change no test or report explains.
 - :func:`package_gate`: the tests of the changed module's package (found by
   import, :func:`fixbugs.localize.signals.package_tests`) run once, on the
   leading candidate only, after the search (a cap of
@@ -26,22 +31,34 @@ proves; this module says what that proof is worth:
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from fixbugs.diffs import apply_to_text, diff_files
 from fixbugs.localize.signals import module_tests, package_tests
+from fixbugs.repair.behaviour import (
+    Spans,
+    behaviour_changes,
+    behaviour_check,
+    changed_functions,
+    probe_command,
+    read_records,
+    unstable_tests,
+)
 from fixbugs.repair.demotions import change_checks, change_size
-from fixbugs.repair.gates import Stage
+from fixbugs.repair.gates import Runner, Stage, close, fork, in_thread
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.repair.verdict import FailedCheck, shape_check
 from fixbugs.run.record import Reproduction
+from fixbugs.sandbox.executor import Workspace
 
 __all__ = [
     "LEAD_TRIES",
     "MODULE_TEST_FILES",
     "PACKAGE_TEST_FILES",
+    "behaviour_gate",
     "judge",
     "lead_order",
     "module_files",
@@ -92,6 +109,71 @@ def package_gate(
     return Stage("package", cmd, None, lazy_baseline=True, timeout_s=timeout_s)
 
 
+def _texts(c: RepairCandidate, files: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(path, old text, new text) of each file ``c`` changes that is in the listing."""
+    out: list[tuple[str, str, str]] = []
+    for path in diff_files(c.diff) or [c.path]:
+        old = files.get(path)
+        new = c.new_text if path == c.path and c.new_text else None
+        if old is not None and new is None:
+            new = apply_to_text(old, c.diff, path)
+        if old is not None and new is not None:
+            out.append((path, old, new))
+    return out
+
+
+async def behaviour_gate(
+    c: RepairCandidate,
+    failing: Sequence[str],
+    failing_files: Sequence[str],
+    files: Mapping[str, str],
+    make_fork: Callable[[], Workspace],
+    run: Runner,
+    timeout_s: float,
+) -> FailedCheck | None:
+    """The behavioural diff of ``c`` on its module's tests (see the module doc).
+
+    ``failing``: the tests the bug fails (their behaviour is meant to change).
+    ``None`` when nothing changed, and when it cannot say: no changed function,
+    no test file, a run that timed out or printed no record.
+    """
+    olds: Spans = {}
+    news: Spans = {}
+    for path, old, new in _texts(c, files):
+        was, now = changed_functions(old, new)
+        if was:
+            olds[path] = was
+        if now:
+            news[path] = now
+    tests = module_files(c.path, failing_files, files)
+    if not (olds and news) or not tests:
+        return None
+
+    async def records(spans: Spans, diff: str | None) -> dict[str, tuple[str, ...]] | None:
+        sb = await fork(make_fork)
+        try:
+            if diff is not None:
+                applied = await in_thread(lambda: sb.apply_patch(diff))
+                if not applied.applied:
+                    return None
+            res = await run(sb, probe_command(spans, tests), "behaviour", timeout_s)
+        finally:
+            await close(sb)
+        return None if res.timed_out else read_records(res.stdout)
+
+    before, after = await asyncio.gather(records(olds, None), records(news, c.diff))
+    if before is None or after is None:
+        return None
+    changes = behaviour_changes(before, after, failing)
+    if changes:
+        # a second run of the buggy tree: a record that differs from run to run says nothing
+        again = await records(olds, None)
+        if again is None:
+            return None
+        changes = behaviour_changes(before, after, failing, unstable_tests(before, again))
+    return behaviour_check(changes)
+
+
 def judge(
     files: Mapping[str, str], constants: frozenset[str]
 ) -> Callable[[RepairCandidate], RepairCandidate]:
@@ -111,13 +193,7 @@ def judge(
         checks: list[FailedCheck] = []
         size = 0
         own = shape_check(c.shape) if c.shape is not None else None
-        for path in diff_files(c.diff) or [c.path]:
-            old = files.get(path)
-            new = c.new_text if path == c.path and c.new_text else None
-            if old is not None and new is None:
-                new = apply_to_text(old, c.diff, path)
-            if old is None or new is None:
-                continue
+        for path, old, new in _texts(c, files):
             checks += [x for x in change_checks(old, new, constants) if x != own]
             size += change_size(old, new)
             if not exercised(path):

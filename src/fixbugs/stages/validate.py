@@ -50,6 +50,7 @@ from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.confirm import confirmed_diagnosis
 from fixbugs.stages.lead import (
     LEAD_TRIES,
+    behaviour_gate,
     judge,
     lead_order,
     module_files,
@@ -327,6 +328,17 @@ async def _lead(
     assert repro.command is not None
     parsed = parse_test_command(repro.command)
     broke: dict[int, str] = {}
+
+    async def behaviour(c: RepairCandidate) -> RepairCandidate:
+        """``c`` with the behavioural diff's failed check, when its change shows one."""
+        if parsed.runner != "pytest" or c.looks_overfit:
+            return c  # not held to the project's pytest tests, or not validated anyway
+        failing = [t for t, o in repro.baseline.items() if o.lower() != "passed"]
+        check = await behaviour_gate(
+            c, failing, parsed.files, files, workspace.fork, run, ctx.options.suite_timeout_s
+        )
+        return c if check is None else replace(c, checks=(*c.checks, check))
+
     for c in passing[:LEAD_TRIES]:
         stage = (
             package_gate(c, parsed.files, files, ctx.options.suite_timeout_s)
@@ -334,7 +346,7 @@ async def _lead(
             else None
         )
         if stage is None:
-            return _held_to_oracle(c, repro), broke
+            return _held_to_oracle(await behaviour(c), repro), broke
         ctx.journal.note("validation", f"running the package's tests on #{c.id}: {stage.command}")
         res = await once(stage, c.diff, workspace.fork, run, ctx.options.test_timeout_s)
         if res.broke is not None:
@@ -348,7 +360,7 @@ async def _lead(
             continue
         if res.unjudged is not None:
             c = replace(c, checks=(*c.checks, FailedCheck("package_tests", res.unjudged)))
-        return _held_to_oracle(c, repro), broke
+        return _held_to_oracle(await behaviour(c), repro), broke
     return None, broke
 
 

@@ -104,12 +104,18 @@ async def test_the_checked_pass_goes_past_a_demoted_fix_and_costs_what_it_ran(tm
     # tests alone stop at the first pass, the operand swap, after two commands
     assert bench.tests_only_fix == cands[0].diff and bench.tests_only_candidates_run == 1
     assert bench.tests_only_s == 2.0
-    # the checks judge it, go on to the second pass, which leads: four commands
+    # the checks judge it, go on to the second pass, which leads (four commands), then
+    # run the behavioural diff's probe on the lead, the buggy tree and the patched one
+    # (two more; this fake prints no record, so the probe says nothing)
     assert bench.with_checks_fix == cands[1].diff and bench.with_checks_verdict == "validated"
-    assert bench.with_checks_candidates_run == 2 and bench.with_checks_s == 4.0
-    assert bench.ratio == 2.0 and bench.same_fix is False
+    assert bench.with_checks_candidates_run == 2 and bench.with_checks_s == 6.0
+    assert bench.ratio == 3.0 and bench.same_fix is False
     swap_d, real_d = cands[0].diff, cands[1].diff
-    assert [d for d, _ in box.ran] == [swap_d, swap_d, swap_d, swap_d, real_d, real_d]
+    tests_only = [swap_d, swap_d]
+    checked = [swap_d, swap_d, real_d, real_d]
+    assert [d for d, _ in box.ran[:6]] == tests_only + checked
+    probes = sorted((d or "", c.split(" ", 2)[1]) for d, c in box.ran[6:])
+    assert probes == [("", "-c"), (real_d, "-c")]
 
 
 def test_the_total_is_the_summed_walls_over_the_cases_that_reached_validation() -> None:

@@ -1,0 +1,265 @@
+"""A behavioural diff: what the changed functions do before and after a fix, on passing tests.
+
+A fix that passes every test may still change what the code does where no
+test looks (issue 44, item 3): ``'push' in command.script_parts`` →
+``'push' in command.output`` passes the rule's tests and makes it fire on
+any command whose output says push. The tests that passed before go on
+passing, but the changed function answers them differently. So, for the
+leading fix, the changed module's tests run twice (the buggy tree, then the
+patched one) under a probe that records, per test, what each changed
+function returned (its ``repr``, memory addresses masked) or which
+exception left it. A test other than the failing ones whose record differs
+is a behaviour change that neither a test nor the report explains
+(:func:`behaviour_check`). A third run of the buggy tree, made only when
+there is a difference, drops the tests whose record is not stable from run
+to run (times, random values, temporary paths).
+
+This is the behaviour of the inputs the project's tests already give; the
+issue's varied and property-based inputs are not generated here.
+
+Pure: the probe's text, reading what it printed, comparing. The runs are
+:func:`fixbugs.stages.lead.behaviour_gate`'s.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from fixbugs.repair.shapes import parse_module
+from fixbugs.repair.verdict import FailedCheck
+
+__all__ = [
+    "BehaviourChange",
+    "Spans",
+    "behaviour_changes",
+    "behaviour_check",
+    "changed_functions",
+    "probe_command",
+    "read_records",
+    "unstable_tests",
+]
+
+MARK = "FIXBUGS-BEHAVIOUR-RECORDS "
+MAX_CALLS = 50  # calls recorded per test, per run
+MAX_REPR = 200  # characters of one return value's repr
+MAX_OUTPUT = 4_000_000  # characters of the probe's JSON line read back
+
+# path -> (first line, def line, name) of each changed function: the line a code object's
+# ``co_firstlineno`` gives lies between them (decorators first)
+Spans = dict[str, list[tuple[int, int, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class BehaviourChange:
+    """One test that passed both ways, and the first call whose result changed."""
+
+    test: str
+    before: str
+    after: str
+
+    def line(self) -> str:
+        return f"{self.test}: {self.before} before, {self.after} after"
+
+
+def changed_functions(
+    old: str, new: str
+) -> tuple[list[tuple[int, int, str]], list[tuple[int, int, str]]]:
+    """The spans of the functions whose code differs: (in ``old``, in ``new``).
+
+    A function is matched by its qualified name; one only on one side counts as
+    changed there. Text that does not parse gives ``([], [])``.
+    """
+    a, b = _functions(old), _functions(new)
+    if a is None or b is None:
+        return [], []
+    changed = {q for q in a.keys() | b.keys() if (q in a) != (q in b) or a[q][1] != b[q][1]}
+    return (
+        sorted(a[q][0] for q in changed if q in a),
+        sorted(b[q][0] for q in changed if q in b),
+    )
+
+
+def _functions(text: str) -> dict[str, tuple[tuple[int, int, str], str]] | None:
+    """qualname -> ((first line, def line, name), the node's dump) of each function."""
+    tree = parse_module(text)
+    if tree is None:
+        return None
+    out: dict[str, tuple[tuple[int, int, str], str]] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                q = prefix + child.name
+                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                out[q] = ((first, child.lineno, child.name), ast.dump(child))
+                walk(child, q + ".<locals>.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, prefix + child.name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return out
+
+
+# The probe: runs pytest in-process with a trace function on the changed functions' code
+# only, and prints one marked JSON line: test id -> the calls' results. Python 3.6+.
+_PROBE = r"""
+import json, re, sys, threading
+SPANS, MARK, MAX_CALLS, MAX_REPR = %(args)s
+records, current, busy, known = {}, [None], [False], {}
+ADDR = re.compile(r"0x[0-9a-fA-F]{4,}")
+def target(code):
+    hit = known.get(code)
+    if hit is None:
+        name = code.co_filename.replace("\\", "/")
+        hit = False
+        for path, spans in SPANS.items():
+            if name == path or name.endswith("/" + path):
+                for lo, hi, fn in spans:
+                    if code.co_name == fn and lo <= code.co_firstlineno <= hi:
+                        hit = fn
+        known[code] = hit
+    return hit
+def record(text):
+    calls = records.setdefault(current[0] or "<collection>", [])
+    if len(calls) < MAX_CALLS:
+        calls.append(text)
+def shown(value):
+    busy[0] = True
+    try:
+        text = repr(value)
+    except BaseException as exc:
+        text = "<unrepresentable %%s>" %% type(value).__name__
+    finally:
+        busy[0] = False
+    return ADDR.sub("0x?", text)[:MAX_REPR]
+def local(fn):
+    raised = [None]
+    def trace(frame, event, arg):
+        if busy[0]:
+            return trace
+        if event == "exception":
+            raised[0] = arg[0].__name__
+        elif event == "line":
+            raised[0] = None
+        elif event == "return":
+            if raised[0] is not None:
+                record("%%s raised %%s" %% (fn, raised[0]))
+            else:
+                record("%%s returned %%s" %% (fn, shown(arg)))
+        return trace
+    return trace
+def calls(frame, event, arg):
+    if event == "call" and not busy[0]:
+        fn = target(frame.f_code)
+        if fn:
+            return local(fn)
+    return None
+class Probe:
+    def pytest_runtest_logstart(self, nodeid, location):
+        current[0] = nodeid
+sys.settrace(calls)
+threading.settrace(calls)
+import pytest
+code = pytest.main(sys.argv[1:], plugins=[Probe()])
+sys.settrace(None)
+sys.stdout.write("\n" + MARK + json.dumps(records) + "\n")
+sys.stdout.flush()
+sys.exit(int(code))
+"""
+
+
+def probe_command(spans: Spans, test_files: Sequence[str]) -> str:
+    """The command that runs ``test_files`` with pytest under the probe of ``spans``."""
+    args = repr((spans, MARK, MAX_CALLS, MAX_REPR))
+    code = _PROBE % {"args": args}
+    files = " ".join(shlex.quote(f) for f in test_files)
+    return f"python -c {shlex.quote(code)} -p no:cacheprovider -q {files}"
+
+
+def read_records(stdout: str) -> dict[str, tuple[str, ...]] | None:
+    """What the probe printed: test id -> its calls' results; ``None`` when it printed none.
+
+    The output is the repository's tests' too, so the line is read with bounds and
+    checked for shape; a test that prints a line of its own can only change what this
+    check says of its own repository.
+    """
+    at = stdout.rfind("\n" + MARK)
+    if at < 0:
+        return None
+    line = stdout[at + 1 + len(MARK) :].split("\n", 1)[0]
+    if len(line) > MAX_OUTPUT:
+        return None
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    out: dict[str, tuple[str, ...]] = {}
+    for test, calls in data.items():
+        if isinstance(test, str) and isinstance(calls, list):
+            out[test] = tuple(str(c)[: MAX_REPR + 80] for c in calls[:MAX_CALLS])
+    return out
+
+
+def behaviour_changes(
+    before: Mapping[str, tuple[str, ...]],
+    after: Mapping[str, tuple[str, ...]],
+    failing: Sequence[str],
+    unstable: Sequence[str] = (),
+) -> list[BehaviourChange]:
+    """Tests other than the failing ones whose changed functions answered differently.
+
+    ``unstable``: tests whose record differed between two runs of the buggy tree.
+    """
+    skip = set(failing) | set(unstable) | {"<collection>"}
+    out: list[BehaviourChange] = []
+    for test in sorted(before.keys() & after.keys()):
+        if test in skip or _id_in(test, failing) or before[test] == after[test]:
+            continue
+        a, b = before[test], after[test]
+        pairs = enumerate(zip(a, b, strict=False))
+        i = next((k for k, (x, y) in pairs if x != y), min(len(a), len(b)))
+        out.append(
+            BehaviourChange(
+                test,
+                a[i] if i < len(a) else f"no call {i + 1}",
+                b[i] if i < len(b) else f"no call {i + 1}",
+            )
+        )
+    return out
+
+
+def _id_in(test: str, failing: Sequence[str]) -> bool:
+    """A failing test given as a file or a class names every test under it."""
+    return any(test.startswith(f + "::") for f in failing)
+
+
+def unstable_tests(
+    first: Mapping[str, tuple[str, ...]], second: Mapping[str, tuple[str, ...]]
+) -> list[str]:
+    """Tests whose record is not the same in two runs of one tree."""
+    return sorted(t for t in first.keys() | second.keys() if first.get(t) != second.get(t))
+
+
+def behaviour_check(changes: Sequence[BehaviourChange]) -> FailedCheck | None:
+    """The failed check of a fix that changes what the code does on tests that passed."""
+    if not changes:
+        return None
+    more = f" (and {len(changes) - 1} more test(s))" if len(changes) > 1 else ""
+    return FailedCheck("changes_behaviour", _inert(changes[0].line()) + more)
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _inert(text: str) -> str:
+    """One line of the repository's values for the report: whitespace folded, bounded."""
+    return _SPACE.sub(" ", text)[:400]

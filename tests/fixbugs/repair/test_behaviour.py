@@ -1,0 +1,123 @@
+"""The behavioural diff (issue 44, item 3): a passing fix that changes what the code does
+on tests that passed is not validated.
+
+The gate runs for real here, in :class:`~fixbugs.sandbox.testing.PlainWorkspace`
+forks of a small repository whose rule checks the wrong string: the real fix
+changes nothing a passing test sees; a wrong fix that also passes every test
+makes the rule fire on a command the smoke test gives, and the gate names it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from fixbugs.diffs import make_diff
+from fixbugs.repair.behaviour import (
+    MARK,
+    BehaviourChange,
+    behaviour_changes,
+    behaviour_check,
+    changed_functions,
+    read_records,
+    unstable_tests,
+)
+from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.sandbox.executor import Workspace
+from fixbugs.sandbox.limits import CommandResult
+from fixbugs.sandbox.testing import PlainWorkspace
+from fixbugs.stages.lead import behaviour_gate
+from tests.kit.userpython import user_python
+
+SRC = (
+    "def match(script, output):\n"
+    "    return 'push' in script.split() and 'set-upstream' in script\n"
+    "\n\n"
+    "def unchanged(x):\n"
+    "    return x\n"
+)  # fmt: skip
+TESTS = (
+    "from m import match\n\n\n"
+    "def test_match():\n"
+    "    assert match('git push', 'fatal: use git push --set-upstream origin')\n\n\n"
+    "def test_smoke():\n"
+    "    match('git status', 'hint: git push --set-upstream')\n"
+)
+FAILING = ["tests/test_m.py::test_match"]
+
+
+def _repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    repo = tmp_path / "proj"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "m.py").write_text(SRC)
+    (repo / "tests" / "test_m.py").write_text(TESTS)
+    return repo, {"m.py": SRC, "tests/test_m.py": TESTS}
+
+
+async def _gate(tmp_path: Path, new: str) -> tuple[object, list[str]]:
+    repo, files = _repo(tmp_path)
+    cand = RepairCandidate.from_diff(0, make_diff("m.py", SRC, new), "test", "fix")
+    ran: list[str] = []
+    path = f"{user_python().parent}{os.pathsep}{os.environ.get('PATH', '')}"
+
+    async def run(sb: Workspace, cmd: str, what: str, timeout_s: float) -> CommandResult:
+        return await sb.run(cmd, timeout_s=timeout_s, env={"PATH": path})
+
+    with PlainWorkspace.create(repo, commands=ran) as ws:
+        check = await behaviour_gate(
+            cand, FAILING, ["tests/test_m.py"], files, ws.fork, run, 120.0
+        )
+    return check, ran
+
+
+async def test_a_fix_that_changes_a_passing_tests_answers_fails_the_check(tmp_path: Path):
+    # passes both tests: the failing one now, the smoke test as before; but the rule
+    # now fires on any command whose output says push
+    wrong = SRC.replace(
+        "'push' in script.split() and 'set-upstream' in script",
+        "'push' in output.split() and 'set-upstream' in output",
+    )
+    check, ran = await _gate(tmp_path, wrong)
+    assert check is not None and check.kind == "changes_behaviour"
+    assert check.why.startswith("tests/test_m.py::test_smoke: match returned False before")
+    assert "match returned True after" in check.why
+    # the buggy tree, the patched one, and the buggy tree again for stability
+    assert len(ran) == 3 and all(c.startswith("python -c ") for c in ran)
+
+
+async def test_the_real_fix_changes_nothing_a_passing_test_sees(tmp_path: Path):
+    real = SRC.replace("'set-upstream' in script", "'set-upstream' in output")
+    check, ran = await _gate(tmp_path, real)
+    assert check is None
+    assert len(ran) == 2  # no difference: no third run
+
+
+def test_changed_functions_are_matched_by_qualified_name_with_decorators() -> None:
+    old = "class A:\n    @staticmethod\n    def f(x):\n        return x\n\n    def g(self):\n        return 1\n"
+    new = old.replace("return x", "return -x")
+    assert changed_functions(old, new) == ([(2, 3, "f")], [(2, 3, "f")])
+    assert changed_functions(old, "def (") == ([], [])
+    added = old + "\ndef h():\n    return 2\n"
+    assert changed_functions(old, added) == ([], [(9, 9, "h")])
+
+
+def test_records_are_the_last_marked_line_and_a_forged_shape_is_none() -> None:
+    out = f"noise\n{MARK}{{\"t\": [\"forged\"]}}\nmore\n{MARK}{{\"t\": [\"f returned 1\"]}}\n"
+    assert read_records(out) == {"t": ("f returned 1",)}
+    assert read_records(f"x\n{MARK}[1, 2]\n") is None
+    assert read_records(f"x\n{MARK}{{not json\n") is None
+    assert read_records("no mark at all") is None
+
+
+def test_failing_and_unstable_tests_explain_a_change() -> None:
+    before = {"a.py::t1": ("f returned 1",), "a.py::t2": ("f returned 2",), "b.py::t": ("x",)}
+    after = {"a.py::t1": ("f returned 9",), "a.py::t2": ("f returned 3",), "b.py::t": ("y",)}
+    again = {"a.py::t1": ("f returned 1",), "a.py::t2": ("f returned 2",), "b.py::t": ("z",)}
+    # a.py::t1 is the failing test, b.py::t is not stable from run to run
+    got = behaviour_changes(before, after, ["a.py::t1"], unstable_tests(before, again))
+    assert got == [BehaviourChange("a.py::t2", "f returned 2", "f returned 3")]
+    # a failing test given as a file names every test in it
+    assert behaviour_changes(before, after, ["a.py"], ["b.py::t"]) == []
+    check = behaviour_check(got)
+    assert check is not None and check.why == "a.py::t2: f returned 2 before, f returned 3 after"
+    assert behaviour_check([]) is None
