@@ -238,8 +238,9 @@ def behaviour_changes(
 
 
 def _id_in(test: str, failing: Sequence[str]) -> bool:
-    """A failing test given as a file or a class names every test under it."""
-    return any(test.startswith(f + "::") for f in failing)
+    """A failing test given as a file or a class names every test under it, and a test
+    given without its parameters names each of its parametrized cases."""
+    return any(test.startswith((f + "::", f + "[")) for f in failing)
 
 
 def unstable_tests(

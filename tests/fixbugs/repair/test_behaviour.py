@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tests.kit.userpython import user_python
+
 from fixbugs.diffs import make_diff
 from fixbugs.repair.behaviour import (
     MARK,
@@ -27,7 +29,6 @@ from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.sandbox.testing import PlainWorkspace
 from fixbugs.stages.lead import behaviour_gate
-from tests.kit.userpython import user_python
 
 SRC = (
     "def match(script, output):\n"
@@ -64,9 +65,7 @@ async def _gate(tmp_path: Path, new: str) -> tuple[object, list[str]]:
         return await sb.run(cmd, timeout_s=timeout_s, env={"PATH": path})
 
     with PlainWorkspace.create(repo, commands=ran) as ws:
-        check = await behaviour_gate(
-            cand, FAILING, ["tests/test_m.py"], files, ws.fork, run, 120.0
-        )
+        check = await behaviour_gate(cand, FAILING, ["tests/test_m.py"], files, ws.fork, run, 120.0)
     return check, ran
 
 
@@ -93,7 +92,10 @@ async def test_the_real_fix_changes_nothing_a_passing_test_sees(tmp_path: Path):
 
 
 def test_changed_functions_are_matched_by_qualified_name_with_decorators() -> None:
-    old = "class A:\n    @staticmethod\n    def f(x):\n        return x\n\n    def g(self):\n        return 1\n"
+    old = (
+        "class A:\n    @staticmethod\n    def f(x):\n        return x\n\n"
+        "    def g(self):\n        return 1\n"
+    )
     new = old.replace("return x", "return -x")
     assert changed_functions(old, new) == ([(2, 3, "f")], [(2, 3, "f")])
     assert changed_functions(old, "def (") == ([], [])
@@ -102,7 +104,7 @@ def test_changed_functions_are_matched_by_qualified_name_with_decorators() -> No
 
 
 def test_records_are_the_last_marked_line_and_a_forged_shape_is_none() -> None:
-    out = f"noise\n{MARK}{{\"t\": [\"forged\"]}}\nmore\n{MARK}{{\"t\": [\"f returned 1\"]}}\n"
+    out = f'noise\n{MARK}{{"t": ["forged"]}}\nmore\n{MARK}{{"t": ["f returned 1"]}}\n'
     assert read_records(out) == {"t": ("f returned 1",)}
     assert read_records(f"x\n{MARK}[1, 2]\n") is None
     assert read_records(f"x\n{MARK}{{not json\n") is None
@@ -116,8 +118,13 @@ def test_failing_and_unstable_tests_explain_a_change() -> None:
     # a.py::t1 is the failing test, b.py::t is not stable from run to run
     got = behaviour_changes(before, after, ["a.py::t1"], unstable_tests(before, again))
     assert got == [BehaviourChange("a.py::t2", "f returned 2", "f returned 3")]
-    # a failing test given as a file names every test in it
+    # a failing test given as a file names every test in it, and one given without its
+    # parameters each parametrized case
     assert behaviour_changes(before, after, ["a.py"], ["b.py::t"]) == []
+    cases = {"a.py::t[x]": ("1",), "a.py::t[y]": ("1",)}
+    moved = {"a.py::t[x]": ("2",), "a.py::t[y]": ("2",)}
+    assert behaviour_changes(cases, moved, ["a.py::t"]) == []
+    assert len(behaviour_changes(cases, moved, ["a.py::t[x]"])) == 1
     check = behaviour_check(got)
     assert check is not None and check.why == "a.py::t2: f returned 2 before, f returned 3 after"
     assert behaviour_check([]) is None
