@@ -35,6 +35,7 @@ from fixbugs.repair.verdict import FailedCheck
 
 __all__ = [
     "BehaviourChange",
+    "Records",
     "Spans",
     "behaviour_changes",
     "behaviour_check",
@@ -108,7 +109,8 @@ def _functions(text: str) -> dict[str, tuple[tuple[int, int, str], str]] | None:
 
 
 # The probe: runs pytest in-process with a trace function on the changed functions' code
-# only, and prints one marked JSON line: test id -> the calls' results. Python 3.6+.
+# only, and prints one marked JSON line: each test's calls' results, and the tests that
+# passed. Python 3.6+.
 _PROBE = r"""
 import json, re, sys, threading
 SPANS, MARK, MAX_CALLS, MAX_REPR = %(args)s
@@ -161,15 +163,22 @@ def calls(frame, event, arg):
         if fn:
             return local(fn)
     return None
+passed, failed = set(), set()
 class Probe:
     def pytest_runtest_logstart(self, nodeid, location):
         current[0] = nodeid
+    def pytest_runtest_logreport(self, report):
+        if report.failed:
+            failed.add(report.nodeid)
+        elif report.when == "call" and report.passed:
+            passed.add(report.nodeid)
 sys.settrace(calls)
 threading.settrace(calls)
 import pytest
 code = pytest.main(sys.argv[1:], plugins=[Probe()])
 sys.settrace(None)
-sys.stdout.write("\n" + MARK + json.dumps(records) + "\n")
+out = {"calls": records, "passed": sorted(passed - failed)}
+sys.stdout.write("\n" + MARK + json.dumps(out) + "\n")
 sys.stdout.flush()
 sys.exit(int(code))
 """
@@ -183,8 +192,16 @@ def probe_command(spans: Spans, test_files: Sequence[str]) -> str:
     return f"python -c {shlex.quote(code)} -p no:cacheprovider -q {files}"
 
 
-def read_records(stdout: str) -> dict[str, tuple[str, ...]] | None:
-    """What the probe printed: test id -> its calls' results; ``None`` when it printed none.
+@dataclass(frozen=True, slots=True)
+class Records:
+    """What one probe run saw: each test's calls' results, and the tests that passed."""
+
+    calls: Mapping[str, tuple[str, ...]]
+    passed: frozenset[str]
+
+
+def read_records(stdout: str) -> Records | None:
+    """What the probe printed; ``None`` when it printed nothing readable.
 
     The output is the repository's tests' too, so the line is read with bounds and
     checked for shape; a test that prints a line of its own can only change what this
@@ -202,29 +219,34 @@ def read_records(stdout: str) -> dict[str, tuple[str, ...]] | None:
         return None
     if not isinstance(data, dict):
         return None
+    calls, passed = data.get("calls"), data.get("passed")
+    if not isinstance(calls, dict) or not isinstance(passed, list):
+        return None
     out: dict[str, tuple[str, ...]] = {}
-    for test, calls in data.items():
-        if isinstance(test, str) and isinstance(calls, list):
-            out[test] = tuple(str(c)[: MAX_REPR + 80] for c in calls[:MAX_CALLS])
-    return out
+    for test, seen in calls.items():
+        if isinstance(test, str) and isinstance(seen, list):
+            out[test] = tuple(str(c)[: MAX_REPR + 80] for c in seen[:MAX_CALLS])
+    return Records(out, frozenset(t for t in passed if isinstance(t, str)))
 
 
 def behaviour_changes(
-    before: Mapping[str, tuple[str, ...]],
-    after: Mapping[str, tuple[str, ...]],
+    before: Records,
+    after: Records,
     failing: Sequence[str],
     unstable: Sequence[str] = (),
 ) -> list[BehaviourChange]:
-    """Tests other than the failing ones whose changed functions answered differently.
+    """Tests other than the failing ones, passed both ways, whose changed functions
+    answered differently.
 
     ``unstable``: tests whose record differed between two runs of the buggy tree.
     """
-    skip = set(failing) | set(unstable) | {"<collection>"}
+    skip = set(failing) | set(unstable)
+    both = before.passed & after.passed & before.calls.keys() & after.calls.keys()
     out: list[BehaviourChange] = []
-    for test in sorted(before.keys() & after.keys()):
-        if test in skip or _id_in(test, failing) or before[test] == after[test]:
+    for test in sorted(both):
+        a, b = before.calls[test], after.calls[test]
+        if test in skip or _id_in(test, failing) or a == b:
             continue
-        a, b = before[test], after[test]
         pairs = enumerate(zip(a, b, strict=False))
         i = next((k for k, (x, y) in pairs if x != y), min(len(a), len(b)))
         out.append(
@@ -243,11 +265,10 @@ def _id_in(test: str, failing: Sequence[str]) -> bool:
     return any(test.startswith((f + "::", f + "[")) for f in failing)
 
 
-def unstable_tests(
-    first: Mapping[str, tuple[str, ...]], second: Mapping[str, tuple[str, ...]]
-) -> list[str]:
+def unstable_tests(first: Records, second: Records) -> list[str]:
     """Tests whose record is not the same in two runs of one tree."""
-    return sorted(t for t in first.keys() | second.keys() if first.get(t) != second.get(t))
+    a, b = first.calls, second.calls
+    return sorted(t for t in a.keys() | b.keys() if a.get(t) != b.get(t))
 
 
 def behaviour_check(changes: Sequence[BehaviourChange]) -> FailedCheck | None:

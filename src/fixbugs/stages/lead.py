@@ -39,6 +39,7 @@ from dataclasses import replace
 from fixbugs.diffs import apply_to_text, diff_files
 from fixbugs.localize.signals import module_tests, package_tests
 from fixbugs.repair.behaviour import (
+    Records,
     Spans,
     behaviour_changes,
     behaviour_check,
@@ -149,7 +150,7 @@ async def behaviour_gate(
     if not (olds and news) or not tests:
         return None
 
-    async def records(spans: Spans, diff: str | None) -> dict[str, tuple[str, ...]] | None:
+    async def records(spans: Spans, diff: str | None) -> Records | None:
         sb = await fork(make_fork)
         try:
             if diff is not None:

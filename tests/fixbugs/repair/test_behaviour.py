@@ -18,6 +18,7 @@ from fixbugs.diffs import make_diff
 from fixbugs.repair.behaviour import (
     MARK,
     BehaviourChange,
+    Records,
     behaviour_changes,
     behaviour_check,
     changed_functions,
@@ -104,27 +105,38 @@ def test_changed_functions_are_matched_by_qualified_name_with_decorators() -> No
 
 
 def test_records_are_the_last_marked_line_and_a_forged_shape_is_none() -> None:
-    out = f'noise\n{MARK}{{"t": ["forged"]}}\nmore\n{MARK}{{"t": ["f returned 1"]}}\n'
-    assert read_records(out) == {"t": ("f returned 1",)}
+    real = '{"calls": {"t": ["f returned 1"]}, "passed": ["t"]}'
+    out = f'noise\n{MARK}{{"calls": {{}}, "passed": []}}\nmore\n{MARK}{real}\n'
+    assert read_records(out) == Records({"t": ("f returned 1",)}, frozenset({"t"}))
     assert read_records(f"x\n{MARK}[1, 2]\n") is None
+    assert read_records(f'x\n{MARK}{{"calls": [], "passed": []}}\n') is None
     assert read_records(f"x\n{MARK}{{not json\n") is None
     assert read_records("no mark at all") is None
 
 
-def test_failing_and_unstable_tests_explain_a_change() -> None:
-    before = {"a.py::t1": ("f returned 1",), "a.py::t2": ("f returned 2",), "b.py::t": ("x",)}
-    after = {"a.py::t1": ("f returned 9",), "a.py::t2": ("f returned 3",), "b.py::t": ("y",)}
-    again = {"a.py::t1": ("f returned 1",), "a.py::t2": ("f returned 2",), "b.py::t": ("z",)}
+def _records(calls: dict[str, tuple[str, ...]], failed: tuple[str, ...] = ()) -> Records:
+    return Records(calls, frozenset(calls) - set(failed))
+
+
+def test_failing_unstable_and_failed_tests_explain_a_change() -> None:
+    calls = {"a.py::t1": ("f returned 1",), "a.py::t2": ("f returned 2",), "b.py::t": ("x",)}
+    before = _records(calls)
+    after = _records({"a.py::t1": ("f returned 9",), "a.py::t2": ("f returned 3",),
+                      "b.py::t": ("y",)})  # fmt: skip
+    again = _records({**calls, "b.py::t": ("z",)})
     # a.py::t1 is the failing test, b.py::t is not stable from run to run
     got = behaviour_changes(before, after, ["a.py::t1"], unstable_tests(before, again))
     assert got == [BehaviourChange("a.py::t2", "f returned 2", "f returned 3")]
     # a failing test given as a file names every test in it, and one given without its
     # parameters each parametrized case
     assert behaviour_changes(before, after, ["a.py"], ["b.py::t"]) == []
-    cases = {"a.py::t[x]": ("1",), "a.py::t[y]": ("1",)}
-    moved = {"a.py::t[x]": ("2",), "a.py::t[y]": ("2",)}
+    cases = _records({"a.py::t[x]": ("1",), "a.py::t[y]": ("1",)})
+    moved = _records({"a.py::t[x]": ("2",), "a.py::t[y]": ("2",)})
     assert behaviour_changes(cases, moved, ["a.py::t"]) == []
     assert len(behaviour_changes(cases, moved, ["a.py::t[x]"])) == 1
+    # a test that failed on either tree is not one "that passed"
+    failed_before = _records(calls, failed=("a.py::t2", "b.py::t"))
+    assert behaviour_changes(failed_before, after, ["a.py::t1"]) == []
     check = behaviour_check(got)
     assert check is not None and check.why == "a.py::t2: f returned 2 before, f returned 3 after"
     assert behaviour_check([]) is None
