@@ -334,6 +334,11 @@ async def _lead(
         if parsed.runner != "pytest" or c.looks_overfit:
             return c  # not held to the project's pytest tests, or not validated anyway
         failing = [t for t, o in repro.baseline.items() if o.lower() != "passed"]
+        ctx.journal.note(
+            "validation",
+            f"behavioural diff of #{c.id}: its changed functions on the module's tests, "
+            "before and after the change",
+        )
         check = await behaviour_gate(
             c, failing, parsed.files, files, workspace.fork, run, ctx.options.suite_timeout_s
         )
