@@ -331,16 +331,22 @@ async def _lead(
 
     async def behaviour(c: RepairCandidate) -> RepairCandidate:
         """``c`` with the behavioural diff's failed check, when its change shows one."""
-        if parsed.runner != "pytest" or c.looks_overfit:
-            return c  # not held to the project's pytest tests, or not validated anyway
-        failing = [t for t, o in repro.baseline.items() if o.lower() != "passed"]
+        if c.looks_overfit:
+            return c  # not validated anyway
+        if parsed.runner == "pytest":
+            failing = [t for t, o in repro.baseline.items() if o.lower() != "passed"]
+            failing_files: Sequence[str] = parsed.files
+        elif repro.origin == "snippet":
+            failing, failing_files = [], ()  # the report's code is no test of the project
+        else:
+            return c  # another runner's test ids: the probe's pytest ids would not match them
         ctx.journal.note(
             "validation",
             f"behavioural diff of #{c.id}: its changed functions on the module's tests, "
             "before and after the change",
         )
         check = await behaviour_gate(
-            c, failing, parsed.files, files, workspace.fork, run, ctx.options.suite_timeout_s
+            c, failing, failing_files, files, workspace.fork, run, ctx.options.suite_timeout_s
         )
         return c if check is None else replace(c, checks=(*c.checks, check))
 
