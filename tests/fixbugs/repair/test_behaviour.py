@@ -12,9 +12,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.kit.userpython import user_python
+from userpython import user_python
 
+from agentrt import FakeClock
 from fixbugs.diffs import make_diff
+from fixbugs.inputs.repo import Repository
 from fixbugs.repair.behaviour import (
     MARK,
     BehaviourChange,
@@ -26,10 +28,15 @@ from fixbugs.repair.behaviour import (
     unstable_tests,
 )
 from fixbugs.repair.ranking import RepairCandidate
+from fixbugs.repair.verdict import VerdictLevel
+from fixbugs.run.context import AgentOptions, RunContext
+from fixbugs.run.progress import Journal
+from fixbugs.run.record import BugRun, Diagnosis, Reproduction, RootCause
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.sandbox.testing import PlainWorkspace
 from fixbugs.stages.lead import behaviour_gate
+from fixbugs.stages.validate import validate_candidates
 
 SRC = (
     "def match(script, output):\n"
@@ -140,3 +147,36 @@ def test_failing_unstable_and_failed_tests_explain_a_change() -> None:
     check = behaviour_check(got)
     assert check is not None and check.why == "a.py::t2: f returned 2 before, f returned 3 after"
     assert behaviour_check([]) is None
+
+
+async def test_a_snippet_reproduction_holds_the_fix_to_every_module_test(tmp_path: Path):
+    """The report's code reproduced the bug, so no test of the project fails: each module
+    test that passed both ways is one whose answers must not change (the whole stage)."""
+    repo, _ = _repo(tmp_path)
+    gate = (
+        'python -c "import sys; from m import match; '
+        "sys.exit(0 if match('git push', 'use git push --set-upstream') else 1)\""
+    )
+    path = f"{user_python().parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    ctx = RunContext.create(
+        Repository(repo, is_git=False),
+        models=None,
+        options=AgentOptions(test_env={"PATH": path}, validation_slots=1),
+        journal=Journal(FakeClock(), lambda e: None),
+    )
+    prior = BugRun(
+        started=0.0,
+        reproduction=Reproduction(gate, "snippet", "confirmed", "s", script="x", expected="True"),
+        diagnosis=Diagnosis(root_cause=RootCause("m.py", 1, 2, "wrong string", "static")),
+    )
+    wrong = SRC.replace(
+        "'push' in script.split() and 'set-upstream' in script",
+        "'push' in output.split() and 'set-upstream' in output",
+    )
+    real = SRC.replace("'set-upstream' in script", "'set-upstream' in output")
+    for new, level in ((wrong, VerdictLevel.PASSES_TESTS), (real, VerdictLevel.VALIDATED)):
+        cand = RepairCandidate.from_diff(0, make_diff("m.py", SRC, new), "test", "fix")
+        with PlainWorkspace.create(repo) as ws:
+            v = await validate_candidates(prior, ctx, ws, [cand])
+        assert v.level == level, v.summary
+        assert [c.kind for c in v.failed] == (["changes_behaviour"] if new == wrong else [])
