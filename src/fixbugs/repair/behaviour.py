@@ -72,13 +72,14 @@ def changed_functions(
 ) -> tuple[list[tuple[int, int, str]], list[tuple[int, int, str]]]:
     """The spans of the functions whose code differs: (in ``old``, in ``new``).
 
-    A function is matched by its qualified name; one only on one side counts as
-    changed there. Text that does not parse gives ``([], [])``.
+    A function is matched by its qualified name. One on one side only (a helper
+    the fix adds or removes) is not compared: its calls would be a difference
+    in every test that reaches it. Text that does not parse gives ``([], [])``.
     """
     a, b = _functions(old), _functions(new)
     if a is None or b is None:
         return [], []
-    changed = {q for q in a.keys() | b.keys() if (q in a) != (q in b) or a[q][1] != b[q][1]}
+    changed = {q for q in a.keys() & b.keys() if a[q][1] != b[q][1]}
     return (
         sorted(a[q][0] for q in changed if q in a),
         sorted(b[q][0] for q in changed if q in b),

@@ -107,8 +107,9 @@ def test_changed_functions_are_matched_by_qualified_name_with_decorators() -> No
     new = old.replace("return x", "return -x")
     assert changed_functions(old, new) == ([(2, 3, "f")], [(2, 3, "f")])
     assert changed_functions(old, "def (") == ([], [])
+    # a helper the fix adds is not compared (it has no "before")
     added = old + "\ndef h():\n    return 2\n"
-    assert changed_functions(old, added) == ([], [(9, 9, "h")])
+    assert changed_functions(old, added) == ([], [])
 
 
 def test_records_are_the_last_marked_line_and_a_forged_shape_is_none() -> None:
