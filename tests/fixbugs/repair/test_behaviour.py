@@ -181,3 +181,19 @@ async def test_a_snippet_reproduction_holds_the_fix_to_every_module_test(tmp_pat
             v = await validate_candidates(prior, ctx, ws, [cand])
         assert v.level == level, v.summary
         assert [c.kind for c in v.failed] == (["changes_behaviour"] if new == wrong else [])
+
+
+def test_an_object_is_not_compared_but_a_raise_is() -> None:
+    before = _records({"t1": ("f returned <object>",), "t2": ("f returned <object>",),
+                       "t3": ("f returned None",)})  # fmt: skip
+    after = _records({"t1": ("f returned True",), "t2": ("f raised KeyError",),
+                      "t3": ("f returned <object>",)})  # fmt: skip
+    # a match object for True, or an object for None, may be a right fix's; an exception
+    # where a value was is a change
+    got = behaviour_changes(before, after, [])
+    assert got == [BehaviourChange("t2", "f returned <object>", "f raised KeyError")]
+    # a call more or fewer is a change too
+    assert behaviour_changes(_records({"t": ("f returned 1",)}),
+                             _records({"t": ("f returned 1", "f returned 1")}), []) == [
+        BehaviourChange("t", "no call 2", "f returned 1")
+    ]  # fmt: skip
