@@ -218,26 +218,36 @@ class Once:
 async def once(
     stage: Stage, diff: str, make_fork: Callable[[], Workspace], run: Runner, timeout_s: float
 ) -> Once:
-    """``stage`` (a baseline stage) on a pristine fork, then on a fork with ``diff`` applied."""
+    """``stage`` (a baseline stage) on a pristine fork and on a fork with ``diff`` applied,
+    the two at once (neither waits on the other; the lead's checks follow the search, when
+    every validation slot is free)."""
     limit_s = stage.timeout_s or timeout_s
-    sb = await fork(make_fork)
-    try:
-        before = await run(sb, stage.command, f"{stage.name} baseline", limit_s)
-    finally:
-        await close(sb)
+
+    async def pristine() -> Ran:
+        sb = await fork(make_fork)
+        try:
+            return await run(sb, stage.command, f"{stage.name} baseline", limit_s)
+        finally:
+            await close(sb)
+
+    async def patched() -> Ran | str:
+        sb = await fork(make_fork)
+        try:
+            applied = await in_thread(lambda: sb.apply_patch(diff))
+            if not applied.applied:
+                return f"the patch did not apply: {applied.message[:120]}"
+            return await run(sb, stage.command, f"{stage.name} tests", limit_s)
+        finally:
+            await close(sb)
+
+    before, res = await asyncio.gather(pristine(), patched())
     if before.timed_out:
         return Once(unjudged=f"timed out after {limit_s:.0f} s before the change")
     baseline = dict(parse_outcomes(before.stdout + "\n" + before.stderr))
     if not any(v == "passed" for v in baseline.values()):
         return Once(unjudged="no test of them passed before the change")
-    sb = await fork(make_fork)
-    try:
-        applied = await in_thread(lambda: sb.apply_patch(diff))
-        if not applied.applied:
-            return Once(unjudged=f"the patch did not apply: {applied.message[:120]}")
-        res = await run(sb, stage.command, f"{stage.name} tests", limit_s)
-    finally:
-        await close(sb)
+    if isinstance(res, str):
+        return Once(unjudged=res)
     why = await stage_verdict(stage, res, baseline)
     if why is None:
         return Once()

@@ -22,6 +22,7 @@ within the budget.
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -329,26 +330,29 @@ async def _lead(
     parsed = parse_test_command(repro.command)
     broke: dict[int, str] = {}
 
-    async def behaviour(c: RepairCandidate) -> RepairCandidate:
-        """``c`` with the behavioural diff's failed check, when its change shows one."""
+    async def behaviour(c: RepairCandidate) -> FailedCheck | None:
+        """The behavioural diff's failed check of ``c``, when its change shows one."""
         if c.looks_overfit:
-            return c  # not validated anyway
+            return None  # not validated anyway
         if parsed.runner == "pytest":
             failing = [t for t, o in repro.baseline.items() if o.lower() != "passed"]
             failing_files: Sequence[str] = parsed.files
         elif repro.origin == "snippet":
             failing, failing_files = [], ()  # the report's code is no test of the project
         else:
-            return c  # another runner's test ids: the probe's pytest ids would not match them
+            return None  # another runner's test ids: the probe's pytest ids would not match
         ctx.journal.note(
             "validation",
             f"behavioural diff of #{c.id}: its changed functions on the module's tests, "
             "before and after the change",
         )
-        check = await behaviour_gate(
+        return await behaviour_gate(
             c, failing, failing_files, files, workspace.fork, run, ctx.options.suite_timeout_s
         )
-        return c if check is None else replace(c, checks=(*c.checks, check))
+
+    def held(c: RepairCandidate, check: FailedCheck | None) -> RepairCandidate:
+        c = c if check is None else replace(c, checks=(*c.checks, check))
+        return _held_to_oracle(c, repro)
 
     for c in passing[:LEAD_TRIES]:
         stage = (
@@ -357,9 +361,12 @@ async def _lead(
             else None
         )
         if stage is None:
-            return _held_to_oracle(await behaviour(c), repro), broke
+            return held(c, await behaviour(c)), broke
         ctx.journal.note("validation", f"running the package's tests on #{c.id}: {stage.command}")
-        res = await once(stage, c.diff, workspace.fork, run, ctx.options.test_timeout_s)
+        # the package's tests and the behavioural diff at once, each in its own forks
+        res, check = await asyncio.gather(
+            once(stage, c.diff, workspace.fork, run, ctx.options.test_timeout_s), behaviour(c)
+        )
         if res.broke is not None:
             broke[c.id] = f"rejected at package: {res.broke}"
             ctx.journal.emit(
@@ -371,7 +378,7 @@ async def _lead(
             continue
         if res.unjudged is not None:
             c = replace(c, checks=(*c.checks, FailedCheck("package_tests", res.unjudged)))
-        return _held_to_oracle(await behaviour(c), repro), broke
+        return held(c, check), broke
     return None, broke
 
 
