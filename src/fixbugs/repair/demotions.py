@@ -7,7 +7,8 @@ one :class:`~fixbugs.repair.verdict.FailedCheck`:
 
 - ``bare_except``: a new bare ``except:`` (it catches every error, exits too);
 - ``special_case``: a new comparison with a literal of the failing test
-  (``if x == 'the test's value'``): the test's case, not the bug's;
+  (``if x == 'the test's value'``), where the function now compares with it
+  more often than before: the test's case, not the bug's;
 - ``deletes_check``: an ``assert`` or a ``raise`` of the function gone;
 - ``replaces_operand``: a condition's ``a.x`` now ``a.y``
   (``'push' in command.script_parts`` → ``'push' in command.output``: the
@@ -179,6 +180,10 @@ def _special_case(a: Scope, b: Scope, literals: frozenset[str]) -> Iterator[Fail
     if not literals:
         return
     old = _count(n for n in a.own() if isinstance(n, ast.Compare))
+    # a changed comparison that keeps its literal brings no test's case in: black-17's real
+    # fix, `src_txt[-1] != "\n"` -> `src_txt[-1:] != "\n"`; so a literal counts only where
+    # the function now compares with it more often than before
+    before, after = _compared(a), _compared(b)
     for n in b.own():
         if not isinstance(n, ast.Compare) or old[node_key(n)] > 0:
             continue
@@ -186,13 +191,24 @@ def _special_case(a: Scope, b: Scope, literals: frozenset[str]) -> Iterator[Fail
             continue
         for side in (n.left, *n.comparators):
             lit = _literal(side)
-            if lit is not None and lit in literals:
+            if lit is not None and lit in literals and after[lit] > before[lit]:
                 yield FailedCheck(
                     "special_case",
                     f"compares with {node_text(side)}, a value of the failing test, "
                     f"at line {n.lineno} in {b.name}: {node_text(n)}",
                 )
                 return
+
+
+def _compared(scope: Scope) -> Counter[str]:
+    """How many times the scope compares with each literal."""
+    return Counter(
+        lit
+        for n in scope.own()
+        if isinstance(n, ast.Compare)
+        for side in (n.left, *n.comparators)
+        if (lit := _literal(side)) is not None
+    )
 
 
 def _literal(e: ast.expr) -> str | None:

@@ -345,6 +345,18 @@ def test_pure_demoting_shapes(old: str, new: str, kind: str) -> None:
     assert kind in [c.kind for c in checks]
 
 
+def test_a_literal_the_function_compared_with_before_is_no_special_case() -> None:
+    # black-17's real fix: the comparison changes, its "\n" (a failing test's value) was there
+    old = 'def parse(src):\n    if src[-1] != "\\n":\n        src += "\\n"\n    return src\n'
+    new = old.replace("src[-1] !=", "src[-1:] !=")
+    assert change_checks(old, new, frozenset({"\n"})) == ()
+    # the same literal brought into a comparison the function did not make: the test's case
+    added = old.replace(
+        "    return src\n", '    if src == "\\n":\n        return ""\n    return src\n'
+    )
+    assert [c.kind for c in change_checks(old, added, frozenset({"\n"}))] == ["special_case"]
+
+
 def test_a_guard_on_what_the_condition_tests_is_no_demotion() -> None:
     old = "def f(x):\n    if x.ready:\n        return 1\n    return 0\n"
     new = "def f(x):\n    if x is not None and x.ready:\n        return 1\n    return 0\n"
