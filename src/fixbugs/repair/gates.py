@@ -216,11 +216,17 @@ class Once:
 
 
 async def once(
-    stage: Stage, diff: str, make_fork: Callable[[], Workspace], run: Runner, timeout_s: float
+    stage: Stage,
+    diff: str,
+    make_fork: Callable[[], Workspace],
+    run: Runner,
+    timeout_s: float,
+    *,
+    together: bool = False,
 ) -> Once:
-    """``stage`` (a baseline stage) on a pristine fork and on a fork with ``diff`` applied,
-    the two at once (neither waits on the other; the lead's checks follow the search, when
-    every validation slot is free)."""
+    """``stage`` (a baseline stage) on a pristine fork and on a fork with ``diff`` applied;
+    ``together``: the two at once (neither waits on the other), where the caller has more
+    than one process slot."""
     limit_s = stage.timeout_s or timeout_s
 
     async def pristine() -> Ran:
@@ -240,7 +246,10 @@ async def once(
         finally:
             await close(sb)
 
-    before, res = await asyncio.gather(pristine(), patched())
+    if together:
+        before, res = await asyncio.gather(pristine(), patched())
+    else:
+        before, res = await pristine(), await patched()
     if before.timed_out:
         return Once(unjudged=f"timed out after {limit_s:.0f} s before the change")
     baseline = dict(parse_outcomes(before.stdout + "\n" + before.stderr))

@@ -131,8 +131,11 @@ async def behaviour_gate(
     make_fork: Callable[[], Workspace],
     run: Runner,
     timeout_s: float,
+    *,
+    together: bool = False,
 ) -> FailedCheck | None:
-    """The behavioural diff of ``c`` on its module's tests (see the module doc).
+    """The behavioural diff of ``c`` on its module's tests (see the module doc); ``together``:
+    the buggy and the patched run at once, where the caller has more than one process slot.
 
     ``failing``: the tests the bug fails (their behaviour is meant to change).
     ``None`` when nothing changed, and when it cannot say: no changed function,
@@ -162,7 +165,10 @@ async def behaviour_gate(
             await close(sb)
         return None if res.timed_out else read_records(res.stdout)
 
-    before, after = await asyncio.gather(records(olds, None), records(news, c.diff))
+    if together:
+        before, after = await asyncio.gather(records(olds, None), records(news, c.diff))
+    else:
+        before, after = await records(olds, None), await records(news, c.diff)
     if before is None or after is None:
         return None
     changes = behaviour_changes(before, after, failing)

@@ -329,6 +329,8 @@ async def _lead(
     assert repro.command is not None
     parsed = parse_test_command(repro.command)
     broke: dict[int, str] = {}
+    # the lead's checks side by side only where validation may run more than one process
+    together = (ctx.options.validation_slots or default_limit()) > 1
 
     async def behaviour(c: RepairCandidate) -> FailedCheck | None:
         """The behavioural diff's failed check of ``c``, when its change shows one."""
@@ -347,8 +349,9 @@ async def _lead(
             "before and after the change",
         )
         return await behaviour_gate(
-            c, failing, failing_files, files, workspace.fork, run, ctx.options.suite_timeout_s
-        )
+            c, failing, failing_files, files, workspace.fork, run, ctx.options.suite_timeout_s,
+            together=together,
+        )  # fmt: skip
 
     def held(c: RepairCandidate, check: FailedCheck | None) -> RepairCandidate:
         c = c if check is None else replace(c, checks=(*c.checks, check))
@@ -363,10 +366,14 @@ async def _lead(
         if stage is None:
             return held(c, await behaviour(c)), broke
         ctx.journal.note("validation", f"running the package's tests on #{c.id}: {stage.command}")
-        # the package's tests and the behavioural diff at once, each in its own forks
-        res, check = await asyncio.gather(
-            once(stage, c.diff, workspace.fork, run, ctx.options.test_timeout_s), behaviour(c)
+        package = once(
+            stage, c.diff, workspace.fork, run, ctx.options.test_timeout_s, together=together
         )
+        check: FailedCheck | None = None
+        if together:  # the package's tests and the behavioural diff at once, own forks each
+            res, check = await asyncio.gather(package, behaviour(c))
+        else:
+            res = await package
         if res.broke is not None:
             broke[c.id] = f"rejected at package: {res.broke}"
             ctx.journal.emit(
@@ -378,6 +385,8 @@ async def _lead(
             continue
         if res.unjudged is not None:
             c = replace(c, checks=(*c.checks, FailedCheck("package_tests", res.unjudged)))
+        if not together:
+            check = await behaviour(c)
         return held(c, check), broke
     return None, broke
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from userpython import user_python
 
 from agentrt import FakeClock
@@ -63,7 +64,7 @@ def _repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return repo, {"m.py": SRC, "tests/test_m.py": TESTS}
 
 
-async def _gate(tmp_path: Path, new: str) -> tuple[object, list[str]]:
+async def _gate(tmp_path: Path, new: str, together: bool = False) -> tuple[object, list[str]]:
     repo, files = _repo(tmp_path)
     cand = RepairCandidate.from_diff(0, make_diff("m.py", SRC, new), "test", "fix")
     ran: list[str] = []
@@ -73,18 +74,23 @@ async def _gate(tmp_path: Path, new: str) -> tuple[object, list[str]]:
         return await sb.run(cmd, timeout_s=timeout_s, env={"PATH": path})
 
     with PlainWorkspace.create(repo, commands=ran) as ws:
-        check = await behaviour_gate(cand, FAILING, ["tests/test_m.py"], files, ws.fork, run, 120.0)
+        check = await behaviour_gate(
+            cand, FAILING, ["tests/test_m.py"], files, ws.fork, run, 120.0, together=together
+        )
     return check, ran
 
 
-async def test_a_fix_that_changes_a_passing_tests_answers_fails_the_check(tmp_path: Path):
+@pytest.mark.parametrize("together", [False, True], ids=["one-after-another", "at-once"])
+async def test_a_fix_that_changes_a_passing_tests_answers_fails_the_check(
+    tmp_path: Path, together: bool
+):
     # passes both tests: the failing one now, the smoke test as before; but the rule
     # now fires on any command whose output says push
     wrong = SRC.replace(
         "'push' in script.split() and 'set-upstream' in script",
         "'push' in output.split() and 'set-upstream' in output",
     )
-    check, ran = await _gate(tmp_path, wrong)
+    check, ran = await _gate(tmp_path, wrong, together)
     assert check is not None and check.kind == "changes_behaviour"
     assert check.why.startswith("tests/test_m.py::test_smoke: match returned False before")
     assert "match returned True after" in check.why
