@@ -1,4 +1,4 @@
-"""Which passing candidate leads, and the verdict it earns (issue 44, items 1, 4 and 6).
+"""Which passing candidate leads, and the verdict it earns (issue 44, items 1, 3, 4, 6).
 
 Passing the tests is what the search (:mod:`fixbugs.repair.candidate_runs`)
 proves; this module says what that proof is worth:
@@ -21,6 +21,9 @@ proves; this module says what that proof is worth:
   buggy and on the patched tree under a probe of the changed functions; a
   test that passed both ways but saw them answer differently is a failed
   check, a behaviour change no test or report explains.
+- :func:`settle_lead`: the validation stage's last step: the package's tests
+  and the behavioural diff on the leading candidate, side by side where
+  validation has more than one process slot.
 - :func:`package_gate`: the tests of the changed module's package (found by
   import, :func:`fixbugs.localize.signals.package_tests`) run once, on the
   leading candidate only, after the search (a cap of
@@ -38,6 +41,7 @@ from dataclasses import replace
 
 from fixbugs.diffs import apply_to_text, diff_files
 from fixbugs.localize.signals import module_tests, package_tests
+from fixbugs.pyenv.testrun import parse_test_command
 from fixbugs.repair.behaviour import (
     Records,
     Spans,
@@ -48,10 +52,13 @@ from fixbugs.repair.behaviour import (
     read_records,
     unstable_tests,
 )
+from fixbugs.repair.candidate_runs import default_limit
 from fixbugs.repair.demotions import change_checks, change_size
-from fixbugs.repair.gates import Runner, Stage, close, fork, in_thread
+from fixbugs.repair.gates import Runner, Stage, close, fork, in_thread, once
 from fixbugs.repair.ranking import RepairCandidate
 from fixbugs.repair.verdict import FailedCheck, shape_check
+from fixbugs.run.context import RunContext
+from fixbugs.run.progress import CandidateData
 from fixbugs.run.record import Reproduction
 from fixbugs.sandbox.executor import Workspace
 
@@ -65,6 +72,7 @@ __all__ = [
     "module_files",
     "oracle_check",
     "package_gate",
+    "settle_lead",
 ]
 
 MODULE_TEST_FILES = 8  # the changed module's test files run for every candidate that passes
@@ -230,3 +238,85 @@ def lead_order(
             position.get(c.id, len(position)),
         ),
     )
+
+
+def _held_to_oracle(c: RepairCandidate, repro: Reproduction) -> RepairCandidate:
+    """The lead with the reproduction's weak oracle as a failed check, where it is weak."""
+    weak = oracle_check(repro)
+    return c if weak is None else replace(c, checks=(*c.checks, weak))
+
+
+async def settle_lead(
+    passing: Sequence[RepairCandidate],
+    repro: Reproduction,
+    files: Mapping[str, str],
+    ctx: RunContext,
+    workspace: Workspace,
+    run: Runner,
+) -> tuple[RepairCandidate | None, dict[int, str]]:
+    """The leading fix once its package's tests (:func:`package_gate`) and its behavioural
+    diff (:func:`behaviour_gate`) ran, with every check it fails, and the candidates the
+    package's tests rejected (id -> why); at most :data:`LEAD_TRIES` are tried."""
+    assert repro.command is not None
+    parsed = parse_test_command(repro.command)
+    broke: dict[int, str] = {}
+    # the lead's checks side by side only where validation may run more than one process
+    together = (ctx.options.validation_slots or default_limit()) > 1
+
+    async def behaviour(c: RepairCandidate) -> FailedCheck | None:
+        """The behavioural diff's failed check of ``c``, when its change shows one."""
+        if c.looks_overfit:
+            return None  # not validated anyway
+        if parsed.runner == "pytest":
+            failing = [t for t, o in repro.baseline.items() if o.lower() != "passed"]
+            failing_files: Sequence[str] = parsed.files
+        elif repro.origin == "snippet":
+            failing, failing_files = [], ()  # the report's code is no test of the project
+        else:
+            return None  # another runner's test ids: the probe's pytest ids would not match
+        ctx.journal.note(
+            "validation",
+            f"behavioural diff of #{c.id}: its changed functions on the module's tests, "
+            "before and after the change",
+        )
+        return await behaviour_gate(
+            c, failing, failing_files, files, workspace.fork, run, ctx.options.suite_timeout_s,
+            together=together,
+        )  # fmt: skip
+
+    def held(c: RepairCandidate, check: FailedCheck | None) -> RepairCandidate:
+        c = c if check is None else replace(c, checks=(*c.checks, check))
+        return _held_to_oracle(c, repro)
+
+    for c in passing[:LEAD_TRIES]:
+        stage = (
+            package_gate(c, parsed.files, files, ctx.options.suite_timeout_s)
+            if parsed.runner == "pytest"
+            else None
+        )
+        if stage is None:
+            return held(c, await behaviour(c)), broke
+        ctx.journal.note("validation", f"running the package's tests on #{c.id}: {stage.command}")
+        package = once(
+            stage, c.diff, workspace.fork, run, ctx.options.test_timeout_s, together=together
+        )
+        check: FailedCheck | None = None
+        if together:  # the package's tests and the behavioural diff at once, own forks each
+            res, check = await asyncio.gather(package, behaviour(c))
+        else:
+            res = await package
+        if res.broke is not None:
+            broke[c.id] = f"rejected at package: {res.broke}"
+            ctx.journal.emit(
+                "candidate",
+                "validation",
+                f"rejected #{c.id} {c.why} at package: {res.broke}",
+                CandidateData(),
+            )
+            continue
+        if res.unjudged is not None:
+            c = replace(c, checks=(*c.checks, FailedCheck("package_tests", res.unjudged)))
+        if not together:
+            check = await behaviour(c)
+        return held(c, check), broke
+    return None, broke

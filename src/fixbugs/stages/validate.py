@@ -22,7 +22,6 @@ within the budget.
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -39,25 +38,16 @@ from fixbugs.repair.candidate_runs import (
     default_limit,
     validate_parallel,
 )
-from fixbugs.repair.gates import Runner, once
 from fixbugs.repair.ranking import RepairCandidate, with_shape
 from fixbugs.repair.summary import RepairBench, bench_figures, checks_figures, repair_summary
-from fixbugs.repair.verdict import FailedCheck, VerdictLevel
+from fixbugs.repair.verdict import VerdictLevel
 from fixbugs.run.context import RunContext
 from fixbugs.run.progress import CandidateData, ValidatedData
 from fixbugs.run.record import BugRun, Diagnosis, Reproduction, Validation
 from fixbugs.sandbox.executor import Workspace
 from fixbugs.sandbox.limits import CommandResult
 from fixbugs.stages.confirm import confirmed_diagnosis
-from fixbugs.stages.lead import (
-    LEAD_TRIES,
-    behaviour_gate,
-    judge,
-    lead_order,
-    module_files,
-    oracle_check,
-    package_gate,
-)
+from fixbugs.stages.lead import judge, lead_order, module_files, settle_lead
 from fixbugs.stages.model_scope import rewrite_refusal, rewrite_roots
 from fixbugs.stages.repair_scope import fix_regions
 from fixbugs.stages.sources import can_validate, stepwise_refiner, test_constants
@@ -246,7 +236,7 @@ async def validate_candidates(
     )
     # the choice among the candidates that passed, explicit (fixbugs.stages.lead)
     passing = lead_order(result.validated, position)
-    lead, broke = await _lead(passing, repro, files, ctx, workspace, run)
+    lead, broke = await settle_lead(passing, repro, files, ctx, workspace, run)
     result.validated = [c for c in passing if c.id not in broke]
     checks = None
     if plain is not None:
@@ -308,87 +298,6 @@ async def validate_candidates(
 
 def _label(cands: Sequence[RepairCandidate], id: int) -> str:
     return next((c.label for c in cands if c.id == id), f"#{id}")
-
-
-def _held_to_oracle(c: RepairCandidate, repro: Reproduction) -> RepairCandidate:
-    """The lead with the reproduction's weak oracle as a failed check, where it is weak."""
-    weak = oracle_check(repro)
-    return c if weak is None else replace(c, checks=(*c.checks, weak))
-
-
-async def _lead(
-    passing: Sequence[RepairCandidate],
-    repro: Reproduction,
-    files: Mapping[str, str],
-    ctx: RunContext,
-    workspace: Workspace,
-    run: Runner,
-) -> tuple[RepairCandidate | None, dict[int, str]]:
-    """The leading fix once its package's tests ran (:func:`fixbugs.stages.lead.package_gate`),
-    and the candidates rejected there (id -> why)."""
-    assert repro.command is not None
-    parsed = parse_test_command(repro.command)
-    broke: dict[int, str] = {}
-    # the lead's checks side by side only where validation may run more than one process
-    together = (ctx.options.validation_slots or default_limit()) > 1
-
-    async def behaviour(c: RepairCandidate) -> FailedCheck | None:
-        """The behavioural diff's failed check of ``c``, when its change shows one."""
-        if c.looks_overfit:
-            return None  # not validated anyway
-        if parsed.runner == "pytest":
-            failing = [t for t, o in repro.baseline.items() if o.lower() != "passed"]
-            failing_files: Sequence[str] = parsed.files
-        elif repro.origin == "snippet":
-            failing, failing_files = [], ()  # the report's code is no test of the project
-        else:
-            return None  # another runner's test ids: the probe's pytest ids would not match
-        ctx.journal.note(
-            "validation",
-            f"behavioural diff of #{c.id}: its changed functions on the module's tests, "
-            "before and after the change",
-        )
-        return await behaviour_gate(
-            c, failing, failing_files, files, workspace.fork, run, ctx.options.suite_timeout_s,
-            together=together,
-        )  # fmt: skip
-
-    def held(c: RepairCandidate, check: FailedCheck | None) -> RepairCandidate:
-        c = c if check is None else replace(c, checks=(*c.checks, check))
-        return _held_to_oracle(c, repro)
-
-    for c in passing[:LEAD_TRIES]:
-        stage = (
-            package_gate(c, parsed.files, files, ctx.options.suite_timeout_s)
-            if parsed.runner == "pytest"
-            else None
-        )
-        if stage is None:
-            return held(c, await behaviour(c)), broke
-        ctx.journal.note("validation", f"running the package's tests on #{c.id}: {stage.command}")
-        package = once(
-            stage, c.diff, workspace.fork, run, ctx.options.test_timeout_s, together=together
-        )
-        check: FailedCheck | None = None
-        if together:  # the package's tests and the behavioural diff at once, own forks each
-            res, check = await asyncio.gather(package, behaviour(c))
-        else:
-            res = await package
-        if res.broke is not None:
-            broke[c.id] = f"rejected at package: {res.broke}"
-            ctx.journal.emit(
-                "candidate",
-                "validation",
-                f"rejected #{c.id} {c.why} at package: {res.broke}",
-                CandidateData(),
-            )
-            continue
-        if res.unjudged is not None:
-            c = replace(c, checks=(*c.checks, FailedCheck("package_tests", res.unjudged)))
-        if not together:
-            check = await behaviour(c)
-        return held(c, check), broke
-    return None, broke
 
 
 async def run_validation(
