@@ -15,7 +15,7 @@ Only plain scalars are compared by value (``bool``, numbers, ``str``,
 ``bytes``, ``None``: their exact types, so no repository code runs in the
 probe's ``repr``); any other value is recorded as "an object" and not
 compared, except with a call that raised. Comparing every value's ``repr``
-demoted 4 of the first 28 real fixes of ``bugs/dev`` and ``bugs/dev-wide``
+demoted 4 of the 36 real fixes of ``bugs/dev`` and ``bugs/dev-wide``
 (``scripts/gold-behaviour``): a ``set`` where a ``list`` was, ``True``
 where a match object was, a class's new ``__repr__``, another ``Future``
 class. A third run of the buggy tree, made only when
@@ -32,12 +32,13 @@ Pure: the probe's text, reading what it printed, comparing. The runs are
 from __future__ import annotations
 
 import ast
-import json
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from fixbugs.errors import InputError
+from fixbugs.inputs.boundedjson import loads as bounded_loads
+from fixbugs.inputs.inert import one_line
 from fixbugs.repair.shapes import parse_module
 from fixbugs.repair.verdict import FailedCheck
 
@@ -178,9 +179,9 @@ class Probe:
             failed.add(report.nodeid)
         elif report.when == "call" and report.passed:
             passed.add(report.nodeid)
+import pytest
 sys.settrace(calls)
 threading.settrace(calls)
-import pytest
 code = pytest.main(sys.argv[1:], plugins=[Probe()])
 sys.settrace(None)
 out = {"calls": records, "passed": sorted(passed - failed)}
@@ -220,8 +221,8 @@ def read_records(stdout: str) -> Records | None:
     if len(line) > MAX_OUTPUT:
         return None
     try:
-        data = json.loads(line)
-    except (ValueError, RecursionError):
+        data = bounded_loads(line, "the behaviour probe's record")
+    except (InputError, ValueError):
         return None
     if not isinstance(data, dict):
         return None
@@ -296,12 +297,5 @@ def behaviour_check(changes: Sequence[BehaviourChange]) -> FailedCheck | None:
     if not changes:
         return None
     more = f" (and {len(changes) - 1} more test(s))" if len(changes) > 1 else ""
-    return FailedCheck("changes_behaviour", _inert(changes[0].line()) + more)
-
-
-_SPACE = re.compile(r"\s+")
-
-
-def _inert(text: str) -> str:
-    """One line of the repository's values for the report: whitespace folded, bounded."""
-    return _SPACE.sub(" ", text)[:400]
+    # the repository's values: one line, without control characters, bounded
+    return FailedCheck("changes_behaviour", one_line(changes[0].line())[:400] + more)

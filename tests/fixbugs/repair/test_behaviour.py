@@ -126,6 +126,8 @@ def test_records_are_the_last_marked_line_and_a_forged_shape_is_none() -> None:
     assert read_records(f'x\n{MARK}{{"calls": [], "passed": []}}\n') is None
     assert read_records(f"x\n{MARK}{{not json\n") is None
     assert read_records("no mark at all") is None
+    # nested past the hostile-JSON reader's depth: no record, no RecursionError
+    assert read_records(f"x\n{MARK}" + "[" * 5000 + "]" * 5000 + "\n") is None
 
 
 def _records(calls: dict[str, tuple[str, ...]], failed: tuple[str, ...] = ()) -> Records:
@@ -154,6 +156,9 @@ def test_failing_unstable_and_failed_tests_explain_a_change() -> None:
     check = behaviour_check(got)
     assert check is not None and check.why == "a.py::t2: f returned 2 before, f returned 3 after"
     assert behaviour_check([]) is None
+    # the repository's values reach the report as one line without control characters
+    loud = behaviour_check([BehaviourChange("t", "f returned '\x1b[31mred'", "f returned 'a\nb'")])
+    assert loud is not None and "\x1b" not in loud.why and "\n" not in loud.why
 
 
 async def test_a_snippet_reproduction_holds_the_fix_to_every_module_test(tmp_path: Path):
