@@ -23,7 +23,7 @@ import typer
 
 from fixbugs.errors import InputError
 
-__all__ = ["bench_app", "bench_repair"]
+__all__ = ["bench_app", "bench_repair", "case_inputs"]
 
 bench_app = typer.Typer(help="Benchmarks of FixBugs' own stages.", no_args_is_help=True)
 
@@ -58,7 +58,8 @@ async def bench_repair(
     }
 
 
-def _case_inputs(case: Path, work: Path) -> tuple[Path, Path, str]:
+def case_inputs(case: Path, work: Path) -> tuple[Path, Path, str]:
+    """A case folder's report, its tree extracted into ``work``, and its test command."""
     meta = json.loads((case / "case.json").read_text())
     with tarfile.open(case / "repo.tar.gz") as tf:
         tf.extractall(work, filter="data")
@@ -83,7 +84,7 @@ def repair_command(
     try:
         if case is not None:
             tmp = Path(tempfile.mkdtemp(prefix="fixbugs-bench-"))
-            report, repo, case_test = _case_inputs(case, tmp)
+            report, repo, case_test = case_inputs(case, tmp)
             test = test or case_test
         if report is None or repo is None:
             raise InputError("give --case, or --report and --repo")

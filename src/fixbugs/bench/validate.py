@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import tarfile
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -58,15 +57,15 @@ def checks_total(rows: list[CaseChecks]) -> float | None:
 
 
 async def _one(case_dir: Path, test: str, python: Path, budget_s: float) -> CaseChecks:
+    from fixbugs.bench.repair import case_inputs
     from fixbugs.run.agent import run_from_paths
 
     work = Path(tempfile.mkdtemp(prefix="fixbugs-bench-validate-"))
     try:
-        with tarfile.open(case_dir / "repo.tar.gz") as tf:
-            tf.extractall(work, filter="data")
+        report, repo, _ = case_inputs(case_dir, work)
         result = await run_from_paths(
-            report=case_dir / "report.md",
-            repo=work,
+            report=report,
+            repo=repo,
             test=test,
             use_model=False,
             python=python,
