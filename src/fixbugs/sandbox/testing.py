@@ -50,20 +50,20 @@ class PlainWorkspace(ClosedOnExit):
     """A :class:`~fixbugs.sandbox.executor.Workspace` without containment (tests only)."""
 
     def __init__(
-        self, base: Path, *, baseline: Path, git_dir: Path | None, commands: list[str]
+        self, base: Path, *, baseline: Path, parent: TreeStore | None, commands: list[str]
     ) -> None:
         self.base = base
         self.commands = commands  # what ran here and in every fork, in order (shell form)
         self.root = base / "repo"
         self.baseline = baseline
-        self._owns_baseline = git_dir is None
+        self._owns_baseline = parent is None
         self._trees = TreeStore(base / "baseline.git", scratch=base)
         shutil.copytree(baseline, self.root, symlinks=True, ignore=ignore_noise)
         (base / "home").mkdir()
-        if git_dir is None:
+        if parent is None:
             self._trees.record_baseline(self.root)
         else:
-            shutil.copytree(git_dir, self._trees.git_dir, symlinks=True)
+            self._trees.borrow(parent)
 
     @classmethod
     def create(
@@ -82,7 +82,7 @@ class PlainWorkspace(ClosedOnExit):
             baseline = base / "pristine"
             shutil.copytree(repo_root, baseline, symlinks=True, ignore=ignore_noise)
             return cls(
-                base, baseline=baseline, git_dir=None, commands=[] if commands is None else commands
+                base, baseline=baseline, parent=None, commands=[] if commands is None else commands
             )
         except BaseException:
             shutil.rmtree(base, ignore_errors=True)
@@ -97,7 +97,7 @@ class PlainWorkspace(ClosedOnExit):
         base = Path(tempfile.mkdtemp(prefix="fixbugs-test-workspace-")).resolve()
         try:
             return type(self)(
-                base, baseline=self.baseline, git_dir=self._trees.git_dir, commands=self.commands
+                base, baseline=self.baseline, parent=self._trees, commands=self.commands
             )
         except BaseException:
             shutil.rmtree(base, ignore_errors=True)

@@ -69,8 +69,7 @@ class Sandbox(ClosedOnExit):
         # The pristine tree: never mounted into a sandbox, never run in.
         self.baseline = baseline or base / "pristine"
         self._owns_baseline = baseline is None
-        self._git_dir = base / "baseline.git"
-        self._trees = TreeStore(self._git_dir, scratch=base)
+        self._trees = TreeStore(base / "baseline.git", scratch=base)
         self._tmpfs = False
         self.identity: Identity | None = None  # the uid's passwd entry, where binds work
 
@@ -104,7 +103,7 @@ class Sandbox(ClosedOnExit):
             src,
             base_dir=base_dir,
             clock=clock or SystemClock(),
-            git_dir=None,
+            parent=None,
             readonly_paths=tuple(Path(p) for p in readonly_paths),
             baseline=None,
             disk_mb=disk_mb,
@@ -117,7 +116,7 @@ class Sandbox(ClosedOnExit):
         *,
         base_dir: Path | None,
         clock: Clock,
-        git_dir: Path | None,
+        parent: TreeStore | None,
         readonly_paths: tuple[Path, ...],
         baseline: Path | None,
         disk_mb: int,
@@ -154,10 +153,10 @@ class Sandbox(ClosedOnExit):
                 (base / extra).mkdir()
             if uid is not None and mechanisms.namespaces:
                 sandbox.identity = write_identity(base / "etc", uid=uid, home=base / "home")
-            if git_dir is None:
+            if parent is None:
                 sandbox._trees.record_baseline(sandbox.root)
             else:
-                shutil.copytree(git_dir, sandbox._git_dir, symlinks=True)
+                sandbox._trees.borrow(parent)
             if uid is not None:
                 for owned in (sandbox.root, base / "tmp", base / "home"):
                     chown_tree(owned, uid)
@@ -175,13 +174,14 @@ class Sandbox(ClosedOnExit):
 
         Never a copy of this copy: a test that ran here may have rewritten
         it, and what a later stage reads or validates must not carry that.
-        The fork reads its baseline from this sandbox, so close it first.
+        The fork reads its baseline (the pristine tree, its git objects) from this
+        sandbox, so close it first.
         """
         return type(self)._from_tree(
             self.baseline,
             base_dir=self.base.parent,
             clock=self.clock,
-            git_dir=self._git_dir,
+            parent=self._trees,
             readonly_paths=self.readonly_paths,
             baseline=self.baseline,
             disk_mb=self.disk_mb,

@@ -119,6 +119,34 @@ def test_the_diff_of_real_changes_is_the_one_git_add_gave(tmp_path: Path) -> Non
         assert hidden not in diff
 
 
+def objects(git_dir: Path) -> set[str]:
+    """The loose objects a store holds itself (not those it reads through alternates)."""
+    folder = git_dir / "objects"
+    return {f"{d.name}{f.name}" for d in folder.iterdir() if len(d.name) == 2 for f in d.iterdir()}
+
+
+def test_a_fork_reads_the_baseline_objects_in_place_and_diffs_the_same(tmp_path: Path) -> None:
+    build(tmp_path / "orig")
+    with Sandbox.create(tmp_path / "orig", base_dir=tmp_path) as reference:
+        change(reference.root)
+        expected = reference.diff()
+    with Sandbox.create(tmp_path / "orig", base_dir=tmp_path) as sb:
+        baseline_objects = objects(sb.base / "baseline.git")
+        with sb.fork() as fork:
+            store = fork.base / "baseline.git"
+            assert objects(store) == set()  # nothing copied: the baseline is read in place
+            change(fork.root)
+            assert fork.diff() == expected
+            added = objects(store)
+            # only what the change adds, and none of the baseline's (calc.py's old text)
+            assert added and not added & baseline_objects
+            with fork.fork() as second:  # a fork of a fork reads the first baseline too
+                alternates = second.base / "baseline.git" / "objects" / "info" / "alternates"
+                assert alternates.read_text() == f"{sb.base / 'baseline.git' / 'objects'}\n"
+                change(second.root)
+                assert second.diff() == expected
+
+
 def test_an_empty_copy_and_a_copy_emptied_by_a_test(tmp_path: Path) -> None:
     (tmp_path / "orig").mkdir()
     with Sandbox.create(tmp_path / "orig", base_dir=tmp_path) as sb:
