@@ -47,6 +47,7 @@ __all__ = [
     "traceback_evidence",
 ]
 
+REACH_HOPS = 3  # imports from a test file to a module it still counts for (package_tests)
 _CALLER_DECAY = 0.6  # each frame further from the failure is this much less suspect
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ALPHANUM = re.compile(r"[A-Za-z][A-Za-z0-9]*")
@@ -192,9 +193,16 @@ def package_tests(
 
     A test file belongs to the package when it imports one of the package's
     modules (the index's import graph, :meth:`RepoIndex.importers_of`) or is
-    named for one; those that import ``path`` itself come first. Validation
-    runs them once, on the leading fix (:mod:`fixbugs.stages.lead`): a change
-    can break what its module's own tests never reach.
+    named for one; those that import ``path`` itself come first. Last come
+    the test files that reach ``path`` through other modules of the
+    repository (at most :data:`REACH_HOPS` imports away, the nearest first):
+    ``tests/test_black.py`` imports ``black``, which imports
+    ``blib2to3/pgen2/driver.py``; fastapi's tests import ``fastapi``, whose
+    ``__init__`` leads to ``fastapi/dependencies/utils.py``. Without them 8
+    of the 123 real fixes of the dev sets and the pool's BugsInPy cases had
+    no test file at all (MEASUREMENTS.md). Validation runs them once, on the
+    leading fix (:mod:`fixbugs.stages.lead`): a change can break what its
+    module's own tests never reach.
     """
     if is_test_path(path) or not path.endswith(".py"):
         return []
@@ -213,7 +221,26 @@ def package_tests(
         | {t for t in index.paths if _runnable_test(t) and _named_source(t) in names}
     )
     out = [t for t in dict.fromkeys([*first, *rest]) if t not in skip]
+    if len(out) < cap:
+        out += [t for t in _reaching_tests(index, path) if t not in skip and t not in out]
     return out[:cap]
+
+
+def _reaching_tests(index: RepoIndex, path: str) -> list[str]:
+    """Test files that import ``path`` through other modules of the repository, at most
+    :data:`REACH_HOPS` imports away: the nearest first, then by name."""
+    seen, level, out = {path}, [path], []
+    for _ in range(REACH_HOPS):
+        found: set[str] = set()
+        upper: set[str] = set()
+        for module in level:
+            for importer in index.importers_of(module):
+                if importer not in seen:
+                    (found if _runnable_test(importer) else upper).add(importer)
+        seen |= found | upper
+        out += sorted(found)
+        level = sorted(upper - {p for p in upper if is_test_path(p)})
+    return out
 
 
 def _runnable_test(path: str) -> bool:

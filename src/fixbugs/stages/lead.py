@@ -6,7 +6,7 @@ proves; this module says what that proof is worth:
 - :func:`judge` runs on each candidate that passed every gate, in the
   search: the checks its change fails (:mod:`fixbugs.repair.shapes`,
   :mod:`fixbugs.repair.demotions`), whether any test of the project
-  exercises the changed module or its package, and the size of the change.
+  reaches the changed module or its package by import, and the size of the change.
   A candidate with a failed check does not end the search.
 - :func:`lead_order` is the choice among the candidates that passed: no
   failed check first, then not a high overfitting risk, then the smallest
@@ -216,7 +216,7 @@ def judge(
                     FailedCheck(
                         "untested",
                         f"no test file of the project imports {path} or a module of its "
-                        "package, or is named for one",
+                        "package, even through other modules, or is named for one",
                     )
                 )
         return replace(c, checks=tuple(dict.fromkeys(checks)), change_nodes=size)

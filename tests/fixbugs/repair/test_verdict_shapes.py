@@ -22,6 +22,7 @@ from userpython import user_python
 from agentrt import FakeClock
 from fixbugs.diffs import make_diff
 from fixbugs.inputs.repo import Repository
+from fixbugs.localize.signals import package_tests
 from fixbugs.pyenv.userenv import Interpreter
 from fixbugs.repair.demotions import change_checks
 from fixbugs.repair.ranking import RepairCandidate
@@ -284,6 +285,26 @@ def test_a_change_no_test_of_the_project_reaches_is_untested() -> None:
     assert [x.kind for x in judged.failed_checks] == ["untested"]
     files["tests/test_mod.py"] = "from app.mod import f\n"
     assert judge(files, frozenset())(c).failed_checks == ()
+
+
+def test_a_test_that_reaches_the_module_through_others_counts_within_the_hops() -> None:
+    old = "def f(x):\n    return x + 1\n"
+    c = _cand(0, old, "def f(x):\n    return x + 2\n", "a change")  # app/mod.py
+    files = {
+        "app/mod.py": old,  # its package holds no other module
+        "app/__init__.py": "",
+        "web/__init__.py": "from web.api import run\n",
+        "web/api.py": "from web.core import go\n",
+        "web/core.py": "from app.mod import f\n",
+        "tests/test_web.py": "import web\n",  # web -> api -> core -> mod: 4 imports away
+    }
+    assert [x.kind for x in judge(files, frozenset())(c).failed_checks] == ["untested"]
+    assert package_tests("app/mod.py", files) == []
+    files["tests/test_api.py"] = "from web.api import run\n"  # api -> core -> mod: 3 away
+    assert judge(files, frozenset())(c).failed_checks == ()
+    assert package_tests("app/mod.py", files) == ["tests/test_api.py"]
+    files["tests/test_core.py"] = "import web.core\n"  # the nearer comes first
+    assert package_tests("app/mod.py", files) == ["tests/test_core.py", "tests/test_api.py"]
 
 
 def _report(level: VerdictLevel, patch: str) -> RunReport:
