@@ -90,7 +90,8 @@ class TreeStore:
 
         A fork's store (one per candidate) copied every object of the
         baseline: as many files as the repository has, written to disk
-        before each candidate ran, about half of a fork's time. Git's
+        before each candidate ran, nine tenths of a fork's time on fastapi's
+        710 files (``scripts/fork-cost``). Git's
         ``objects/info/alternates`` lets this store read them where the
         baseline's store keeps them; it writes only the objects its own
         snapshots add. Those folders are root's and outside every copy, and
