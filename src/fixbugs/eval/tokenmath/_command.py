@@ -1,4 +1,4 @@
-"""``fixbugs bench tokenmath``'s command: record each case, replay it three ways, print them."""
+"""``fixbugs bench tokenmath``'s command: record each case, replay it four ways, print them."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from fixbugs.errors import InputError
 if TYPE_CHECKING:  # the simulator (starlette) is imported when the bench runs, not with the CLI
     from agentrt.sim import SimProfile
 from fixbugs.eval.tokenmath._record import CaseRecording, record_case
-from fixbugs.eval.tokenmath._replay import BugFigures, StageFigures, WayFigures, replay
+from fixbugs.eval.tokenmath._replay import WAYS, BugFigures, StageFigures, WayFigures, replay
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +31,15 @@ class TokenmathResult:
     def mean(self, pick: Callable[[BugFigures], float]) -> float:
         return round(statistics.fmean(pick(b) for b in self.bugs), 2)
 
+    def over(self, pick: Callable[[BugFigures], WayFigures]) -> float:
+        """The concurrent wall over another way's (sums over bugs)."""
+        other = sum(pick(b).wall_s for b in self.bugs)
+        return round(sum(b.concurrent.wall_s for b in self.bugs) / other, 3) if other else 0.0
+
     @property
     def ratio(self) -> float:
-        """The concurrent wall over the one-call wall (sums over bugs)."""
-        one = sum(b.one_call.wall_s for b in self.bugs)
-        return round(sum(b.concurrent.wall_s for b in self.bugs) / one, 3) if one else 0.0
+        """The concurrent wall over the one-call wall (the same evidence)."""
+        return self.over(lambda b: b.one_call)
 
     def as_json(self) -> dict[str, object]:
         p = self.profile
@@ -52,20 +56,23 @@ class TokenmathResult:
             "concurrent_s": self.mean(lambda b: b.concurrent.wall_s),
             "sequential_s": self.mean(lambda b: b.sequential.wall_s),
             "one_call_s": self.mean(lambda b: b.one_call.wall_s),
+            "whole_bug_s": self.mean(lambda b: b.whole_bug.wall_s),
             "concurrent_over_one_call": self.ratio,
+            "concurrent_over_whole_bug": self.over(lambda b: b.whole_bug),
             "agent_s": self.mean(lambda b: b.agent_s),
             "recorded_wall_s": self.mean(lambda b: b.recorded_wall_s),
             "predicted": {
                 "concurrent_s": self.mean(lambda b: b.concurrent.predicted_s),
                 "sequential_s": self.mean(lambda b: b.sequential.predicted_s),
                 "one_call_s": self.mean(lambda b: b.one_call.predicted_s),
+                "whole_bug_s": self.mean(lambda b: b.whole_bug.predicted_s),
             },
             "per_bug": [b.as_json() for b in self.bugs],
             "timing": TIMING,
         }
 
     def render(self) -> str:
-        """The side-by-side table: per bug the three walls and the prediction, per stage
+        """The side-by-side table: per bug the four walls and the prediction, per stage
         the TTFT, decode rate and wall of each way."""
         p = self.profile
         lines = [
@@ -73,32 +80,30 @@ class TokenmathResult:
             f"per input token, {p.decode_tps:g} output tok/s per stream, {p.slots} served at once",
             TIMING + "; token math in brackets",
             f"{'bug':<14}{'calls':>6}{'concurrent':>18}{'sequential':>18}{'one call':>18}"
-            f"{'conc/one':>10}{'agent':>10}",
+            f"{'whole bug':>18}{'conc/one':>10}{'conc/whole':>11}{'agent':>10}",
         ]
         for b in self.bugs:
-            ratio = b.concurrent.wall_s / b.one_call.wall_s if b.one_call.wall_s else 0.0
             lines.append(
                 f"{b.case_id:<14}{b.calls:>6}"
-                + "".join(_pair(w) for w in (b.concurrent, b.sequential, b.one_call))
-                + f"{ratio:>10.2f}{b.agent_s:>9.1f}s"
+                + "".join(_pair(w) for w in b.ways())
+                + f"{_div(b.concurrent, b.one_call):>10.2f}{_div(b.concurrent, b.whole_bug):>11.2f}"
+                + f"{b.agent_s:>9.1f}s"
             )
-        means = [
-            self.mean(lambda b: b.concurrent.wall_s),
-            self.mean(lambda b: b.concurrent.predicted_s),
-            self.mean(lambda b: b.sequential.wall_s),
-            self.mean(lambda b: b.sequential.predicted_s),
-            self.mean(lambda b: b.one_call.wall_s),
-            self.mean(lambda b: b.one_call.predicted_s),
-        ]
+        cells = "".join(
+            f"{self.mean(_wall(way)):>9.1f}s ({self.mean(_wall(way, predicted=True)):>5.1f})"
+            for way in range(len(WAYS))
+        )
         lines.append(
-            f"{'mean per bug':<20}"
-            + "".join(
-                f"{m:>9.1f}s ({pr:>5.1f})" for m, pr in zip(means[::2], means[1::2], strict=True)
-            )
-            + f"{self.ratio:>10.2f}{self.mean(lambda b: b.agent_s):>9.1f}s"
+            f"{'mean per bug':<20}{cells}{self.ratio:>10.2f}"
+            f"{self.over(lambda b: b.whole_bug):>11.2f}{self.mean(lambda b: b.agent_s):>9.1f}s"
+        )
+        lines.append(
+            "one call: every prompt the agent's calls sent, once, in one request (the same "
+            "evidence); whole bug: that and the report and every Python file of the repository "
+            "(an agent that narrows nothing); both answer what the calls answered"
         )
         lines.append("per stage, all bugs: calls, median TTFT, median decode tok/s, summed wall")
-        for way in ("concurrent", "sequential", "one_call"):
+        for way in WAYS:
             lines.append(f"  {way}: " + "; ".join(_stage_cells(self.bugs, way)))
         lines.append(
             "agent: the whole run with these calls concurrent and its own work at the real time "
@@ -119,11 +124,24 @@ def _pair(w: WayFigures) -> str:
     return f"{w.wall_s:>9.1f}s ({w.predicted_s:>5.1f})"
 
 
+def _wall(way: int, *, predicted: bool = False) -> Callable[[BugFigures], float]:
+    """A bug's measured (or predicted) wall of one way, by its index in :data:`WAYS`."""
+
+    def pick(b: BugFigures) -> float:
+        w = b.ways()[way]
+        return w.predicted_s if predicted else w.wall_s
+
+    return pick
+
+
+def _div(a: WayFigures, b: WayFigures) -> float:
+    return a.wall_s / b.wall_s if b.wall_s else 0.0
+
+
 def _stage_cells(bugs: Sequence[BugFigures], way: str) -> list[str]:
     agg: dict[str, list[StageFigures]] = {}
     for b in bugs:
-        figures = {"concurrent": b.concurrent, "sequential": b.sequential, "one_call": b.one_call}
-        for s in figures[way].stages:
+        for s in b.ways()[WAYS.index(way)].stages:
             agg.setdefault(s.stage, []).append(s)
     cells = []
     for name, ss in agg.items():
@@ -141,16 +159,24 @@ def _stage_cells(bugs: Sequence[BugFigures], way: str) -> list[str]:
 async def bench_tokenmath(
     recordings: Sequence[CaseRecording], profile: SimProfile
 ) -> TokenmathResult:
-    """Replay each recording three ways (and the whole run); one-line error if none called."""
+    """Replay each recording four ways (and the whole run); one-line error if none called."""
     bugs: list[BugFigures] = []
     for rec in recordings:
         if not rec.calls:
             continue
-        agent_s, conc, seq, one = await replay(rec.calls, profile, run_wall_s=rec.wall_s)
-        assert agent_s is not None
+        r = await replay(rec.calls, profile, bug_text=rec.bug_text, run_wall_s=rec.wall_s)
+        assert r.agent_s is not None
         bugs.append(
             BugFigures(
-                rec.case_id, len(rec.calls), conc, seq, one, agent_s, rec.wall_s, rec.validated
+                rec.case_id,
+                len(rec.calls),
+                r.concurrent,
+                r.sequential,
+                r.one_call,
+                r.whole_bug,
+                r.agent_s,
+                rec.wall_s,
+                rec.validated,
             )
         )
     if not bugs:
@@ -170,7 +196,8 @@ def tokenmath_command(
         Path | None, typer.Option("--json", help="Write the figures as JSON here.")
     ] = None,
 ) -> None:
-    """The agent's model calls at a model's speed: concurrent, one after another, one call."""
+    """The agent's model calls at a model's speed: concurrent, one after another, one call,
+    and the whole bug in one call."""
     from agentrt.sim import get_profile
     from fixbugs.eval.run import load_cases
 

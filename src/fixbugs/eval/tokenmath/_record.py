@@ -33,12 +33,26 @@ class RecordedCall:
 
 @dataclass(frozen=True, slots=True)
 class CaseRecording:
-    """A whole run's model calls and its wall (real seconds), from the recording run."""
+    """A whole run's model calls and its wall (real seconds), from the recording run, and
+    the whole bug as one text (the report, then every Python file of the repository)."""
 
     case_id: str
     wall_s: float
     calls: tuple[RecordedCall, ...]
     validated: bool
+    bug_text: str = ""
+
+
+def whole_bug_text(report: str, tree: Path, files: list[str]) -> str:
+    """The report, then each of ``files`` (paths under ``tree``) under a ``# file:`` line:
+    what an agent that narrows nothing puts in its one call."""
+    parts = [report]
+    for rel in files:
+        try:
+            parts.append(f"# file: {rel}\n{(tree / rel).read_text(errors='replace')}")
+        except OSError:
+            continue
+    return "\n\n".join(parts)
 
 
 class RecordingModel:
@@ -113,6 +127,8 @@ async def record_case(case_dir: Path) -> CaseRecording:
         extract_tree(case.dir / case.archive, tree)
         fix = load_gold_fix(case.dir)
         decoys = sorted(p for p in walk_text_files(tree) if p.endswith(".py"))
+        report_md = (case.dir / "report.md").read_text(errors="replace")
+        bug_text = whole_bug_text(report_md, tree, decoys)
         answers = OracleAnswers(fix, case.id, decoys=decoys)
         with serving_in_thread(oracle_app(answers.right)) as url:
             built = models_from_config(
@@ -138,4 +154,4 @@ async def record_case(case_dir: Path) -> CaseRecording:
                 wall = time.monotonic() - t0
             finally:
                 await close_models(built)
-    return CaseRecording(case.id, round(wall, 2), tuple(calls), report.model.validated)
+    return CaseRecording(case.id, round(wall, 2), tuple(calls), report.model.validated, bug_text)

@@ -1,7 +1,8 @@
-"""Replay: recorded calls against the simulator on a fake clock, three ways.
+"""Replay: recorded calls against the simulator on a fake clock, three ways and a fourth.
 
 Concurrent as the agent scheduled them, one after another, and as one call;
-the token math's prediction beside them.
+the token math's prediction beside them. The fourth, the whole bug in one
+call, is the design FixBugs replaces rather than its own calls rearranged.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from fixbugs.eval.tokenmath._record import RecordedCall
 ONE_CALL_SYSTEM = (
     "You are debugging one bug. Below is all the evidence; answer every question it asks, in order."
 )
+WAYS = ("concurrent", "sequential", "one_call", "whole_bug")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,7 @@ class BugFigures:
     concurrent: WayFigures
     sequential: WayFigures
     one_call: WayFigures
+    whole_bug: WayFigures  # one call holding the report and every Python file of the repository
     agent_s: float  # the whole run at the profile's speed, own work as measured
     recorded_wall_s: float  # the recording run's wall (fast oracle, real clock)
     validated: bool
@@ -67,6 +70,7 @@ class BugFigures:
             "concurrent_s": self.concurrent.wall_s,
             "sequential_s": self.sequential.wall_s,
             "one_call_s": self.one_call.wall_s,
+            "whole_bug_s": self.whole_bug.wall_s,
             "agent_s": self.agent_s,
             "recorded_wall_s": self.recorded_wall_s,
             "validated": self.validated,
@@ -74,12 +78,13 @@ class BugFigures:
                 "concurrent_s": self.concurrent.predicted_s,
                 "sequential_s": self.sequential.predicted_s,
                 "one_call_s": self.one_call.predicted_s,
+                "whole_bug_s": self.whole_bug.predicted_s,
             },
-            "stages": {
-                w.way: [asdict(s) for s in w.stages]
-                for w in (self.concurrent, self.sequential, self.one_call)
-            },
+            "stages": {w.way: [asdict(s) for s in w.stages] for w in self.ways()},
         }
+
+    def ways(self) -> tuple[WayFigures, WayFigures, WayFigures, WayFigures]:
+        return (self.concurrent, self.sequential, self.one_call, self.whole_bug)
 
 
 def _waited_for(calls: Sequence[RecordedCall]) -> list[list[int]]:
@@ -97,17 +102,26 @@ def call_time(profile: SimProfile, input_tokens: int, output_tokens: int) -> flo
 
 
 def predict(
-    profile: SimProfile, calls: Sequence[RecordedCall], one: tuple[int, int]
-) -> tuple[float, float, float]:
-    """The token math's (concurrent, sequential, one call) walls: the critical path of the
-    calls' times over the recorded dependencies, their sum, one call on ``one`` (in, out)."""
+    profile: SimProfile,
+    calls: Sequence[RecordedCall],
+    one: tuple[int, int],
+    whole: tuple[int, int],
+) -> tuple[float, float, float, float]:
+    """The token math's (concurrent, sequential, one call, whole bug) walls: the critical
+    path of the calls' times over the recorded dependencies, their sum, one call on ``one``
+    (in, out) and one on ``whole``."""
     times = [call_time(profile, c.input_tokens, c.output_tokens) for c in calls]
     deps = _waited_for(calls)
     order = sorted(range(len(calls)), key=lambda i: calls[i].started_at)
     end: dict[int, float] = {}
     for i in order:
         end[i] = max((end[j] for j in deps[i]), default=0.0) + times[i]
-    return max(end.values(), default=0.0), sum(times), call_time(profile, *one)
+    return (
+        max(end.values(), default=0.0),
+        sum(times),
+        call_time(profile, *one),
+        call_time(profile, *whole),
+    )
 
 
 def one_call_request(calls: Sequence[RecordedCall]) -> tuple[ChatRequest, str]:
@@ -129,19 +143,47 @@ def one_call_request(calls: Sequence[RecordedCall]) -> tuple[ChatRequest, str]:
     return replace(req, stage="one_call"), answer
 
 
-async def replay(
-    calls: Sequence[RecordedCall], profile: SimProfile, *, run_wall_s: float | None = None
-) -> tuple[float | None, WayFigures, WayFigures, WayFigures]:
-    """Run ``calls`` three ways on ``profile`` on a fake clock.
+def whole_bug_request(calls: Sequence[RecordedCall], bug_text: str) -> tuple[ChatRequest, str]:
+    """The one call of an agent that narrows nothing: the one-call request with the whole
+    bug (``bug_text``: the report and every Python file of the repository) after it, and
+    the same answer. FixBugs' own stages read those files instead (index, ranking), so its
+    calls see only what they chose; this is the call that choice replaces."""
+    req, answer = one_call_request(calls)
+    prompt = req.messages[-1].content + "\n\n" + bug_text
+    whole = ChatRequest.of(prompt, system=ONE_CALL_SYSTEM, max_tokens=len(answer) + 16)
+    return replace(whole, stage="whole_bug"), answer
 
-    Returns (the agent's whole wall with its own work, when the recorded
-    run's ``run_wall_s`` is given: its end shifted by its calls' lateness;
-    concurrent; sequential; one call). Each way runs on a fresh simulator,
-    so none sees another's queue.
+
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    """The four ways' figures of one run's calls, and the whole run's wall when asked."""
+
+    agent_s: float | None
+    concurrent: WayFigures
+    sequential: WayFigures
+    one_call: WayFigures
+    whole_bug: WayFigures
+
+
+async def replay(
+    calls: Sequence[RecordedCall],
+    profile: SimProfile,
+    *,
+    bug_text: str = "",
+    run_wall_s: float | None = None,
+) -> Replayed:
+    """Run ``calls`` four ways on ``profile`` on a fake clock.
+
+    Concurrent, sequential, one call, and the whole bug in one call (the
+    one call with ``bug_text`` added); with the recorded run's
+    ``run_wall_s``, also the agent's whole wall with its own work (its end
+    shifted by its calls' lateness). Each way runs on a fresh simulator, so
+    none sees another's queue.
     """
     from agentrt.sim import in_process_model
 
     one_req, one_answer = one_call_request(calls)
+    whole_req, _ = whole_bug_request(calls, bug_text)
     answers: dict[tuple[tuple[str, str], ...], str] = {
         tuple((m.role, m.content) for m in c.request.messages): c.answer for c in calls
     }
@@ -161,8 +203,8 @@ async def replay(
         ):
             t0 = clock.now()
             with recorder.activate():
-                if way == "one_call":
-                    await _call(model, one_req, streamed=True)
+                if way in ("one_call", "whole_bug"):
+                    await _call(model, one_req if way == "one_call" else whole_req, streamed=True)
                     last = clock.now()
                 elif way == "sequential":
                     for i in order:
@@ -175,17 +217,17 @@ async def replay(
 
     agent_s = None if run_wall_s is None else round((await run_way("agent"))[0], 2)
     ways = []
-    in_out = (0, 0)
-    for way in ("concurrent", "sequential", "one_call"):
+    in_out = {"one_call": (0, 0), "whole_bug": (0, 0)}
+    for way in WAYS:
         wall, records = await run_way(way)
-        if way == "one_call" and records:
-            in_out = (records[0].input_tokens, records[0].output_tokens)
+        if way in in_out and records:
+            in_out[way] = (records[0].input_tokens, records[0].output_tokens)
         ways.append((way, round(wall, 2), _stage_figures(records)))
-    predicted = predict(profile, calls, in_out)
-    figures = [
+    predicted = predict(profile, calls, in_out["one_call"], in_out["whole_bug"])
+    conc, seq, one, whole = (
         WayFigures(w, s, round(p, 2), st) for (w, s, st), p in zip(ways, predicted, strict=True)
-    ]
-    return agent_s, figures[0], figures[1], figures[2]
+    )
+    return Replayed(agent_s, conc, seq, one, whole)
 
 
 async def _call(model: ChatModel, req: ChatRequest, streamed: bool) -> None:
