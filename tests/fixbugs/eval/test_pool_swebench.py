@@ -16,9 +16,11 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from userpython import user_python
 
 from fixbugs.diffs import added_lines
+from fixbugs.errors import InputError
 from fixbugs.eval.pool.outcome import PoolBuild
 from fixbugs.eval.pool.prdiff import changed_tests, pr_diff, split_pr
 from fixbugs.eval.pool.select import select_tests
@@ -302,3 +304,8 @@ def test_a_pr_whose_tests_pass_at_base_is_skipped_and_remembered(tmp_path: Path)
     (again,) = build()
     assert again.skipped == "PR's tests pass at base" and len(commands) == ran
     assert not (tmp_path / "out" / "sympy__sympy-2").exists()
+
+
+def test_a_missing_manifest_is_a_one_line_error_not_a_traceback(tmp_path: Path):
+    with pytest.raises(InputError, match=r"no SWE-bench manifest at .*manifest\.json"):
+        build_sympy(tmp_path / "out", tmp_path, manifest=tmp_path / "shared" / "manifest.json")

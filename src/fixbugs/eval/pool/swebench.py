@@ -95,10 +95,12 @@ class _Skip(Exception):
 
 
 def default_manifest() -> Path:
-    """``shared/swebench-dev/manifest.json`` of the nearest folder above this checkout
-    that holds one (the main checkout and its worktrees share ``/work/shared``)."""
+    """``shared/swebench-dev/manifest.json`` of the nearest folder above this checkout, or
+    above the working folder, that holds one (the main checkout and its worktrees share
+    ``/work/shared``; a worktree elsewhere finds it from a working folder under ``/work``)."""
     here = Path(__file__).resolve()
-    for parent in here.parents:
+    cwd = Path.cwd().resolve()
+    for parent in (*here.parents, cwd, *cwd.parents):
         candidate = parent / "shared" / "swebench-dev" / "manifest.json"
         if candidate.is_file():
             return candidate
@@ -106,7 +108,13 @@ def default_manifest() -> Path:
 
 
 def load_manifest(path: Path) -> list[Instance]:
-    """The manifest's instances; ValueError on a malformed one."""
+    """The manifest's instances; ValueError on a malformed one, InputError on none there."""
+    if not path.is_file():
+        raise InputError(
+            f"no SWE-bench manifest at {path}: the pool's sympy cases are those of "
+            "shared/swebench-dev/manifest.json, looked for above this checkout and the "
+            "working folder"
+        )
     raw = json.loads(path.read_text())
     if not isinstance(raw, list):
         raise ValueError(f"{path}: not a list of instances")
