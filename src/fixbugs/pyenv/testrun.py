@@ -25,6 +25,7 @@ __all__ = [
     "parse_test_command",
     "regressions",
     "suite_shards",
+    "suite_test_files",
     "unittest_module",
 ]
 
@@ -140,32 +141,38 @@ def unittest_module(target: str) -> str:
 _PYTEST_CONFIGS = ("pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml")
 
 
-def suite_shards(suite: str, files: Mapping[str, str], n: int) -> tuple[str, ...]:
-    """``suite`` (a pytest run of one folder) split into ``n`` runs of its test files.
-
-    The files are dealt out largest first to the lightest shard, so the
-    shards take about as long. Nothing is split (``()``) when there is less
-    than two files, when the folder is not a plain pytest run, or when the
-    repository tells pytest which files hold tests (``python_files``): then
-    only pytest itself knows what the folder runs.
-    """
+def suite_test_files(suite: str, files: Mapping[str, str]) -> list[str] | None:
+    """The test files ``suite`` (a pytest run of one folder) runs, by pytest's default
+    naming, or None when only pytest knows: not a plain pytest run of a folder, or the
+    repository names its test files itself (``python_files``)."""
     parsed = parse_test_command(suite)
-    if n < 2 or parsed.runner != "pytest":
-        return ()
+    if parsed.runner != "pytest":
+        return None
     folder = parsed.argv[-1]  # TestCommand.suite() puts the folder last
     if folder.startswith("-") or folder.endswith(".py") or "::" in folder:
-        return ()
+        return None
     root = folder.rstrip("/") + "/"
     if any("python_files" in files.get(cfg, "") for cfg in _PYTEST_CONFIGS):
-        return ()
-    tests = [
+        return None
+    return [
         p
         for p in files
         if p.startswith(root)
         and p.endswith(".py")
         and (p.rsplit("/", 1)[-1].startswith("test_") or p.endswith("_test.py"))
     ]
-    if len(tests) < 2:
+
+
+def suite_shards(suite: str, files: Mapping[str, str], n: int) -> tuple[str, ...]:
+    """``suite`` (a pytest run of one folder) split into ``n`` runs of its test files.
+
+    The files are dealt out largest first to the lightest shard, so the
+    shards take about as long. Nothing is split (``()``) when there is less
+    than two files, or when only pytest knows which files the folder runs
+    (:func:`suite_test_files`).
+    """
+    tests = suite_test_files(suite, files) if n >= 2 else None
+    if tests is None or len(tests) < 2:
         return ()
     groups: list[list[str]] = [[] for _ in range(min(n, len(tests)))]
     weight = [0] * len(groups)

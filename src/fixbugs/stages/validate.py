@@ -30,7 +30,7 @@ from agentrt import Trust
 from fixbugs.diffs import Hunk, diff_hunks
 from fixbugs.index import is_test_path
 from fixbugs.inputs import BugInputs
-from fixbugs.pyenv.testrun import parse_test_command, suite_shards
+from fixbugs.pyenv.testrun import parse_test_command, suite_shards, suite_test_files
 from fixbugs.repair.candidate_runs import (
     CandidateOutcome,
     Stage,
@@ -57,6 +57,22 @@ __all__ = [
     "run_validation",
     "validate_candidates",
 ]
+
+
+# the test folder's size above which its whole run is left out (the largest of the dev sets'
+# and the pool's BugsInPy folders is fastapi's 183 files; sympy's is 427-450)
+SUITE_MAX_TEST_FILES = 300
+
+
+def bounded_suite(suite: str | None, files: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """The whole-folder gate to run (None: none), and the note saying why it was left out."""
+    tests = suite_test_files(suite, files) if suite else None
+    if tests is None or len(tests) <= SUITE_MAX_TEST_FILES:
+        return suite, None
+    return None, (
+        f"the whole test folder ({len(tests)} test files, over {SUITE_MAX_TEST_FILES}) is not "
+        "run for each passing candidate; the changed module's and its package's tests stand in"
+    )
 
 
 def out_of_scope(hunks: list[Hunk], regions: list[tuple[str, int, int]], slack: int) -> list[str]:
@@ -188,7 +204,10 @@ async def validate_candidates(
         with ctx.recorder.tool_call(what):
             return await sb.run(cmd, timeout_s=timeout_s, env=ctx.options.test_env)
 
-    stages = _stages(repro, files, ctx.options.suite_timeout_s)
+    suite, left_out = bounded_suite(repro.suite_command, files)
+    if left_out:
+        ctx.journal.note("validation", left_out)
+    stages = _stages(replace(repro, suite_command=suite), files, ctx.options.suite_timeout_s)
     judged = judge(files, test_constants(prior, files, workspace.baseline))
 
     async def validate(limit: int, checked: bool = True) -> ValidationRun:
