@@ -239,7 +239,7 @@ def _reaching_tests(index: RepoIndex, path: str) -> list[str]:
                     (found if _runnable_test(importer) else upper).add(importer)
         seen |= found | upper
         out += sorted(found)
-        level = sorted(upper - {p for p in upper if is_test_path(p)})
+        level = sorted(p for p in upper if not is_test_path(p))  # conftest, helpers: no
     return out
 
 

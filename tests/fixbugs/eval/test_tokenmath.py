@@ -14,6 +14,7 @@ import pytest
 from agentrt import FakeClock
 from agentrt.llm import ChatRequest, FakeModel
 from agentrt.sim import get_profile
+from fixbugs.eval.run import read_tree
 from fixbugs.eval.tokenmath import (
     CaseRecording,
     RecordedCall,
@@ -92,7 +93,8 @@ def test_the_whole_bug_is_the_report_then_each_file_under_its_path(tmp_path: Pat
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "a.py").write_text("A = 1\n")
     (tmp_path / "b.py").write_text("B = 2\n")
-    text = whole_bug_text("REPORT", tmp_path, ["b.py", "pkg/a.py", "gone.py"])
+    (tmp_path / "c.png").write_bytes(b"\x89PNG\x00")  # not text: the walk leaves it out
+    text = whole_bug_text("REPORT", dict(sorted(read_tree(tmp_path).items())))
     assert text == "REPORT\n\n# file: b.py\nB = 2\n\n\n# file: pkg/a.py\nA = 1\n"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,16 +43,10 @@ class CaseRecording:
     bug_text: str = ""
 
 
-def whole_bug_text(report: str, tree: Path, files: list[str]) -> str:
-    """The report, then each of ``files`` (paths under ``tree``) under a ``# file:`` line:
+def whole_bug_text(report: str, files: Mapping[str, str]) -> str:
+    """The report, then each of ``files`` (path → text, in order) under a ``# file:`` line:
     what an agent that narrows nothing puts in its one call."""
-    parts = [report]
-    for rel in files:
-        try:
-            parts.append(f"# file: {rel}\n{(tree / rel).read_text(errors='replace')}")
-        except OSError:
-            continue
-    return "\n\n".join(parts)
+    return "\n\n".join([report, *(f"# file: {rel}\n{text}" for rel, text in files.items())])
 
 
 class RecordingModel:
@@ -110,9 +104,8 @@ async def record_case(case_dir: Path) -> CaseRecording:
     from fixbugs.eval.archive import extract_tree
     from fixbugs.eval.gold_edits import load_gold_fix
     from fixbugs.eval.oracle import ORACLE_MODEL, OracleAnswers, oracle_app
-    from fixbugs.eval.run import load_cases
+    from fixbugs.eval.run import load_cases, read_tree
     from fixbugs.inputs import load_inputs
-    from fixbugs.inputs.walk import walk_text_files
     from fixbugs.pyenv.testenv import ensure_python_env
     from fixbugs.pyenv.userenv import Interpreter
     from fixbugs.run.agent import close_models, env_for_interpreter, models_from_config, run_bug
@@ -126,9 +119,10 @@ async def record_case(case_dir: Path) -> CaseRecording:
         tree.mkdir()
         extract_tree(case.dir / case.archive, tree)
         fix = load_gold_fix(case.dir)
-        decoys = sorted(p for p in walk_text_files(tree) if p.endswith(".py"))
+        texts = read_tree(tree)
+        decoys = sorted(p for p in texts if p.endswith(".py"))
         report_md = (case.dir / "report.md").read_text(errors="replace")
-        bug_text = whole_bug_text(report_md, tree, decoys)
+        bug_text = whole_bug_text(report_md, {p: texts[p] for p in decoys})
         answers = OracleAnswers(fix, case.id, decoys=decoys)
         with serving_in_thread(oracle_app(answers.right)) as url:
             built = models_from_config(
