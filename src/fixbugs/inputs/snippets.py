@@ -34,13 +34,21 @@ from fixbugs.inputs.fences import fenced_blocks, without_fenced
 from fixbugs.inputs.textfile import clean_text
 from fixbugs.pyenv.raised import final_exception
 
-__all__ = ["MAX_SCRIPT_CHARS", "MAX_SNIPPETS", "Snippet", "SnippetKind", "extract_snippets"]
+__all__ = [
+    "MAX_SCRIPT_CHARS",
+    "MAX_SNIPPETS",
+    "Snippet",
+    "SnippetKind",
+    "extract_snippets",
+    "written_snippet",
+]
 
 MAX_SCRIPT_CHARS = 12_000  # a longer block is a file pasted whole, not a reproduction
 MAX_SNIPPETS = 5
 _MAX_TEXT = 1 << 20  # only the report's first MiB is read
 
-SnippetKind = Literal["block", "session", "command"]
+# "written": not the report's, a script written for it (a model's), held to what the report shows
+SnippetKind = Literal["block", "session", "command", "written"]
 
 _PY_TAGS = frozenset({"python", "py", "python3", "py3", "pycon", "pytb-repl", "ipython"})
 _PROMPT = re.compile(r"^(?P<p>>>>|\.\.\.)(?: |$)")
@@ -121,6 +129,23 @@ def extract_snippets(text: str) -> tuple[Snippet, ...]:
         if s not in out:
             out.append(s)
     return tuple(out[:MAX_SNIPPETS])
+
+
+def written_snippet(source: str, report_text: str) -> Snippet:
+    """A script written for the report (not pasted in it), held to what the report shows:
+    the exception of its pasted traceback (else the type it names in prose) and the output
+    it says the code should print. What the script itself prints or asserts is no evidence
+    of the report's failure, so nothing of the script sets these."""
+    text = clean_text(report_text[:_MAX_TEXT]).text.replace("\t", "    ")
+    raised = _report_exception(text)
+    wanted = bounded.search(_EXPECTED, without_fenced(text))
+    return Snippet(
+        source.rstrip() + "\n",
+        "written",
+        raises=raised[0] if raised else None,
+        message=raised[1] if raised else "",
+        expected=wanted["value"] if wanted else None,
+    )
 
 
 def _from_block(block: _Block, after: _Block | None) -> list[Snippet]:

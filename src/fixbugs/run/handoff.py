@@ -240,7 +240,7 @@ def _root_cause(report: ReportModel) -> str | None:
 def _evidence(rep: ReproductionItem, text: _Fmt = one_line, code: _Fmt = _tick) -> str:
     """How the bug was reproduced, in one line, or that it was not (``text`` and ``code``
     make the report's strings inert for where the line goes)."""
-    what = "the report's code" if rep.script else (code(rep.command) if rep.command else None)
+    what = _script_name(rep) if rep.script else (code(rep.command) if rep.command else None)
     what = what or "the tests"
     summary = f": {text(rep.summary)}" if rep.summary else ""
     origin = text(rep.origin)
@@ -251,6 +251,11 @@ def _evidence(rep: ReproductionItem, text: _Fmt = one_line, code: _Fmt = _tick) 
     if rep.status == "could_not_run":
         return f"not reproduced: {what} could not run{summary}"
     return "not reproduced: no test command was given or found"
+
+
+def _script_name(rep: ReproductionItem) -> str:
+    """Whose script reproduced the bug: the user's (the report's) or the model's."""
+    return "the model's script" if rep.origin == "written" else "the report's code"
 
 
 def _verdict(report: ReportModel) -> str:
@@ -271,7 +276,7 @@ def _reproduced_passes(report: ReportModel, code: _Fmt = _tick) -> str:
         return "no reproducing test ran before the fix, so none shows it gone"
     if rep.script:
         expected = " and prints what the report expects" if rep.expected else ""
-        return f"the report's code no longer fails{expected}"
+        return f"{_script_name(rep)} no longer fails{expected}"
     return f"the failing tests ({code(rep.command or 'the reproduction')}) now pass"
 
 
@@ -283,8 +288,8 @@ def _unchecked(report: ReportModel) -> list[str]:
         out.append(f"The bug itself: {_evidence(rep)}")
     elif rep.script and not rep.expected:
         out.append(
-            "The right result: the report's code names no expected output, so the check saw "
-            "only the failure gone"
+            "The right result: the report names no expected output, so the check saw "
+            f"only the failure of {_script_name(rep)} gone"
         )
     if rep.sbfl_skipped:
         out.append(

@@ -1,9 +1,10 @@
 """Which model steps a run takes, and how long each may take.
 
-Five stages can ask a model: the analysis maps log chunks (``log_map``), file
-relevance reads candidate files (``relevance``), the root cause asks the
-judge (``judgment``), the fix stage asks for a rewrite (``rewrite``) and
-scores candidates' naturalness (``naturalness``). Each costs seconds of
+Five stages can ask a model, in six steps: the analysis maps log chunks (``log_map``), file
+relevance reads candidate files (``relevance``), the reproduction asks the
+judge for a script when nothing else reproduced the bug (``reproduce``), the
+root cause asks the judge (``judgment``), the fix stage asks for a rewrite
+(``rewrite``) and scores candidates' naturalness (``naturalness``). Each costs seconds of
 prefill and decode, and a step whose answer changes no outcome (no rank, no
 region, no validated fix) only makes the user wait. So a run names the steps
 it takes: every step on an endpoint the config trusts (``trust = "high"``),
@@ -38,10 +39,10 @@ __all__ = [
     "ModelStepsOption",
 ]
 
-ModelStep = Literal["log_map", "relevance", "judgment", "rewrite", "naturalness"]
+ModelStep = Literal["log_map", "relevance", "reproduce", "judgment", "rewrite", "naturalness"]
 MODEL_STEPS: tuple[ModelStep, ...] = get_args(ModelStep)
 # the steps the judge role serves; the others are the map role's routine steps
-JUDGE_STEPS: frozenset[ModelStep] = frozenset({"judgment", "rewrite"})
+JUDGE_STEPS: frozenset[ModelStep] = frozenset({"reproduce", "judgment", "rewrite"})
 
 # Seconds each step may take before its answer is dropped. Set from the
 # embedded model's measured cost on 2 cores (MEASUREMENTS.md, "model steps"):
@@ -50,6 +51,9 @@ JUDGE_STEPS: frozenset[ModelStep] = frozenset({"judgment", "rewrite"})
 _DEADLINES_S: dict[ModelStep, float] = {
     "log_map": 30.0,
     "relevance": 60.0,
+    # not measured on the embedded model (off on low trust): one script of a few hundred
+    # tokens, about what a rewrite writes, with a longer prompt
+    "reproduce": 60.0,
     "judgment": 45.0,
     "rewrite": 30.0,
     "naturalness": 30.0,
@@ -136,7 +140,7 @@ ModelStepsOption = Annotated[
     typer.Option(
         "--model-steps",
         help="Model steps to take: all, none, or some of "
-        "log_map,relevance,judgment,rewrite,naturalness (default: as the endpoints' "
-        "trust allows).",
+        "log_map,relevance,reproduce,judgment,rewrite,naturalness (default: as the "
+        "endpoints' trust allows).",
     ),
 ]

@@ -127,7 +127,8 @@ class ReproductionItem(_Open):
     script: str | None = Field(
         default=None,
         description="origin snippet: the report's own code that reproduced the bug, as a "
-        "script; ``command`` runs it as validation's fail-to-pass gate",
+        "script (origin written: a script the judge model wrote for the report, held to what "
+        "the report shows); ``command`` runs it as validation's fail-to-pass gate",
     )
     expected: str | None = Field(
         default=None,

@@ -93,11 +93,12 @@ def oracle_check(repro: Reproduction) -> FailedCheck | None:
     to, a fix that only changes the failure passes. A test (given, found or the report's)
     asserts what it expects, so it is no weak oracle.
     """
-    if repro.origin != "snippet" or repro.expected is not None:
+    if repro.origin not in ("snippet", "written") or repro.expected is not None:
         return None
+    what = "a script the model wrote" if repro.origin == "written" else "the report's code"
     return FailedCheck(
         "weak_oracle",
-        "the report's code is the only reproduction and the report does not say what it "
+        f"{what} is the only reproduction and the report does not say what it "
         'should print or return; a report that says so ("I expected `...`") is checked for it',
     )
 
@@ -270,8 +271,8 @@ async def settle_lead(
         if parsed.runner == "pytest":
             failing = [t for t, o in repro.baseline.items() if o.lower() != "passed"]
             failing_files: Sequence[str] = parsed.files
-        elif repro.origin == "snippet":
-            failing, failing_files = [], ()  # the report's code is no test of the project
+        elif repro.origin in ("snippet", "written"):
+            failing, failing_files = [], ()  # a script is no test of the project
         else:
             return None  # another runner's test ids: the probe's pytest ids would not match
         ctx.journal.note(

@@ -3,7 +3,9 @@
 The command is the user's (``--test``), else one found in the report
 (:mod:`fixbugs.stages.findtest`); else the report's own code
 (:mod:`fixbugs.inputs.snippets`, run by :mod:`fixbugs.stages.snippet`); else an
-existing test of the top-ranked files that fails as the report shows. The
+existing test of the top-ranked files that fails as the report shows; else,
+with a trusted judge, a script it writes from the issue, held to what the
+issue shows (:mod:`fixbugs.stages.written_repro`). The
 snippet comes before the discovered tests: it is the user's own account of the
 failure, while a failing test found near the top files may fail for another
 reason. The report and the test output are hostile text: every parse of them
@@ -50,6 +52,7 @@ from fixbugs.stages.findtest import (
 )
 from fixbugs.stages.sbfl_fork import sbfl_in_fork
 from fixbugs.stages.snippet_repro import from_snippet, run_report_snippets, snippet_spectrum
+from fixbugs.stages.written_repro import written_reproduction
 
 __all__ = ["reproduce", "run_reproduction"]
 
@@ -150,6 +153,11 @@ async def _reproduce(
     ):
         origin = "discovered"
         cmd = await _discover(inputs, analysis, ctx, workspace)
+    if not cmd:
+        written = await written_reproduction(inputs, analysis.ranked, ctx, workspace)
+        if written is not None and written.verdict.status == "reproduced":
+            crash = await _crash(written.output, ctx)
+            return replace(from_snippet(written, ctx), crash=crash), written.snippet
     if not cmd and snippet is not None:
         return from_snippet(snippet, ctx), None
     if not cmd:

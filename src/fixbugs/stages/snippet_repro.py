@@ -97,21 +97,25 @@ def _suite(ctx: RunContext) -> str | None:
 
 
 def from_snippet(run: SnippetRun, ctx: RunContext) -> Reproduction:
-    """The stage's record of a snippet's run: confirmed only when it failed as reported."""
+    """The stage's record of a snippet's run: confirmed only when it failed as reported.
+
+    A script the model wrote (kind ``written``) is recorded as origin ``written``,
+    so no reader takes it for the user's own code."""
     v, s = run.verdict, run.snippet
+    what = "the model's script" if s.kind == "written" else "the report's snippet"
     if v.status == "reproduced":
-        summary = f"the report's snippet fails as reported: {v.reason}"
+        summary = f"{what} fails as reported: {v.reason}"
         status: ReproStatus = "confirmed"
     elif v.status == "could_not_run":
-        summary = f"could not run the report's snippet: {v.reason}; the bug was not reproduced"
+        summary = f"could not run {what}: {v.reason}; the bug was not reproduced"
         status = "could_not_run"
     else:
-        summary = f"the report's snippet does not fail as reported: {v.reason}"
+        summary = f"{what} does not fail as reported: {v.reason}"
         status = "passes"
     confirmed = status == "confirmed"
     rep = Reproduction(
         gate_command(s) if confirmed else None,
-        "snippet",
+        "written" if s.kind == "written" else "snippet",
         status,
         summary,
         output_tail=tail(run.output),

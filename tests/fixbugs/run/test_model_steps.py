@@ -42,7 +42,7 @@ def test_parse_names_all_none_or_a_list_and_round_trips() -> None:
 def test_a_bad_step_is_one_line_naming_the_valid_ones(spec: str) -> None:
     with pytest.raises(InputError) as exc:
         ModelSteps.parse(spec)
-    assert "log_map, relevance, judgment, rewrite, naturalness" in str(exc.value)
+    assert "log_map, relevance, reproduce, judgment, rewrite, naturalness" in str(exc.value)
     assert "\n" not in str(exc.value)
 
 
@@ -82,8 +82,9 @@ def test_steps_follow_each_roles_trust() -> None:
     high = ModelSteps.by_trust("high", "high")
     assert high == ALL_STEPS
     judge_only = ModelSteps.by_trust("low", "high")
-    assert {"judgment", "rewrite"} <= judge_only.enabled
-    assert judge_only.enabled - {"judgment", "rewrite"} <= model_steps.LOW_TRUST_STEPS.enabled
+    judged = {"reproduce", "judgment", "rewrite"}
+    assert judged <= judge_only.enabled
+    assert judge_only.enabled - judged <= model_steps.LOW_TRUST_STEPS.enabled
     assert ModelSteps.by_trust("low", "low") == model_steps.LOW_TRUST_STEPS
     assert ModelSteps.deadline_s("judgment", "high") > ModelSteps.deadline_s("judgment", "low")
 

@@ -39,7 +39,7 @@ def test_only_a_snippet_without_an_expected_output_is_a_weak_oracle() -> None:
     weak = oracle_check(snippet)
     assert weak is not None and weak.kind == "weak_oracle"
     assert oracle_check(Reproduction("c", "snippet", "confirmed", "s", expected="3.0")) is None
-    for origin in ("given", "report", "discovered", "written"):
+    for origin in ("given", "report", "discovered"):
         assert oracle_check(Reproduction("pytest t.py", origin, "confirmed", "s")) is None
 
 

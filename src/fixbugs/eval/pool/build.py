@@ -141,7 +141,8 @@ def build_command(
         str | None, typer.Option(help="Comma-separated case ids to build (default: all).")
     ] = None,
     project: Annotated[
-        list[str] | None, typer.Option(help=f"Only this project (default: {', '.join(PROJECTS)}).")
+        list[str] | None,
+        typer.Option(help=f"Only this project (default: all: {', '.join((*PROJECTS, 'sympy'))})."),
     ] = None,
     issues: Annotated[
         Path | None,
