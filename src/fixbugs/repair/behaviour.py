@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from fixbugs.errors import InputError
 from fixbugs.inputs.boundedjson import loads as bounded_loads
 from fixbugs.inputs.inert import one_line
-from fixbugs.repair.shapes import parse_module
+from fixbugs.repair.changed_ast import parse_module
 from fixbugs.repair.verdict import FailedCheck
 
 __all__ = [

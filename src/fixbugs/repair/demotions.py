@@ -36,7 +36,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from fixbugs.repair.shapes import classify_change, node_key, node_text, parse_module
+from fixbugs.repair.changed_ast import node_key, node_text, parse_module
+from fixbugs.repair.shapes import classify_change
 from fixbugs.repair.verdict import FailedCheck, shape_check
 
 __all__ = ["change_checks", "change_size", "scope_pairs"]

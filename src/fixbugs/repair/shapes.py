@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import ast
 import difflib
-import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from agentrt import parse_python
 from fixbugs.diffs import apply_to_text, changed_window, diff_files
+from fixbugs.repair.changed_ast import changed_lists, node_key, node_text, text_lines
 
 __all__ = [
     "SHAPE_LABELS",
@@ -47,9 +46,6 @@ __all__ = [
     "ShapeKind",
     "classify_change",
     "classify_diff",
-    "node_key",
-    "node_text",
-    "parse_module",
 ]
 
 ShapeKind = Literal["swallows", "negates_condition", "returns_constant"]
@@ -84,11 +80,11 @@ def classify_change(old: str, new: str) -> ChangeShape | None:
     """The shape of rewriting one file's ``old`` text as ``new`` (None: no such shape)."""
     if old == new:
         return None
-    a, b = _lines(old), _lines(new)
+    a, b = text_lines(old), text_lines(new)
     p, a_hi, b_hi = changed_window(a, b)
     if not _may_have_shape("".join(a[p:a_hi]), "".join(b[p:b_hi]), new):
         return None
-    lists = _changed_lists(old, new, a, b, p + 1, a_hi)
+    lists = changed_lists(old, new, a, b, p + 1, a_hi)
     if lists is None:
         return None
     found = list(_stmt_lists(*lists))
@@ -131,161 +127,6 @@ def _may_have_shape(removed: str, added: str, new: str) -> bool:
     return "except" in new
 
 
-def _lines(text: str) -> list[str]:
-    return re.findall(r"[^\n]*\n|[^\n]+$", text)
-
-
-def _changed_lists(
-    old: str, new: str, a: list[str], b: list[str], lo: int, hi: int
-) -> tuple[list[ast.stmt], list[ast.stmt]] | None:
-    """The old and new statements around old lines ``lo``..``hi`` (``hi = lo - 1``: inserted).
-
-    Parsing a whole file per candidate is slow on a big file, so the
-    smallest old statement holding the change is parsed, old and new, on
-    its own; the whole files only when no such part parses.
-    """
-    delta = len(b) - len(a)
-    for start, end in _enclosing(old, lo, hi):
-        before = _parse_part(a, start, end)
-        after = _parse_part(b, start, end + delta) if before is not None else None
-        if before is not None and after is not None:
-            return before.body, after.body
-    t0, t1 = _parse(old), _parse(new)
-    if t0 is None or t1 is None:
-        return None
-    return t0.body, t1.body
-
-
-@dataclass(frozen=True, slots=True)
-class _Span:
-    start: int  # first line, decorators included
-    end: int
-    simple: bool  # a statement without a body of its own
-    parent: int | None  # index of the statement around it (None: the module)
-
-
-def _enclosing(old: str, lo: int, hi: int) -> list[tuple[int, int]]:
-    """Line spans worth parsing on their own around old lines ``lo``..``hi``, smallest first.
-
-    The smallest old statement holding the change (an insertion strictly
-    inside it), then the statement around it; a simple statement is never
-    parsed alone but with its parent, so a handler's body is judged with
-    its ``try`` and an inserted ``return`` with what follows it.
-    """
-    spans = _stmt_spans(old)
-    if hi >= lo:
-        holding = [i for i, t in enumerate(spans) if t.start <= lo and hi <= t.end]
-    else:
-        holding = [i for i, t in enumerate(spans) if t.start < lo <= t.end]
-    if not holding:
-        return []
-    i: int | None = min(holding, key=lambda j: spans[j].end - spans[j].start)
-    out: list[tuple[int, int]] = []
-    while i is not None and len(out) < 2:
-        if not spans[i].simple:
-            out.append((spans[i].start, spans[i].end))
-        i = spans[i].parent
-    return out
-
-
-@functools.lru_cache(maxsize=32)
-def _stmt_spans(text: str) -> tuple[_Span, ...]:
-    tree = _parse(text)
-    if tree is None:
-        return ()
-    nodes: list[ast.stmt] = []
-    parent: dict[int, int | None] = {}
-
-    def visit(node: ast.AST, up: int | None) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.stmt):
-                parent[len(nodes)] = up
-                nodes.append(child)
-                visit(child, len(nodes) - 1)
-            else:
-                visit(child, up)
-
-    visit(tree, None)
-    out = []
-    for i, node in enumerate(nodes):
-        decorators = getattr(node, "decorator_list", None) or []
-        start = min([node.lineno, *(d.lineno for d in decorators)])
-        simple = not isinstance(getattr(node, "body", None), list)
-        out.append(_Span(start, node.end_lineno or node.lineno, simple, parent[i]))
-    return tuple(out)
-
-
-def _parse_part(lines: list[str], start: int, end: int) -> ast.Module | None:
-    """Lines ``start``..``end`` parsed on their own, at their own line numbers.
-
-    The part's first indent is taken off every line that has it (a line in
-    a string or a bracket without it is left as is: there it does not matter).
-    """
-    if not (1 <= start <= end <= len(lines)):
-        return None
-    first = lines[start - 1]
-    indent = first[: len(first) - len(first.lstrip(" \t"))]
-    part = [ln[len(indent) :] if ln.startswith(indent) else ln for ln in lines[start - 1 : end]]
-    return _parse("\n" * (start - 1) + "".join(part))
-
-
-@functools.lru_cache(maxsize=64)
-def _parse(text: str) -> ast.Module | None:
-    # cached: every candidate of a file is compared with the same old text
-    try:
-        return parse_python(text)
-    except (SyntaxError, ValueError):
-        return None
-
-
-_KEY = "_fixbugs_shape_key"
-
-
-def _key(node: ast.AST | Sequence[ast.AST]) -> str:
-    """Structure without positions: the same code at another indent has the same key.
-
-    Kept on the node once computed and built from its children's keys: the
-    walk compares a statement, then its body, then the statements in it, and
-    an ``ast.dump`` at each level took 145 of 287 profiled seconds of youtube-dl-2's
-    candidate generation (a 2,624-line ``common.py``).
-    """
-    if not isinstance(node, ast.AST):
-        return "[" + ", ".join(_key(n) for n in node) + "]"
-    done = node.__dict__.get(_KEY)
-    if done is not None:
-        return done  # type: ignore[no-any-return]
-    parts = [type(node).__name__]
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            parts.append(_key(value))
-        elif isinstance(value, list):
-            parts.append(
-                "[" + ", ".join(_key(v) if isinstance(v, ast.AST) else repr(v) for v in value) + "]"
-            )
-        else:
-            parts.append(repr(value))
-    key = "(" + " ".join(parts) + ")"
-    setattr(node, _KEY, key)
-    return key
-
-
-def _text(node: ast.AST | None, limit: int = 60) -> str:
-    if node is None:
-        return ""
-    try:
-        s = " ".join(ast.unparse(node).split())
-    except (ValueError, TypeError, AttributeError, RecursionError):
-        return "..."
-    return s if len(s) <= limit else s[: limit - 3] + "..."
-
-
-# the helpers other ast checks of a change share (fixbugs.repair.demotions)
-node_key = _key
-node_text = _text
-parse_module = _parse
-
-
 # -- walking the two trees ----------------------------------------------------
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
@@ -293,7 +134,9 @@ _BLOCKS = ("body", "orelse", "finalbody", "handlers")
 
 def _stmt_lists(olds: list[ast.stmt], news: list[ast.stmt]) -> Iterator[ChangeShape]:
     """Shapes of the differences between two statement lists (then, recursively, inside)."""
-    sm = difflib.SequenceMatcher(None, [_key(s) for s in olds], [_key(s) for s in news], False)
+    sm = difflib.SequenceMatcher(
+        None, [node_key(s) for s in olds], [node_key(s) for s in news], False
+    )
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "equal":
             continue
@@ -307,14 +150,14 @@ def _stmt_lists(olds: list[ast.stmt], news: list[ast.stmt]) -> Iterator[ChangeSh
 
 def _pair(x: ast.stmt, y: ast.stmt) -> Iterator[ChangeShape]:
     """One statement rewritten as another of the same kind."""
-    if _key(x) == _key(y):
+    if node_key(x) == node_key(y):
         return
     yield from _negations(x, y)
     if isinstance(x, ast.If) and isinstance(y, ast.If) and _swapped(x, y):
         yield ChangeShape("negates_condition", f"swaps the if/else branches at line {y.lineno}")
         return
     if isinstance(x, ast.Return) and isinstance(y, ast.Return) and _now_constant(x, y):
-        old, new = _text(x.value), _text(y.value)
+        old, new = node_text(x.value), node_text(y.value)
         yield ChangeShape(
             "returns_constant", f"replaces return {old} with return {new} at line {y.lineno}"
         )
@@ -332,9 +175,9 @@ def _pair(x: ast.stmt, y: ast.stmt) -> Iterator[ChangeShape]:
 def _swapped(x: ast.If, y: ast.If) -> bool:
     """The same test, its two branches swapped (a negation of the whole condition)."""
     return bool(x.orelse) and (
-        _key(x.test) == _key(y.test)
-        and _key(x.body) == _key(y.orelse)
-        and _key(x.orelse) == _key(y.body)
+        node_key(x.test) == node_key(y.test)
+        and node_key(x.body) == node_key(y.orelse)
+        and node_key(x.orelse) == node_key(y.body)
     )
 
 
@@ -350,13 +193,13 @@ def _now_constant(x: ast.Return, y: ast.Return) -> bool:
 
 def _block(a: list[ast.stmt], b: list[ast.stmt], *, followed: bool) -> Iterator[ChangeShape]:
     """Statements ``a`` replaced by statements ``b`` of other kinds (either may be empty)."""
-    old_keys = {_key(s) for top in a for s in ast.walk(top) if isinstance(s, ast.stmt)}
-    old_text = "\n".join(_text(s, 10_000) for s in a)
+    old_keys = {node_key(s) for top in a for s in ast.walk(top) if isinstance(s, ast.stmt)}
+    old_text = "\n".join(node_text(s, 10_000) for s in a)
     for top in b:
         for s in ast.walk(top):
             if not isinstance(s, ast.Try | ast.TryStar | ast.With | ast.AsyncWith):
                 continue
-            if _key(s) in old_keys:
+            if node_key(s) in old_keys:
                 continue  # the same statement as before, only moved
             if isinstance(s, ast.Try | ast.TryStar) and _wraps(s.body, old_keys, old_text):
                 what = _first_discarding(s.handlers)
@@ -372,7 +215,7 @@ def _block(a: list[ast.stmt], b: list[ast.stmt], *, followed: bool) -> Iterator[
                 if sup:
                     yield ChangeShape(
                         "swallows",
-                        f"wraps existing code at line {s.lineno} in {_text(sup[0])}",
+                        f"wraps existing code at line {s.lineno} in {node_text(sup[0])}",
                     )
     # an unconditional ``return <constant>`` in place of existing code, or cutting it short
     substantive = [s for s in a if not _inert(s)]
@@ -381,12 +224,12 @@ def _block(a: list[ast.stmt], b: list[ast.stmt], *, followed: bool) -> Iterator[
             if substantive:
                 yield ChangeShape(
                     "returns_constant",
-                    f"replaces the code at line {s.lineno} with return {_text(s.value)}",
+                    f"replaces the code at line {s.lineno} with return {node_text(s.value)}",
                 )
             elif followed or i < len(b) - 1:
                 yield ChangeShape(
                     "returns_constant",
-                    f"returns {_text(s.value)} at line {s.lineno}, before the code after it",
+                    f"returns {node_text(s.value)} at line {s.lineno}, before the code after it",
                 )
             break
 
@@ -395,20 +238,22 @@ def _wraps(body: list[ast.stmt], old_keys: set[str], old_text: str) -> bool:
     """``body`` holds code the change took from its old place (exactly, or nearly so)."""
     if not old_keys:
         return False
-    if any(_key(s) in old_keys for top in body for s in ast.walk(top) if isinstance(s, ast.stmt)):
+    if any(
+        node_key(s) in old_keys for top in body for s in ast.walk(top) if isinstance(s, ast.stmt)
+    ):
         return True
-    new_text = "\n".join(_text(s, 10_000) for s in body)
+    new_text = "\n".join(node_text(s, 10_000) for s in body)
     # bounded: a quadratic match of two long texts would cost more than it tells
     return difflib.SequenceMatcher(None, old_text[:2000], new_text[:2000], False).ratio() >= 0.75
 
 
 def _handlers_changed(x: ast.Try | ast.TryStar, y: ast.Try | ast.TryStar) -> Iterator[ChangeShape]:
     """An existing ``try`` whose handlers now discard what they did not discard before."""
-    old_keys = {_key(h) for h in x.handlers}
+    old_keys = {node_key(h) for h in x.handlers}
     # the exceptions the old handlers already discarded: discarding them still is no change
     dropped = {_type_key(h) for h in x.handlers if _discards(h.body) is not None}
     for i, h in enumerate(y.handlers):
-        if _key(h) in old_keys or _type_key(h) in dropped:
+        if node_key(h) in old_keys or _type_key(h) in dropped:
             continue
         does = _discards(h.body)
         if does is None:
@@ -432,11 +277,11 @@ def _first_discarding(handlers: list[ast.ExceptHandler]) -> tuple[str, str] | No
 
 
 def _type_key(h: ast.ExceptHandler) -> str:
-    return _key(h.type) if h.type is not None else ""
+    return node_key(h.type) if h.type is not None else ""
 
 
 def _types(h: ast.ExceptHandler) -> str:
-    return _text(h.type, 40) if h.type is not None else "(bare)"
+    return node_text(h.type, 40) if h.type is not None else "(bare)"
 
 
 # -- what a handler does ------------------------------------------------------
@@ -459,7 +304,9 @@ def _discards(body: list[ast.stmt]) -> str | None:
         elif isinstance(s, ast.Break):
             parts.append("breaks the loop")
         elif isinstance(s, ast.Return) and (s.value is None or _constant(s.value)):
-            parts.append(f"returns {_text(s.value)}".rstrip() if s.value is not None else "returns")
+            parts.append(
+                f"returns {node_text(s.value)}".rstrip() if s.value is not None else "returns"
+            )
         elif isinstance(s, ast.Expr) and _is_log_call(s.value):
             parts.append("logs the error")
         else:
@@ -546,7 +393,7 @@ def _negations(x: ast.stmt, y: ast.stmt) -> Iterator[ChangeShape]:
         if where is not None:
             yield ChangeShape(
                 "negates_condition",
-                f"negates {where} at line {b.lineno}: {_text(a)} -> {_text(b)}",
+                f"negates {where} at line {b.lineno}: {node_text(a)} -> {node_text(b)}",
             )
 
 
@@ -557,7 +404,9 @@ def _negated(a: ast.expr, b: ast.expr) -> bool:
 
 def _is_not_of(e: ast.expr, inner: ast.expr) -> bool:
     return (
-        isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not) and _key(e.operand) == _key(inner)
+        isinstance(e, ast.UnaryOp)
+        and isinstance(e.op, ast.Not)
+        and node_key(e.operand) == node_key(inner)
     )
 
 
@@ -572,7 +421,7 @@ def _diffs(
         if type(a) is not type(b):
             yield a, b, parent, field
             return
-        if _key(a) == _key(b):
+        if node_key(a) == node_key(b):
             return
         for name in a._fields:
             if isinstance(a, ast.stmt | ast.ExceptHandler) and name in _BLOCKS:
