@@ -38,7 +38,7 @@ from fixbugs.stages.snippet import (
 )
 from fixbugs.stages.snippet_names import with_free_names_imported
 
-__all__ = ["from_snippet", "run_report_snippets", "snippet_spectrum"]
+__all__ = ["from_snippet", "judged_run", "run_report_snippets", "snippet_spectrum"]
 
 SNIPPET_RUNS = 3  # the report's first snippets tried
 SNIPPET_TIMEOUT_S = 60.0
@@ -52,7 +52,6 @@ async def run_report_snippets(
         return None
     # the report's text, read in a worker thread: off the service's event loop
     snippets = (await asyncio.to_thread(extract_snippets, inputs.report.text))[:SNIPPET_RUNS]
-    env = ctx.options.python
     last: SnippetRun | None = None
     for pasted in snippets:
         source, imports = await asyncio.to_thread(
@@ -65,23 +64,42 @@ async def run_report_snippets(
                 f"the report's {s.kind} snippet uses names it does not import: "
                 f"added {'; '.join(imports)}",
             )
-        with ctx.recorder.tool_call("the report's snippet"):
-            last = await run_snippet(
-                s,
-                workspace,
-                python=str(env.python) if env is not None else "python",
-                env=ctx.options.test_env,
-                timeout_s=min(ctx.options.test_timeout_s, SNIPPET_TIMEOUT_S),
-            )
-        v = last.verdict
-        ctx.journal.note(
-            "reproduction",
-            f"the report's {s.kind} snippet (the report says it {s.expects}): "
-            f"{v.status.replace('_', ' ')}: {v.reason}",
+        last = await judged_run(
+            s,
+            ctx,
+            workspace,
+            tool="the report's snippet",
+            said=f"the report's {s.kind} snippet (the report says it {s.expects})",
+            timeout_s=SNIPPET_TIMEOUT_S,
         )
-        if v.status == "reproduced":
+        if last.verdict.status == "reproduced":
             break
     return last
+
+
+async def judged_run(
+    snippet: Snippet,
+    ctx: RunContext,
+    workspace: Workspace,
+    *,
+    tool: str,
+    said: str,
+    timeout_s: float,
+) -> SnippetRun:
+    """One run of ``snippet`` in ``workspace`` with the project's interpreter, recorded as
+    the tool call ``tool``; its verdict goes to the run's notes after ``said``."""
+    env = ctx.options.python
+    with ctx.recorder.tool_call(tool):
+        run = await run_snippet(
+            snippet,
+            workspace,
+            python=str(env.python) if env is not None else "python",
+            env=ctx.options.test_env,
+            timeout_s=min(ctx.options.test_timeout_s, timeout_s),
+        )
+    v = run.verdict
+    ctx.journal.note("reproduction", f"{said}: {v.status.replace('_', ' ')}: {v.reason}")
+    return run
 
 
 def _suite(ctx: RunContext) -> str | None:

@@ -10,7 +10,7 @@ and the top-ranked files' outlines, as Agentless does (model step
 weak model's script reproduces nothing).
 
 The script is a candidate, never evidence by itself: it runs in the sandbox
-exactly as the report's own snippet would (:func:`fixbugs.stages.snippet.run_snippet`,
+exactly as the report's own snippet would (:func:`fixbugs.stages.snippet_repro.judged_run`,
 the project's interpreter, a bounded time) and is judged by the same rule
 (:func:`fixbugs.stages.snippet.judge_snippet_run`) against what the *issue*
 shows (:func:`fixbugs.inputs.snippets.written_snippet`): the exception of
@@ -38,7 +38,8 @@ from fixbugs.inputs.snippets import MAX_SCRIPT_CHARS, written_snippet
 from fixbugs.localize.rank import RankedFile
 from fixbugs.run.context import RunContext
 from fixbugs.sandbox.executor import Workspace
-from fixbugs.stages.snippet import SnippetRun, run_snippet
+from fixbugs.stages.snippet import SnippetRun
+from fixbugs.stages.snippet_repro import judged_run
 
 __all__ = ["REPRO_SYSTEM", "repro_prompt", "script_of", "written_reproduction"]
 
@@ -132,19 +133,11 @@ async def written_reproduction(
         )
         return None
     snippet = written_snippet(source, inputs.report.text)
-    env = ctx.options.python
-    with ctx.recorder.tool_call("the model's reproduction script"):
-        run = await run_snippet(
-            snippet,
-            workspace,
-            python=str(env.python) if env is not None else "python",
-            env=ctx.options.test_env,
-            timeout_s=min(ctx.options.test_timeout_s, WRITTEN_TIMEOUT_S),
-        )
-    v = run.verdict
-    ctx.journal.note(
-        "reproduction",
-        f"the model's script (held to what the issue shows: it {snippet.expects}): "
-        f"{v.status.replace('_', ' ')}: {v.reason}",
+    return await judged_run(
+        snippet,
+        ctx,
+        workspace,
+        tool="the model's reproduction script",
+        said=f"the model's script (held to what the issue shows: it {snippet.expects})",
+        timeout_s=WRITTEN_TIMEOUT_S,
     )
-    return run
