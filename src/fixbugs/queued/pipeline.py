@@ -6,7 +6,8 @@
     (model)     (sandbox)       (model)       (sandbox)
 
 ``analysis`` runs the static analysis and the model's file relevance;
-``reproduction`` runs the tests and SBFL in a sandbox; ``root_cause`` is the
+``reproduction`` runs the tests and SBFL in a sandbox (without the judge's
+reproduction script, whose model wait would hold the core); ``root_cause`` is the
 model's judgment and the fix proposal (templates, ingredients, the model's
 rewrite, ranked by naturalness: no sandbox needed); ``repair`` validates
 the candidates in sandbox forks and records the report. Each is an
@@ -75,6 +76,10 @@ __all__ = [
 ]
 
 QUEUE_STAGES = ("analysis", "reproduction", "root_cause", "repair")
+NO_SCRIPT_STAGED = (
+    "the judge was not asked for a reproduction script: in the staged service that wait would "
+    "hold a sandbox core (a single `fixbugs run` asks it)"
+)
 MODEL_STAGES = frozenset({"analysis", "root_cause"})
 
 # where a bug's progress events go: (job, event as a dict)
@@ -291,12 +296,19 @@ class StagedAgent:
     async def _reproduction(self, sctx: StageContext) -> Mapping[str, Any]:
         state, texts = self._upstream(sctx, "analysis")
         inputs, ctx = await self._context(sctx, state, texts)
+        # The judge's reproduction script (step ``reproduce``) is not asked here: this stage
+        # holds a sandbox core, and its wait on the model would hold it too
+        steps = ctx.model_steps()
+        if steps.on("reproduce"):
+            ctx = replace(ctx, options=replace(ctx.options, model_steps=steps.without("reproduce")))
         walls = dict(state.walls)
         async with (
             self._workspace(inputs, ctx) as ws,
             self._agent_stage(ctx, "reproduction", walls),
         ):
             rep, sbfl = await run_reproduction(inputs, state.analysis, ctx, ws)
+            if steps.on("reproduce") and not rep.confirmed:
+                ctx.journal.note("reproduction", NO_SCRIPT_STAGED)
         run = state.with_reproduction(rep, sbfl)
         return self._record(run, ctx, walls, texts)
 

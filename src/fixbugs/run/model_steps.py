@@ -72,6 +72,10 @@ class ModelSteps:
     def on(self, step: ModelStep) -> bool:
         return step in self.enabled
 
+    def without(self, step: ModelStep) -> ModelSteps:
+        """These steps but ``step``."""
+        return ModelSteps(self.enabled - {step})
+
     @staticmethod
     def deadline_s(step: ModelStep, trust: Trust = "low") -> float:
         """How long ``step`` may take on an endpoint of ``trust``."""

@@ -18,11 +18,15 @@ from userpython import user_python
 
 from agentrt import Trust
 from agentrt.llm import FakeModel
+from agentrt.pipeline import PipelineRunner
+from agentrt.queues import EpochClock, open_queue
 from agentrt.sim import ResponderInput
 from agentrt.tokens import LatencyModel
 from fixbugs.inputs import load_inputs
 from fixbugs.inputs.snippets import written_snippet
 from fixbugs.pyenv.userenv import Interpreter
+from fixbugs.queued import QUEUE_STAGES, BugSpec, StagedAgent, StagedConfig
+from fixbugs.queued.pipeline import NO_SCRIPT_STAGED
 from fixbugs.run.agent import env_for_interpreter, run_bug
 from fixbugs.run.context import AgentOptions, Models
 from fixbugs.run.model_steps import ModelSteps
@@ -159,3 +163,33 @@ def test_a_written_reproduction_without_an_expected_result_is_a_weak_oracle() ->
     assert check is not None and check.kind == "weak_oracle"
     assert "a script the model wrote" in check.why
     assert oracle_check(replace(rep, expected="42")) is None
+
+
+async def test_the_staged_service_does_not_hold_a_core_for_the_script(tmp_path: Path) -> None:
+    """Its reproduction stage holds a sandbox core: no model wait there, and the run says so."""
+    model, systems = _judge(RIGHT)
+    repo = _repo(tmp_path)
+    q = open_queue(f"sqlite:///{tmp_path / 'q.db'}", clock=EpochClock())
+
+    async def opts() -> AgentOptions:
+        return replace(AgentOptions.for_env(PY), model_steps=ModelSteps(frozenset({"reproduce"})))
+
+    agent = StagedAgent(
+        Models(map=model, judge=model, judge_trust="high"),
+        opts,
+        clock=q.clock,
+        publish=lambda job, ev: None,
+        config=StagedConfig(sandbox_slots=1),
+        workspace=PlainWorkspace.create,
+    )
+    runner = PipelineRunner(agent.pipeline(), q, poll_s=0.05)
+    try:
+        spec = BugSpec(title="greet", report=repo / "report.md", repo=repo).payload()
+        await runner.submit("bug", "bug", spec)
+        await runner.run(until_idle=True)
+        d = (await q.results("bug", list(QUEUE_STAGES)))["repair"]["report"]
+    finally:
+        await q.aclose()
+    assert REPRO_SYSTEM not in systems
+    assert d["reproduction"]["status"] == "none"
+    assert NO_SCRIPT_STAGED in " ".join(d["notes"]), d["notes"]
