@@ -24,11 +24,10 @@ kind of text: parsed host-side only, run only in the sandbox.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 from collections.abc import Mapping, Sequence
 
-from agentrt import AgentrtError, BudgetExhausted
+from agentrt import AgentrtError, BudgetExhausted, parse_python
 from agentrt.graph import with_deadline
 from agentrt.llm import ChatRequest
 from fixbugs.index import is_test_path
@@ -96,7 +95,7 @@ def script_of(answer: str) -> str | None:
         if tag not in _TAGS or not body.strip() or len(body) > MAX_SCRIPT_CHARS:
             continue
         try:
-            ast.parse(body)  # host-side parse only: nothing of it runs here
+            parse_python(body)  # host-side parse only: nothing of it runs here
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         return body
