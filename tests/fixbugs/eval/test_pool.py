@@ -258,6 +258,8 @@ async def test_the_pool_table_counts_fixes_the_real_tests_accept_beside_validate
     assert test["validated, rejected by the real tests"][0] == 1  # calc-2 broke test_sub
     (wrong,) = [r for r in rows if r.case_id == "calc-2"]
     assert wrong.detail == "1 pass-to-pass tests broke"
+    # each row keeps where its time went, through the resume below too
+    assert {"env_setup", "agent_total"} <= set(wrong.stage_s), wrong.stage_s
     issue = _figures(report, "issue")
     assert issue["file top-1"][0] == 1 and issue["accepted by the real tests (any verdict)"][0] == 0
     assert issue["reproduction: none"][0] == 1

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -73,6 +73,8 @@ class PoolRow:
     notes: tuple[str, ...] = ()
     verdict: str = "no_fix"  # the run's verdict level, passes_tests included
     patch: str | None = None  # the run's patch, to read beside the real fix
+    # each stage's wall (and the venv's set-up, the whole run): where a case's time went
+    stage_s: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def of(cls, case_id: str, mode: Mode, r: CaseResult) -> PoolRow:
@@ -95,6 +97,7 @@ class PoolRow:
             r.notes[-3:],
             r.verdict,
             r.patch,
+            {k: round(v, 2) for k, v in r.stage_s.items()},
         )
 
 
