@@ -131,7 +131,8 @@ async def written_reproduction(
             "reproduction", "the model's answer holds no Python script that parses: not run"
         )
         return None
-    snippet = written_snippet(source, inputs.report.text)
+    # the report's text is hostile: read in a worker thread, off the service's event loop
+    snippet = await asyncio.to_thread(written_snippet, source, inputs.report.text)
     return await judged_run(
         snippet,
         ctx,
