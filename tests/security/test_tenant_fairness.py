@@ -141,7 +141,8 @@ async def test_a_second_tenant_is_admitted_and_served_within_two_bugs_of_the_fir
         workers = tg.create_task(service.run())
         try:
             assert (await submit(ACME, "acme-1")).status_code == 202
-            await held.first.wait()  # acme's first bug holds the only worker
+            async with asyncio.timeout(30):  # a guard: a lost wake-up fails, never hangs
+                await held.first.wait()  # acme's first bug holds the only worker
             accepted = 1
             while (r := await submit(ACME, f"acme-{accepted + 1}")).status_code == 202:
                 accepted += 1
