@@ -118,9 +118,7 @@ def extract_snippets(text: str) -> tuple[Snippet, ...]:
     prose = without_fenced(text)
     for m in bounded.finditer(_INLINE_C, prose):
         found.extend(_from_command_line(m.group(1), ""))
-    fallback = _report_exception(text)
-    wanted = bounded.search(_EXPECTED, prose)
-    expected = wanted["value"] if wanted else None
+    fallback, expected = _report_says(text)
     out: list[Snippet] = []
     for s in found:
         if s.raises is None and s.output is None and fallback is not None:
@@ -137,15 +135,21 @@ def written_snippet(source: str, report_text: str) -> Snippet:
     it says the code should print. What the script itself prints or asserts is no evidence
     of the report's failure, so nothing of the script sets these."""
     text = clean_text(report_text[:_MAX_TEXT]).text.replace("\t", "    ")
-    raised = _report_exception(text)
-    wanted = bounded.search(_EXPECTED, without_fenced(text))
+    raised, expected = _report_says(text)
     return Snippet(
         source.rstrip() + "\n",
         "written",
         raises=raised[0] if raised else None,
         message=raised[1] if raised else "",
-        expected=wanted["value"] if wanted else None,
+        expected=expected,
     )
+
+
+def _report_says(text: str) -> tuple[tuple[str, str] | None, str | None]:
+    """What the report shows beside any one snippet: the exception it shows raised, and
+    the value it says the code should give ("I expected `42`")."""
+    wanted = bounded.search(_EXPECTED, without_fenced(text))
+    return _report_exception(text), wanted["value"] if wanted else None
 
 
 def _from_block(block: _Block, after: _Block | None) -> list[Snippet]:
