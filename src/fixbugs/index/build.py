@@ -8,34 +8,42 @@ reused and only the changed ones are parsed, across the cores in worker
 processes (``python -m fixbugs.index.worker``: a fresh interpreter that
 imports only the parser, so it starts fast and inherits nothing of this
 process), and the new index is saved for the next run.
+
+A file's repair ingredients (:mod:`fixbugs.index.ingredients`) are cut
+only when a repair first asks for them (most runs show a hypothesis long
+before any repair, and a cold index of a large tree would take half as long
+again), the same way: cache rows first, the rest in workers, then saved.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fixbugs.index.cache import IndexCache, file_key, tree_key
-from fixbugs.index.childenv import run_own_module
 from fixbugs.index.entries import ModuleEntry, Symbol
+from fixbugs.index.ingredients import FileIngredients
 from fixbugs.index.modules import module_names
-from fixbugs.index.parse import FileFacts, Words, file_facts
+from fixbugs.index.parse import FileFacts, Words, file_facts, text_ingredients
 from fixbugs.index.paths import is_source, is_test_path
-from fixbugs.index.records import facts_from_json, facts_to_json, words_from_json, words_to_json
+from fixbugs.index.records import (
+    facts_from_json,
+    facts_to_json,
+    ingredients_from_json,
+    ingredients_to_json,
+    words_from_json,
+    words_to_json,
+)
 from fixbugs.index.repo_index import RepoIndex
 from fixbugs.index.search import Bm25Table
+from fixbugs.index.spread import spread, worker_rows
 
 if TYPE_CHECKING:
     from fixbugs.inputs.repo import Repository
 
 __all__ = ["as_index", "build_index", "index_repository", "index_texts"]
-
-POOL_MIN_FILES = 200  # fewer files to parse than this: parsed here, a worker costs more
-_WORKER_TIMEOUT_S = 600.0
 
 
 def _is_package(path: str) -> bool:
@@ -49,28 +57,22 @@ def _documents(paths: Sequence[str]) -> list[str]:
 
 _Item = tuple[str, str | None, bool, str]  # (path, module, is_package, text)
 _Parsed = tuple[FileFacts, tuple[str, str] | None]  # facts, and their rows when a worker wrote them
+_Cut = tuple[
+    FileIngredients | None, str | None
+]  # ingredients, and their row when a worker wrote it
 
 
-def _parse_in_worker(batch: Sequence[_Item]) -> list[_Parsed] | None:
+def _parse_in_worker(batch: list[_Item]) -> list[_Parsed] | None:
     """Facts of ``batch`` from one worker process, with its rows; None if it failed."""
-    stdin = "".join(json.dumps(list(item), ensure_ascii=False) + "\n" for item in batch)
-    done = run_own_module(
-        "fixbugs.index.worker",
-        stdin=stdin.encode("utf-8", "surrogatepass"),
-        timeout_s=_WORKER_TIMEOUT_S,
-    )
-    if not done.ok:
-        return None
-    lines = done.stdout.decode("utf-8", "surrogatepass").split("\n")
-    if len(lines) < 2 * len(batch):
+    answered = worker_rows((), batch, 2)
+    if answered is None:
         return None
     out: list[_Parsed] = []
     try:
-        for i, (path, _, _, _) in enumerate(batch):
-            rows = (lines[2 * i], lines[2 * i + 1])
-            entry = facts_from_json(rows[0], path)  # validated like a cache row
-            words, symbol_words = words_from_json(rows[1])
-            out.append((FileFacts(path, entry, words, symbol_words), rows))
+        for (path, _, _, _), (facts, words_row) in zip(batch, answered, strict=True):
+            entry = facts_from_json(facts, path)  # validated like a cache row
+            words, symbol_words = words_from_json(words_row)
+            out.append((FileFacts(path, entry, words, symbol_words), (facts, words_row)))
     except ValueError:
         return None
     return out
@@ -78,26 +80,66 @@ def _parse_in_worker(batch: Sequence[_Item]) -> list[_Parsed] | None:
 
 def _parse_all(items: Sequence[_Item], workers: int, notes: list[str]) -> list[_Parsed]:
     """Facts of every item, in order: in worker processes when there are many."""
-    if workers <= 1 or len(items) < POOL_MIN_FILES:
-        return [(file_facts(*item), None) for item in items]
-    # balance the workers by bytes, biggest files first
-    order = sorted(range(len(items)), key=lambda i: -len(items[i][3]))
-    batches: list[list[int]] = [[] for _ in range(workers)]
-    sizes = [0] * workers
-    for i in order:
-        w = sizes.index(min(sizes))
-        batches[w].append(i)
-        sizes[w] += len(items[i][3]) + 1
-    out: list[_Parsed | None] = [None] * len(items)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda b: _parse_in_worker([items[i] for i in b]), batches))
-    for batch, parsed in zip(batches, results, strict=True):
-        if parsed is None:
-            notes.append(f"an index worker failed; {len(batch)} file(s) parsed in this process")
-            parsed = [(file_facts(*items[i]), None) for i in batch]
-        for i, p in zip(batch, parsed, strict=True):
-            out[i] = p
-    return [p for p in out if p is not None]
+    return spread(
+        items,
+        size=lambda item: len(item[3]),
+        workers=workers,
+        in_worker=_parse_in_worker,
+        here=lambda item: (file_facts(*item), None),
+        notes=notes,
+    )
+
+
+def _cut_in_worker(batch: list[tuple[str, str]]) -> list[_Cut] | None:
+    """Ingredients of ``batch`` from one worker process, with their rows."""
+    answered = worker_rows(("ingredients",), batch, 1)
+    if answered is None:
+        return None
+    try:
+        return [
+            (ingredients_from_json(row, p), row)
+            for (p, _), (row,) in zip(batch, answered, strict=True)
+        ]
+    except ValueError:
+        return None
+
+
+def _ingredients_reader(
+    cache: IndexCache | None, keys: Mapping[str, str], texts: Mapping[str, str], workers: int
+) -> Callable[[Sequence[str]], dict[str, FileIngredients]]:
+    """What gives a repair the ingredients of the files it asks for: the cache's rows, and
+    the rest cut (in worker processes when there are many) and saved for the next run."""
+
+    def read(paths: Sequence[str]) -> dict[str, FileIngredients]:
+        out: dict[str, FileIngredients] = {}
+        rows = cache.ingredient_rows([keys[p] for p in paths]) if cache is not None else {}
+        missing = []
+        for p in paths:
+            try:
+                got = ingredients_from_json(rows[keys[p]], p)
+            except (KeyError, ValueError):  # not cut yet, or a row not to trust
+                missing.append(p)
+                continue
+            if got is not None:
+                out[p] = got
+        cut = spread(
+            [(p, texts[p]) for p in missing],
+            size=lambda item: len(item[1]),
+            workers=workers,
+            in_worker=_cut_in_worker,
+            here=lambda item: (text_ingredients(*item), None),
+            notes=[],
+        )
+        new = []
+        for p, (got, row) in zip(missing, cut, strict=True):
+            if got is not None:
+                out[p] = got
+            new.append((keys[p], row if row is not None else ingredients_to_json(got)))
+        if cache is not None and new:
+            cache.store_ingredients(new)
+        return out
+
+    return read
 
 
 def _assemble(
@@ -129,6 +171,7 @@ def _from_cache(
     modules: Mapping[str, str],
     keys: Mapping[str, str],
     root: Path | None,
+    workers: int,
 ) -> RepoIndex | None:
     """The whole index of a tree the cache holds, or None (a miss, or a row that failed)."""
     tree = cache.tree(key)
@@ -159,6 +202,7 @@ def _from_cache(
             root=root,
             notes=tuple(cache.notes),
             cache_hit=True,
+            ingredients=_ingredients_reader(cache, keys, texts, workers),
         )
     except ValueError as e:
         cache.notes.append(f"index cache: tree {key[:12]} unusable ({e}); rebuilt")
@@ -178,7 +222,7 @@ def index_texts(
     keys = {p: file_key(p, modules.get(p), _is_package(p), t) for p, t in texts.items()}
     key = tree_key(keys.items())
     if cache is not None:
-        hit = _from_cache(cache, key, texts, modules, keys, root)
+        hit = _from_cache(cache, key, texts, modules, keys, root, workers)
         if hit is not None:
             return hit
     notes: list[str] = []
@@ -222,6 +266,7 @@ def index_texts(
         root=root,
         parsed=len(missing),
         notes=tuple([*(cache.notes if cache else ()), *notes]),
+        ingredients=_ingredients_reader(cache, keys, texts, workers),
     )
     if cache is not None:
         new = [

@@ -38,7 +38,7 @@ _KEEP_TREES = 24  # trees kept; older ones (and rows no kept tree lists) are pru
 _LISTING = TypeAdapter(list[tuple[str, str]])
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS files (key TEXT PRIMARY KEY, facts TEXT NOT NULL, "
-    "words TEXT NOT NULL)",
+    "words TEXT NOT NULL, ingredients TEXT)",  # ingredients: NULL until a repair asks
     "CREATE TABLE IF NOT EXISTS trees (key TEXT PRIMARY KEY, listing TEXT NOT NULL, "
     "used REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -154,11 +154,9 @@ class IndexCache:
             return None
         return TreeRow(key, listing, self._tables(key))
 
-    def rows(self, keys: Sequence[str], *, words: bool) -> dict[str, tuple[str, str]]:
-        """``key -> (facts, words)`` JSON of the cached file rows among ``keys`` (``words``
-        False: only the facts are read, the words column comes back empty)."""
-        out: dict[str, tuple[str, str]] = {}
-        column = "words" if words else "''"
+    def _select(self, keys: Sequence[str], columns: str, what: str) -> dict[str, tuple[str, ...]]:
+        """``key -> columns`` of the cached file rows among ``keys`` (each a string)."""
+        out: dict[str, tuple[str, ...]] = {}
         with self._db() as db:
             if db is None:
                 return out
@@ -166,13 +164,40 @@ class IndexCache:
                 for i in range(0, len(keys), 500):
                     part = list(keys[i : i + 500])
                     marks = ",".join("?" * len(part))
-                    query = f"SELECT key, facts, {column} FROM files WHERE key IN ({marks})"
-                    for key, facts, w in db.execute(query, part):
-                        if isinstance(facts, str) and isinstance(w, str):
-                            out[key] = (facts, w)
+                    query = f"SELECT key, {columns} FROM files WHERE key IN ({marks})"
+                    for key, *values in db.execute(query, part):
+                        if all(isinstance(v, str) for v in values):
+                            out[key] = tuple(values)
             except sqlite3.Error as e:
-                self.notes.append(f"index cache: file rows unreadable ({e})")
+                self.notes.append(f"index cache: {what} unreadable ({e})")
         return out
+
+    def rows(self, keys: Sequence[str], *, words: bool) -> dict[str, tuple[str, str]]:
+        """``key -> (facts, words)`` JSON of the cached file rows among ``keys`` (``words``
+        False: only the facts are read, the words column comes back empty)."""
+        got = self._select(keys, "facts, " + ("words" if words else "''"), "file rows")
+        return {k: (v[0], v[1]) for k, v in got.items()}
+
+    def ingredient_rows(self, keys: Sequence[str]) -> dict[str, str]:
+        """``key -> ingredients`` JSON of the cached file rows among ``keys``."""
+        return {k: v[0] for k, v in self._select(keys, "ingredients", "ingredient rows").items()}
+
+    def store_ingredients(self, rows: Sequence[tuple[str, str]]) -> None:
+        """Save (key, ingredients) of file rows the cache holds (a row pruned meanwhile
+        is not made again)."""
+        with self._db() as db:
+            if db is None:
+                return
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(
+                    "UPDATE files SET ingredients=? WHERE key=?", [(r, k) for k, r in rows]
+                )
+                db.execute("COMMIT")
+            except (sqlite3.Error, UnicodeError) as e:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                self.notes.append(f"index cache: ingredients not saved ({e})")
 
     def _tables(self, key: str) -> Path:
         return self.folder / "trees" / key
@@ -204,7 +229,9 @@ class IndexCache:
                 return
             try:
                 db.execute("BEGIN IMMEDIATE")
-                db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", new_rows)
+                db.executemany(
+                    "INSERT OR REPLACE INTO files (key, facts, words) VALUES (?, ?, ?)", new_rows
+                )
                 db.execute(
                     "INSERT OR REPLACE INTO trees VALUES (?, ?, ?)",
                     (key, json.dumps([list(e) for e in listing]), time.time()),

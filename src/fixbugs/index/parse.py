@@ -1,4 +1,5 @@
-"""One file's facts for the index: its AST's symbols, imports and literals, and its words.
+"""One file's facts for the index: its AST's symbols, imports and literals, and its words
+(and, when a repair asks, its ingredients: :mod:`fixbugs.index.ingredients`).
 
 Pure and picklable, so :mod:`fixbugs.index.build` runs it in worker
 processes: text in, :class:`FileFacts` out. The file is data: it is parsed
@@ -29,11 +30,12 @@ from itertools import pairwise
 
 from agentrt import parse_python
 from fixbugs.index.entries import ImportRef, Literal, ModuleEntry, Symbol, SymbolKind
+from fixbugs.index.ingredients import FileIngredients, file_ingredients
 from fixbugs.index.modules import absolute_import
 from fixbugs.index.paths import is_source, is_test_path
 from fixbugs.index.words import tokenize_code
 
-__all__ = ["FileFacts", "Words", "file_facts", "parse_module"]
+__all__ = ["FileFacts", "Words", "file_facts", "parse_module", "text_ingredients"]
 
 Words = tuple[tuple[str, int], ...]  # (word, count), sorted: a BM25 document
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -100,14 +102,28 @@ def _assigned(tree: ast.Module, path: str) -> tuple[Symbol, ...]:
     return tuple(out)
 
 
-def parse_module(path: str, module: str, is_package: bool, text: str) -> ModuleEntry:
-    """The module entry of one ``.py`` file (``module`` its dotted name)."""
+def _parse(text: str) -> ast.Module | str:
+    """The file's tree, or why it has none."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the project's own SyntaxWarnings are not ours to print
         try:
-            tree = parse_python(text)
+            return parse_python(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
-            return ModuleEntry(path, module, (), (), (), f"{type(e).__name__}: {e}"[:300])
+            return f"{type(e).__name__}: {e}"[:300]
+
+
+def text_ingredients(path: str, text: str) -> FileIngredients | None:
+    """A file's repair ingredients (None if it does not parse): cut only when a run's
+    repair asks, since most runs show their hypothesis before any repair."""
+    tree = _parse(text)
+    return None if isinstance(tree, str) else file_ingredients(path, tree, text)
+
+
+def parse_module(path: str, module: str, is_package: bool, text: str) -> ModuleEntry:
+    """The module entry of one ``.py`` file (``module`` its dotted name)."""
+    tree = _parse(text)
+    if isinstance(tree, str):
+        return ModuleEntry(path, module, (), (), (), tree)
     symbols: list[Symbol] = []
     imports: list[ImportRef] = []
     literals: list[Literal] = []

@@ -1,5 +1,9 @@
 """The JSON form of :class:`~fixbugs.index.parse.FileFacts`: the cache's rows, the workers' answers.
 
+Three rows per file: its module entry, its words, and its repair
+ingredients (:mod:`fixbugs.index.ingredients`, written when a repair first
+asks), each read only when needed.
+
 Both are read back as untrusted data (a cache under the user's home can be
 corrupt or written by another version; a worker's output is only bytes),
 so every row is validated by pydantic before it becomes facts: a row that
@@ -15,11 +19,20 @@ from typing import Literal as TypeLiteral
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from fixbugs.index.entries import ImportRef, Literal, ModuleEntry, Symbol
+from fixbugs.index.ingredients import FileIngredients, Ingredient, IngredientKind
 from fixbugs.index.parse import FileFacts, Words
 
-__all__ = ["FORMAT", "facts_from_json", "facts_to_json", "words_from_json", "words_to_json"]
+__all__ = [
+    "FORMAT",
+    "facts_from_json",
+    "facts_to_json",
+    "ingredients_from_json",
+    "ingredients_to_json",
+    "words_from_json",
+    "words_to_json",
+]
 
-FORMAT = 1  # bumped whenever what a row means changes: older rows are then misses
+FORMAT = 2  # bumped whenever what a row means changes: older rows are then misses
 
 _SymbolRow = tuple[str, str, TypeLiteral["class", "function", "method"], int, int, list[str]]
 _ImportRow = tuple[str, list[str], int, int]
@@ -41,7 +54,7 @@ class _EntryRow(BaseModel):
 class _FactsRow(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: TypeLiteral[1]
+    format: TypeLiteral[2]  # FORMAT: a row of another format is no row
     path: str
     entry: _EntryRow | None
 
@@ -53,8 +66,20 @@ class _WordsRowModel(BaseModel):
     symbols: list[_WordsRow]
 
 
+# kind, key, text, names read, (name, import line) needed, tokens
+_PieceRow = tuple[IngredientKind, str, str, list[str], list[tuple[str, str]], list[str]]
+
+
+class _IngredientsRow(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pieces: list[_PieceRow]
+    attributes: list[tuple[str, str]]
+
+
 _FACTS = TypeAdapter(_FactsRow)
 _WORDS = TypeAdapter(_WordsRowModel)
+_INGREDIENTS = TypeAdapter(_IngredientsRow | None)
 
 
 def _sym_row(s: Symbol) -> list[object]:
@@ -120,3 +145,31 @@ def words_from_json(raw: str | bytes) -> tuple[Words | None, tuple[Words, ...]]:
         raise ValueError(f"invalid index words: {e.error_count()} error(s)") from e
     words = None if row.words is None else tuple((w, c) for w, c in row.words)
     return words, tuple(tuple((w, c) for w, c in doc) for doc in row.symbols)
+
+
+def ingredients_to_json(ing: FileIngredients | None) -> str:
+    """A file's repair ingredients as one JSON row (``null``: the file does not parse)."""
+    if ing is None:
+        return "null"
+    pieces = [
+        [p.kind, p.key, p.text, sorted(p.names), [list(i) for i in p.imports], sorted(p.tokens)]
+        for p in ing.pieces
+    ]
+    attributes = [list(a) for a in ing.attributes]
+    return json.dumps({"pieces": pieces, "attributes": attributes}, ensure_ascii=False)
+
+
+def ingredients_from_json(raw: str | bytes, path: str) -> FileIngredients | None:
+    """The ingredients of a :func:`ingredients_to_json` row of ``path``; ``ValueError`` if
+    the row is invalid."""
+    try:
+        row = _INGREDIENTS.validate_json(raw)
+    except ValidationError as e:
+        raise ValueError(f"invalid index ingredients: {e.error_count()} error(s)") from e
+    if row is None:
+        return None
+    pieces = tuple(
+        Ingredient(path, kind, key, text, frozenset(names), tuple(imports), frozenset(tokens))
+        for kind, key, text, names, imports, tokens in row.pieces
+    )
+    return FileIngredients(path, pieces, tuple(row.attributes))

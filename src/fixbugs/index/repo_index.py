@@ -16,7 +16,9 @@ from functools import cached_property
 from pathlib import Path
 
 from fixbugs.index.entries import ModuleEntry, Symbol
+from fixbugs.index.ingredients import FileIngredients
 from fixbugs.index.modules import module_aliases
+from fixbugs.index.paths import is_test_path
 from fixbugs.index.search import Bm25Table
 
 __all__ = ["RepoIndex"]
@@ -40,6 +42,7 @@ class RepoIndex(Mapping[str, str]):
         notes: Sequence[str] = (),
         cache_hit: bool = False,
         parsed: int = 0,
+        ingredients: Callable[[Sequence[str]], Mapping[str, FileIngredients]] | None = None,
     ) -> None:
         self._texts = dict(sorted(texts.items()))
         self._entries = dict(entries)
@@ -53,6 +56,7 @@ class RepoIndex(Mapping[str, str]):
         self.notes = tuple(notes)  # what building it had to say (a cache it ignored)
         self.cache_hit = cache_hit  # the whole index came from the cache
         self.parsed = parsed  # files parsed to build it (0 on a cache hit)
+        self._read_ingredients = ingredients
 
     def save_tables(self, folder: Path) -> None:
         """Write the BM25 tables under ``folder`` (what the cache keeps of them)."""
@@ -77,6 +81,23 @@ class RepoIndex(Mapping[str, str]):
     def text(self, path: str) -> str:
         """The file's text as it was read for the index."""
         return self._texts[path]
+
+    @cached_property
+    def _ingredients(self) -> tuple[FileIngredients, ...]:
+        if self._read_ingredients is None:
+            return ()
+        wanted = [
+            e.path
+            for e in self.entries()
+            if e.parse_error is None and e.path.endswith(".py") and not is_test_path(e.path)
+        ]
+        got = self._read_ingredients(wanted)
+        return tuple(got[p] for p in wanted if p in got)
+
+    def ingredients(self) -> tuple[FileIngredients, ...]:
+        """The repair ingredients of every Python source file that parsed, tests aside, by
+        path: read on first ask (from the cache, or cut by the builder's reader)."""
+        return self._ingredients
 
     def entry(self, path: str) -> ModuleEntry | None:
         """The module entry of a ``.py`` file (None for any other file)."""

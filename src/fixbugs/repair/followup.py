@@ -35,6 +35,7 @@ from fixbugs.index import is_test_path
 from fixbugs.pyenv.raised import frames
 from fixbugs.repair.generate import Region, generate_candidates
 from fixbugs.repair.hints import FailureHints, parse_hints, repo_path
+from fixbugs.repair.ingredients import IngredientIndex
 from fixbugs.repair.ranking import RepairCandidate, to_candidate
 from fixbugs.repair.schedule import FollowUps
 from fixbugs.repair.source import Edit, SourceFile, parses
@@ -138,7 +139,7 @@ class Stepwise:
             self._regions(seed, pristine, output),
             {seed.path: text},
             hints,
-            repo_sources=[SourceFile(seed.path, text)],
+            ingredients=IngredientIndex.of_sources([SourceFile(seed.path, text)]),
             test_literals=self._test_literals,
             pairs=0,
             per_region=60,

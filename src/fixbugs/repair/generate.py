@@ -36,7 +36,7 @@ from fixbugs.repair.templates import (
     operator_edits,
     return_edits,
 )
-from fixbugs.repair.variables import attribute_index, name_edits, swap_edits
+from fixbugs.repair.variables import name_edits, swap_edits
 
 __all__ = ["Region", "generate_candidates", "pair_edits", "region_edits"]
 
@@ -173,7 +173,7 @@ def generate_candidates(
     texts: dict[str, str],
     hints: FailureHints,
     *,
-    repo_sources: list[SourceFile] | None = None,
+    ingredients: IngredientIndex | None = None,
     test_literals: frozenset[str] = frozenset(),
     extra: Iterable[tuple[Edit, float]] = (),
     hot_lines: Iterable[tuple[str, int]] = (),
@@ -185,8 +185,7 @@ def generate_candidates(
     ``hot_lines`` are (path, line) pairs the spectrum ranks highest of all:
     an edit on one weighs like an edit on the line a traceback crashed on.
     """
-    index = IngredientIndex(repo_sources) if repo_sources else None
-    attrs = attribute_index(repo_sources or [])
+    attrs = ingredients.attributes if ingredients is not None else {}
     hot = set(hot_lines)
     seen: dict[str, int] = {}  # new text -> its index in singles
     singles: list[RepairCandidate] = []
@@ -219,7 +218,7 @@ def generate_candidates(
         crash = {ln for p, ln in hints.locations if p.endswith(region.path)}
         crash |= {ln for p, ln in hot if p == region.path}
         per_template: dict[str, int] = {}
-        for edit in region_edits(src, region, hints, index, attrs):
+        for edit in region_edits(src, region, hints, ingredients, attrs):
             # no family may flood a region (a long function has many names)
             per_template[edit.template] = per_template.get(edit.template, 0) + 1
             if per_template[edit.template] > _CAPS.get(edit.template, per_region):

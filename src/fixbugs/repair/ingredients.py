@@ -8,67 +8,24 @@ statements whose tokens are similar, and the returned expression of a
 same-named function in a sibling module. An ingredient is used only when
 every name it reads is in scope at the suspicious line (or importable the
 way its own module imports it, in which case the import is added too).
+
+The pieces are facts of each file version, cut and cached by the
+repository's index (:mod:`fixbugs.index.ingredients`): the fix stage of a
+large repository reads them instead of parsing every file again.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import io
-import re
-import tokenize
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
 
 from agentrt import parse_python
+from fixbugs.index.ingredients import FileIngredients, Ingredient, code_tokens, file_ingredients
 from fixbugs.repair.source import Edit, SourceFile
 
 __all__ = ["IngredientIndex", "ingredient_edits", "names_in_scope"]
-
-_MAX_SEGMENT = 160
-
-
-@dataclass(frozen=True, slots=True)
-class _Snippet:
-    path: str
-    text: str
-    names: frozenset[str]
-    imports: tuple[tuple[str, str], ...]  # (name, import line) the snippet needs from its module
-
-
-def _tokens(text: str) -> frozenset[str]:
-    try:
-        toks = tokenize.generate_tokens(io.StringIO(text).readline)
-        return frozenset(
-            t.string for t in toks if t.type in (tokenize.NAME, tokenize.OP, tokenize.STRING)
-        )
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return frozenset(re.findall(r"\w+", text))
-
-
-def _loads(node: ast.AST) -> frozenset[str]:
-    return frozenset(
-        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    )
-
-
-def _import_lines(src: SourceFile) -> dict[str, str]:
-    out: dict[str, str] = {}
-    if src.tree is None:
-        return out
-    for node in src.tree.body:
-        if isinstance(node, ast.Import | ast.ImportFrom) and node.lineno == node.end_lineno:
-            for alias in node.names:
-                name = (alias.asname or alias.name).split(".")[0]
-                if isinstance(node, ast.ImportFrom):
-                    line = f"from {'.' * node.level}{node.module or ''} import {alias.name}"
-                    if alias.asname:
-                        line += f" as {alias.asname}"
-                else:
-                    line = src.segment(node)
-                out[name] = line
-    return out
 
 
 def module_names(src: SourceFile) -> set[str]:
@@ -88,46 +45,30 @@ def module_names(src: SourceFile) -> set[str]:
 
 
 class IngredientIndex:
-    """Calls by callee, simple statements, and function returns, across the repository."""
+    """Calls by callee, simple statements, function returns, and the attributes read on
+    each name, across the repository (its files' :class:`FileIngredients`, which the
+    repository's index keeps)."""
 
-    def __init__(self, sources: list[SourceFile]) -> None:
-        self.calls: dict[str, list[_Snippet]] = {}
-        # (tokens, statement kind, snippet): the kind kept, so no snippet is parsed again
-        self.statements: list[tuple[frozenset[str], str, _Snippet]] = []
-        self.returns: dict[str, list[_Snippet]] = {}
-        for src in sources:
-            if src.tree is None:
-                continue
-            imports = _import_lines(src)
+    def __init__(self, files: Iterable[FileIngredients]) -> None:
+        self.calls: dict[str, list[Ingredient]] = {}
+        self.statements: list[Ingredient] = []
+        self.returns: dict[str, list[Ingredient]] = {}
+        self.attributes: dict[str, set[str]] = {}  # name -> attributes read on it
+        for f in files:
+            for piece in f.pieces:
+                if piece.kind == "call":
+                    self.calls.setdefault(piece.key, []).append(piece)
+                elif piece.kind == "returned":
+                    self.returns.setdefault(piece.key, []).append(piece)
+                else:
+                    self.statements.append(piece)
+            for name, attr in f.attributes:
+                self.attributes.setdefault(name, set()).add(attr)
 
-            def snip(
-                node: ast.AST, text: str, src: SourceFile = src, imports: dict[str, str] = imports
-            ) -> _Snippet:
-                names = _loads(node)
-                needed = tuple((n, imports[n]) for n in sorted(names) if n in imports)
-                return _Snippet(src.path, text, names, needed)
-
-            for node in ast.walk(src.tree):
-                if isinstance(node, ast.Call) and node.lineno == node.end_lineno:
-                    text = src.segment(node)
-                    if len(text) <= _MAX_SEGMENT:
-                        key = src.segment(node.func)
-                        self.calls.setdefault(key, []).append(snip(node, text))
-                elif isinstance(node, ast.Return | ast.Assign | ast.Expr) and (
-                    node.lineno == node.end_lineno
-                ):
-                    text = src.segment(node)
-                    if len(text) <= _MAX_SEGMENT and not isinstance(
-                        getattr(node, "value", None), ast.Constant
-                    ):
-                        kind = type(node).__name__
-                        self.statements.append((_tokens(text), kind, snip(node, text)))
-                elif isinstance(node, ast.FunctionDef):
-                    rets = [r for r in ast.walk(node) if isinstance(r, ast.Return) and r.value]
-                    if len(rets) == 1 and rets[0].value is not None:
-                        text = src.segment(rets[0].value)
-                        if len(text) <= 3 * _MAX_SEGMENT:
-                            self.returns.setdefault(node.name, []).append(snip(rets[0].value, text))
+    @classmethod
+    def of_sources(cls, sources: Iterable[SourceFile]) -> IngredientIndex:
+        """The index of files parsed here (a repair of one file, in tests)."""
+        return cls(file_ingredients(s.path, s.tree, s.text) for s in sources if s.tree)
 
 
 def names_in_scope(src: SourceFile, node: ast.AST) -> set[str]:
@@ -148,7 +89,7 @@ def names_in_scope(src: SourceFile, node: ast.AST) -> set[str]:
 
 
 def _with_imports(
-    src: SourceFile, edit: Edit | None, snippet: _Snippet, scope: set[str]
+    src: SourceFile, edit: Edit | None, snippet: Ingredient, scope: set[str]
 ) -> Edit | None:
     """Add the imports the snippet needs (after the file's last top-level import)."""
     if edit is None:
@@ -168,7 +109,7 @@ def _with_imports(
                 edit.why + " (with its import)", edit.literals, edit.risk)  # fmt: skip
 
 
-def _usable(snippet: _Snippet, scope: set[str]) -> bool:
+def _usable(snippet: Ingredient, scope: set[str]) -> bool:
     return all(n in scope or any(n == m for m, _ in snippet.imports) for n in snippet.names)
 
 
@@ -197,13 +138,13 @@ def ingredient_edits(
                     made += 1
                     yield e
         if isinstance(node, ast.Return | ast.Assign | ast.Expr) and node.lineno == node.end_lineno:
-            mine = _tokens(own)
+            mine = code_tokens(own)
             scored = []
             kind = type(node).__name__
-            for toks, theirs, sn in index.statements:
-                if theirs != kind or sn.text == own:
+            for sn in index.statements:
+                if sn.kind != kind or sn.text == own:
                     continue
-                j = len(mine & toks) / max(1, len(mine | toks))
+                j = len(mine & sn.tokens) / max(1, len(mine | sn.tokens))
                 if j >= 0.5:
                     scored.append((j, sn))
             scored.sort(key=lambda t: -t[0])
@@ -223,9 +164,11 @@ def ingredient_edits(
             sibs = [
                 s for s in index.returns.get(fn.name, []) if PurePosixPath(s.path).parent == here
             ]
-            mine = _tokens(src.segment(node.value))
+            mine = code_tokens(src.segment(node.value))
             sibs.sort(
-                key=lambda s: -len(mine & _tokens(s.text)) / max(1, len(mine | _tokens(s.text)))
+                key=lambda s: (
+                    -len(mine & code_tokens(s.text)) / max(1, len(mine | code_tokens(s.text)))
+                )
             )
             for sn in sibs[:8]:
                 if sn.path == src.path or not _usable(sn, scope):

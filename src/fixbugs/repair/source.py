@@ -21,6 +21,7 @@ import bisect
 from dataclasses import dataclass
 
 from agentrt import parse_python
+from fixbugs.index.segments import Segments
 
 __all__ = ["Edit", "SourceFile", "parses"]
 
@@ -53,16 +54,12 @@ def parses(text: str) -> bool:
     return True
 
 
-class SourceFile:
+class SourceFile(Segments):
     """A file's text, its tree, and character offsets of any node."""
 
     def __init__(self, path: str, text: str) -> None:
+        super().__init__(text)
         self.path = path
-        self.text = text
-        self.lines = text.splitlines(keepends=True)
-        self._starts = [0]
-        for line in self.lines:
-            self._starts.append(self._starts[-1] + len(line))
         try:
             self.tree: ast.Module | None = parse_python(text)
         except (SyntaxError, ValueError):
@@ -78,23 +75,6 @@ class SourceFile:
                     end = node.end_lineno or node.lineno
                     self._defs.append((self._starts[node.lineno - 1], self._starts[end]))
             self._defs.sort()
-
-    # -- offsets ------------------------------------------------------------
-    def offset(self, line: int, byte_col: int) -> int:
-        raw = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        col = len(raw.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-        return self._starts[line - 1] + col
-
-    def span(self, node: ast.AST) -> tuple[int, int] | None:
-        end_line = getattr(node, "end_lineno", None)
-        end_col = getattr(node, "end_col_offset", None)
-        if end_line is None or end_col is None:
-            return None
-        return self.offset(node.lineno, node.col_offset), self.offset(end_line, end_col)  # type: ignore[attr-defined]
-
-    def segment(self, node: ast.AST) -> str:
-        sp = self.span(node)
-        return "" if sp is None else self.text[sp[0] : sp[1]]
 
     def indent_of(self, line: int) -> str:
         raw = self.lines[line - 1]

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from fixbugs.repair.source import Edit, SourceFile
 from fixbugs.repair.templates import METHOD_SWAPS
 
-__all__ = ["attribute_index", "name_edits", "swap_edits"]
+__all__ = ["name_edits", "swap_edits"]
 
 
 def _function_of(src: SourceFile, node: ast.AST) -> ast.AST | None:
@@ -74,18 +74,6 @@ def name_edits(
                     e = src.replace(node.func, other, "name", f"`{node.func.id}` -> `{other}`")
                     if e:
                         yield e
-
-
-def attribute_index(sources: list[SourceFile]) -> dict[str, set[str]]:
-    """``base text -> attribute names`` seen on it anywhere in the repository."""
-    out: dict[str, set[str]] = {}
-    for src in sources:
-        if src.tree is None:
-            continue
-        for node in ast.walk(src.tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                out.setdefault(node.value.id, set()).add(node.attr)
-    return out
 
 
 def _called(src: SourceFile, node: ast.AST) -> bool:

@@ -15,7 +15,6 @@ the model's rewrite may edit, and whether it leads, is the judge's trust
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,10 +22,11 @@ from agentrt import AgentrtError, BudgetExhausted
 from agentrt.graph import with_deadline
 from agentrt.llm import ChatModel, ChatRequest, Completed, TextDelta
 from fixbugs.diffs import diff_hunks
-from fixbugs.index import is_test_path
+from fixbugs.index import RepoIndex, is_test_path
 from fixbugs.inputs import BugInputs
 from fixbugs.repair import (
     Edit,
+    IngredientIndex,
     Region,
     RepairCandidate,
     SourceFile,
@@ -173,11 +173,11 @@ def _repair_regions(
     inputs: BugInputs,
     prior: BugRun,
     ctx: RunContext,
-    files: Mapping[str, str],
+    files: RepoIndex,
     sources: Sources,
-) -> tuple[list[Span], list[Span], FailureHints, list[SourceFile]]:
+) -> tuple[list[Span], list[Span], FailureHints, IngredientIndex]:
     """The regions a repair edits (ranked, the spectrum's best), the hints the report and
-    the reproduction's output give, and the repository's sources they are read against."""
+    the reproduction's output give, and the repository's ingredients (its index's)."""
     ranked = repair_regions(prior, files)
     n = max(1, ctx.options.repair_regions)
     # the root cause's file is the likeliest home of the fix: its other suspicious
@@ -190,15 +190,20 @@ def _repair_regions(
     run_text = (repro.failure_text + "\n" + repro.output_tail) if repro else ""
     output = "\n".join(x for x in (inputs.report.body, run_text) if x.strip())
     hints = parse_hints(output)
-    repo_sources = [
-        SourceFile(p, t) for p, t in files.items() if p.endswith(".py") and not is_test_path(p)
+    # the files already suspected (the ranked files' top ten, the regions'): those whose
+    # code the added regions read; the rest of the repository is read as ingredients
+    suspected = {f.path for f in prior.ranked[:10]} | {r[0] for r in regions}
+    suspected_sources = [
+        SourceFile(p, files[p])
+        for p in sorted(suspected)
+        if p in files and p.endswith(".py") and not is_test_path(p)
     ]
     rc = prior.root_cause
     root_text = sources.text(rc.path) if rc is not None else None
     regions += more_regions(
-        prior, regions, files, repo_sources, run_text, root_text, parse_hints(run_text).keys
+        prior, regions, files, suspected_sources, run_text, root_text, parse_hints(run_text).keys
     )
-    return regions, best, hints, repo_sources
+    return regions, best, hints, IngredientIndex(files.ingredients())
 
 
 async def propose_fixes(
@@ -213,7 +218,7 @@ async def propose_fixes(
     sources = Sources(files, baseline)
     # the report and the test output are hostile text, and the regions read the
     # repository's code: CPU work, in a worker thread (the event loop serves other jobs)
-    regions, best, hints, repo_sources = await asyncio.to_thread(
+    regions, best, hints, ingredients = await asyncio.to_thread(
         _repair_regions, inputs, prior, ctx, files, sources
     )
     ctx.journal.note(
@@ -234,7 +239,7 @@ async def propose_fixes(
             [Region(p, a, b, s) for p, a, b, s in regions],
             texts,
             hints,
-            repo_sources=repo_sources,
+            ingredients=ingredients,
             test_literals=test_literals(test_sources(prior, sources)),
             extra=extra,
             hot_lines=[(p, ln) for p, a, b, _ in best for ln in range(a, b + 1)],

@@ -18,7 +18,7 @@ from fixbugs.index import (
     resolve_member,
     resolve_name,
 )
-from fixbugs.index import build as build_module
+from fixbugs.index import spread as spread_module
 
 TREE = {
     "README.md": "A small project about invoices.\n",
@@ -243,7 +243,7 @@ def test_a_symlink_in_the_tree_is_not_followed(tmp_path: Path) -> None:
 
 def test_worker_processes_give_the_same_index(monkeypatch: pytest.MonkeyPatch) -> None:
     serial = index_texts(TREE, workers=1)
-    monkeypatch.setattr(build_module, "POOL_MIN_FILES", 0)
+    monkeypatch.setattr(spread_module, "POOL_MIN_FILES", 0)
     parallel = index_texts(TREE, workers=2)
     assert parallel.entries() == serial.entries()
     assert parallel.bm25("radius of curvature", 5) == serial.bm25("radius of curvature", 5)
@@ -258,7 +258,7 @@ def test_parse_workers_import_nothing_of_the_folder_fixbugs_runs_in(
     marker = tmp_path / "ran"
     (tmp_path / "json.py").write_text(f"open({str(marker)!r}, 'w').write('host')\n")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(build_module, "POOL_MIN_FILES", 0)
+    monkeypatch.setattr(spread_module, "POOL_MIN_FILES", 0)
     parallel = index_texts(TREE, workers=2)
     assert parallel.entries() == index_texts(TREE, workers=1).entries()
     assert not marker.exists()

@@ -147,9 +147,7 @@ def test_a_formatted_pattern_group_may_match_nothing():
 
 def test_generation_offers_the_new_families_in_a_region():
     code = "def f(src):\n    return f'{src.name} (original)'\n"
-    cands = generate_candidates(
-        [Region("m.py", 1, 2, 1.0)], {"m.py": code}, FailureHints(), repo_sources=None
-    )
+    cands = generate_candidates([Region("m.py", 1, 2, 1.0)], {"m.py": code}, FailureHints())
     assert any(c.template == "unwrap" and "{src} (original)" in c.new_text for c in cands)
 
 
