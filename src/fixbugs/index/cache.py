@@ -185,19 +185,33 @@ class IndexCache:
     def store_ingredients(self, rows: Sequence[tuple[str, str]]) -> None:
         """Save (key, ingredients) of file rows the cache holds (a row pruned meanwhile
         is not made again)."""
+        self._write(
+            "ingredients",
+            lambda db: db.executemany(
+                "UPDATE files SET ingredients=? WHERE key=?", [(r, k) for k, r in rows]
+            ),
+        )
+
+    def _write(
+        self,
+        what: str,
+        write: Callable[[sqlite3.Connection], object],
+        then: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
+        """``write`` in one transaction, then ``then``; a failure is a note, not an error."""
         with self._db() as db:
             if db is None:
                 return
             try:
                 db.execute("BEGIN IMMEDIATE")
-                db.executemany(
-                    "UPDATE files SET ingredients=? WHERE key=?", [(r, k) for k, r in rows]
-                )
+                write(db)
                 db.execute("COMMIT")
-            except (sqlite3.Error, UnicodeError) as e:
+                if then is not None:
+                    then(db)
+            except (sqlite3.Error, UnicodeError) as e:  # UnicodeError: text SQLite cannot hold
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
-                self.notes.append(f"index cache: ingredients not saved ({e})")
+                self.notes.append(f"index cache: {what} not saved ({e})")
 
     def _tables(self, key: str) -> Path:
         return self.folder / "trees" / key
@@ -224,24 +238,17 @@ class IndexCache:
         except OSError as e:
             self.notes.append(f"index cache: tables not saved ({e})")
             return
-        with self._db() as db:
-            if db is None:
-                return
-            try:
-                db.execute("BEGIN IMMEDIATE")
-                db.executemany(
-                    "INSERT OR REPLACE INTO files (key, facts, words) VALUES (?, ?, ?)", new_rows
-                )
-                db.execute(
-                    "INSERT OR REPLACE INTO trees VALUES (?, ?, ?)",
-                    (key, json.dumps([list(e) for e in listing]), time.time()),
-                )
-                db.execute("COMMIT")
-                self._prune(db)
-            except (sqlite3.Error, UnicodeError) as e:  # UnicodeError: text SQLite cannot hold
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-                self.notes.append(f"index cache: not saved ({e})")
+
+        def write(db: sqlite3.Connection) -> None:
+            db.executemany(
+                "INSERT OR REPLACE INTO files (key, facts, words) VALUES (?, ?, ?)", new_rows
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO trees VALUES (?, ?, ?)",
+                (key, json.dumps([list(e) for e in listing]), time.time()),
+            )
+
+        self._write("tree", write, then=self._prune)
 
     def _prune(self, db: sqlite3.Connection) -> None:
         old = [
