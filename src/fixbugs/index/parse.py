@@ -1,5 +1,7 @@
-"""One file's facts for the index: its AST's symbols, imports and literals, and its words
-(and, when a repair asks, its ingredients: :mod:`fixbugs.index.ingredients`).
+"""One file's facts for the index: its AST's symbols, imports and literals, and its words.
+
+When a repair asks, the same parser cuts the file's ingredients
+(:mod:`fixbugs.index.ingredients`, :func:`text_ingredients`).
 
 Pure and picklable, so :mod:`fixbugs.index.build` runs it in worker
 processes: text in, :class:`FileFacts` out. The file is data: it is parsed
