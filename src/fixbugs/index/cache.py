@@ -110,12 +110,23 @@ class IndexCache:
             if row is None:
                 db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (str(FORMAT),))
             elif row[0] != str(FORMAT):
-                raise sqlite3.DatabaseError(f"index cache of format {row[0]!r}")
+                db.close()
+                self._replace(row[0])
+                return None
         except sqlite3.Error as e:
             db.close()
             self._set_aside(str(e))
             return None
         return db
+
+    def _replace(self, found: object) -> None:
+        """Remove a cache another FixBugs version wrote (its rows and tables mean something
+        else, and its trees' keys are never asked again): the next open makes a new one."""
+        self.notes.append(f"index cache of format {found!r} replaced by format {FORMAT}")
+        for extra in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(str(self._db_path) + extra)
+        shutil.rmtree(self.folder / "trees", ignore_errors=True)
 
     @contextlib.contextmanager
     def _db(self) -> Iterator[sqlite3.Connection | None]:

@@ -110,3 +110,17 @@ def test_candidates_from_the_index_equal_those_from_the_parsed_files() -> None:
     from_index = candidates(IngredientIndex(index.ingredients()))
     assert from_index == candidates(IngredientIndex.of_sources(sources))
     assert any("replace_argument(command.script, 'push'" in t for t in from_index)
+
+
+def test_a_cache_of_an_older_format_is_replaced_not_kept_aside(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    index_texts(TREE, cache=IndexCache(cache_dir))
+    with sqlite3.connect(cache_dir / "index.sqlite") as db:
+        db.execute("UPDATE meta SET value = '1' WHERE name = 'format'")
+    (cache_dir / "trees" / "old-tree").mkdir()
+    index = index_texts(TREE, cache=IndexCache(cache_dir))
+    assert any("replaced by format" in n for n in index.notes)
+    assert not (cache_dir / "index.sqlite.bad").exists()
+    assert not (cache_dir / "trees" / "old-tree").exists()
+    again = index_texts(TREE, cache=IndexCache(cache_dir))
+    assert again.cache_hit and again.ingredients() == index.ingredients()
