@@ -54,7 +54,7 @@ class _EntryRow(BaseModel):
 class _FactsRow(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: TypeLiteral[2]  # FORMAT: a row of another format is no row
+    format: int  # a row of another FORMAT is no row
     path: str
     entry: _EntryRow | None
 
@@ -121,6 +121,8 @@ def facts_from_json(raw: str | bytes, path: str) -> ModuleEntry | None:
         row = _FACTS.validate_json(raw)
     except ValidationError as e:
         raise ValueError(f"invalid index row: {e.error_count()} error(s)") from e
+    if row.format != FORMAT:
+        raise ValueError(f"index row of format {row.format}, not {FORMAT}")
     if row.path != path:
         raise ValueError(f"index row of {row.path!r}, not of {path!r}")
     got = row.entry
