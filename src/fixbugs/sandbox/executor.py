@@ -83,6 +83,11 @@ class Workspace(Executor, Protocol):
         """A fresh, independent copy of :attr:`baseline` (blocks: call it in a thread)."""
         ...
 
+    def keep_bytecode(self) -> str:
+        """Keep the modules the copy's runs compiled from the pristine sources for the forks
+        made from now on, so theirs import compiled (blocks); a line saying what was kept."""
+        ...
+
     def close(self) -> None:
         """Delete the copy; nothing of it runs after this returns."""
         ...

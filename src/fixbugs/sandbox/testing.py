@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fixbugs.sandbox import patching
+from fixbugs.sandbox.bytecode import forget, keep, restore
 from fixbugs.sandbox.executor import ClosedOnExit, command_environment
 from fixbugs.sandbox.hosttools import ToolRun, run_tool
 from fixbugs.sandbox.limits import CommandResult
@@ -50,15 +51,23 @@ class PlainWorkspace(ClosedOnExit):
     """A :class:`~fixbugs.sandbox.executor.Workspace` without containment (tests only)."""
 
     def __init__(
-        self, base: Path, *, baseline: Path, parent: TreeStore | None, commands: list[str]
+        self,
+        base: Path,
+        *,
+        baseline: Path,
+        parent: TreeStore | None,
+        commands: list[str],
+        bytecode: Path | None = None,
     ) -> None:
         self.base = base
         self.commands = commands  # what ran here and in every fork, in order (shell form)
         self.root = base / "repo"
         self.baseline = baseline
         self._owns_baseline = parent is None
+        self._bytecode = bytecode or base / "bytecode"
         self._trees = TreeStore(base / "baseline.git", scratch=base)
         shutil.copytree(baseline, self.root, symlinks=True, ignore=ignore_noise)
+        restore(self._bytecode, self.root)
         (base / "home").mkdir()
         if parent is None:
             self._trees.record_baseline(self.root)
@@ -97,11 +106,21 @@ class PlainWorkspace(ClosedOnExit):
         base = Path(tempfile.mkdtemp(prefix="fixbugs-test-workspace-")).resolve()
         try:
             return type(self)(
-                base, baseline=self.baseline, parent=self._trees, commands=self.commands
+                base,
+                baseline=self.baseline,
+                parent=self._trees,
+                commands=self.commands,
+                bytecode=self._bytecode,
             )
         except BaseException:
             shutil.rmtree(base, ignore_errors=True)
             raise
+
+    def keep_bytecode(self) -> str:
+        """As :meth:`fixbugs.sandbox.Sandbox.keep_bytecode`: for the forks made from now on."""
+        if not self._owns_baseline:
+            return "a fork keeps no bytecode: its parent's forks would not see it"
+        return keep(self.root, self.baseline, self._bytecode).line()
 
     def close(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
@@ -162,7 +181,10 @@ class PlainWorkspace(ClosedOnExit):
         def run(argv: Sequence[str], stdin: bytes) -> ToolRun:
             return run_tool(argv, stdin=stdin, cwd=self.root, env=env, timeout_s=60)
 
-        return patching.apply_patch(diff, self.root, run)
+        result = patching.apply_patch(diff, self.root, run)
+        if result.applied:
+            forget(self.root, result.files)
+        return result
 
     def diff(self) -> str:
         return self._trees.diff(self.root)

@@ -6,7 +6,9 @@ where the OS allows), keeps a pristine copy (:attr:`Sandbox.baseline`) and
 a git baseline *outside* what commands can see (so :meth:`Sandbox.diff`
 reports exactly what changed, new files included), and every command and
 patch runs contained (see :mod:`fixbugs.sandbox.containment`). Forks copy
-the pristine original, never a copy a test has run in.
+the pristine original, never a copy a test has run in; of such a copy they
+get only the bytecode :meth:`Sandbox.keep_bytecode` kept, each file checked
+against the pristine source it was compiled from (:mod:`fixbugs.sandbox.bytecode`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from agentrt import Clock, SystemClock
 from fixbugs.errors import InputError
 from fixbugs.sandbox import patching
+from fixbugs.sandbox.bytecode import forget, keep, kept_bytes, restore
 from fixbugs.sandbox.containment import Confinement, Mechanisms, View, probe
 from fixbugs.sandbox.executor import ClosedOnExit, command_environment
 from fixbugs.sandbox.hosttools import ToolRun
@@ -58,6 +61,7 @@ class Sandbox(ClosedOnExit):
         readonly_paths: Sequence[Path] = (),
         baseline: Path | None = None,
         disk_mb: int = DEFAULT_DISK_MB,
+        bytecode: Path | None = None,
     ) -> None:
         self.base = base
         self.readonly_paths = tuple(readonly_paths)
@@ -69,6 +73,8 @@ class Sandbox(ClosedOnExit):
         # The pristine tree: never mounted into a sandbox, never run in.
         self.baseline = baseline or base / "pristine"
         self._owns_baseline = baseline is None
+        # the reproduction's compiled modules, beside the pristine tree (keep_bytecode)
+        self._bytecode = bytecode or base / "bytecode"
         self._trees = TreeStore(base / "baseline.git", scratch=base)
         self._tmpfs = False
         self.identity: Identity | None = None  # the uid's passwd entry, where binds work
@@ -107,6 +113,7 @@ class Sandbox(ClosedOnExit):
             readonly_paths=tuple(Path(p) for p in readonly_paths),
             baseline=None,
             disk_mb=disk_mb,
+            bytecode=None,
         )
 
     @classmethod
@@ -120,6 +127,7 @@ class Sandbox(ClosedOnExit):
         readonly_paths: tuple[Path, ...],
         baseline: Path | None,
         disk_mb: int,
+        bytecode: Path | None,
     ) -> Sandbox:
         mechanisms = probe()
         base = Path(tempfile.mkdtemp(prefix="fixbugs-sandbox-", dir=base_dir)).resolve()
@@ -132,6 +140,7 @@ class Sandbox(ClosedOnExit):
             readonly_paths=readonly_paths,
             baseline=baseline,
             disk_mb=disk_mb,
+            bytecode=bytecode,
         )
         try:
             # without namespaces the sandbox uid reaches its copy through base
@@ -139,7 +148,7 @@ class Sandbox(ClosedOnExit):
             if mechanisms.copy_tmpfs:
                 mark_owner(base)  # first: until then, a sweep cannot tell whose it is
                 sweep_stale(base.parent)
-                size = tree_bytes(src) + disk_mb * 1024 * 1024
+                size = tree_bytes(src) + kept_bytes(sandbox._bytecode) + disk_mb * 1024 * 1024
                 sandbox.root.mkdir()
                 mount_tmpfs(sandbox.root, size)
                 sandbox._tmpfs = True
@@ -149,6 +158,8 @@ class Sandbox(ClosedOnExit):
             if sandbox._owns_baseline:
                 shutil.copytree(src, sandbox.baseline, symlinks=True, ignore=ignore_noise)
                 os.chmod(sandbox.baseline, 0o700)
+            else:
+                restore(sandbox._bytecode, sandbox.root)
             for extra in ("tmp", "home"):
                 (base / extra).mkdir()
             if uid is not None and mechanisms.namespaces:
@@ -185,7 +196,15 @@ class Sandbox(ClosedOnExit):
             readonly_paths=self.readonly_paths,
             baseline=self.baseline,
             disk_mb=self.disk_mb,
+            bytecode=self._bytecode,
         )
+
+    def keep_bytecode(self) -> str:
+        """Keep the bytecode the copy's runs compiled for the pristine sources, for the forks
+        made from now on (:mod:`fixbugs.sandbox.bytecode`); a line saying what was kept."""
+        if not self._owns_baseline:
+            return "a fork keeps no bytecode: its parent's forks would not see it"
+        return keep(self.root, self.baseline, self._bytecode).line()
 
     def close(self) -> None:
         """Kill anything left of the sandbox uid, unmount and delete the copy.
@@ -281,7 +300,10 @@ class Sandbox(ClosedOnExit):
         outside the copy; a file put back after a failed ``patch`` is the
         sandbox uid's again.
         """
-        return patching.apply_patch(diff, self.root, self._helper, owner=self.uid)
+        result = patching.apply_patch(diff, self.root, self._helper, owner=self.uid)
+        if result.applied:  # the changed sources' bytecode goes (bytecode.forget)
+            forget(self.root, result.files)
+        return result
 
     def diff(self) -> str:
         """The git-format unified diff (``a/``, ``b/``) of the copy against the original.

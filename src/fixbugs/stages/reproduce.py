@@ -241,6 +241,9 @@ async def run_reproduction(
     for line in workspace.containment():
         ctx.journal.note("reproduction", line)
     rep, snippet = await _reproduce(inputs, analysis, ctx, workspace)
+    if rep.confirmed:
+        # every later run is in a fork: let them import what this run compiled
+        ctx.journal.note("reproduction", await asyncio.to_thread(workspace.keep_bytecode))
     if snippet is not None:
         return rep, await _snippet_sbfl(snippet, analysis, ctx, workspace)
     return rep, await _sbfl(rep, ctx, workspace)
