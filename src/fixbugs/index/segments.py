@@ -24,6 +24,11 @@ class Segments:
         for line in self.lines:
             self._starts.append(self._starts[-1] + len(line))
 
+    @property
+    def line_starts(self) -> list[int]:
+        """Where each line starts, and the text's end last (read it, never change it)."""
+        return self._starts
+
     def offset(self, line: int, byte_col: int) -> int:
         raw = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         col = len(raw.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))

@@ -134,16 +134,23 @@ def _line_change(old: str, new: str) -> tuple[int, int, list[str]] | None:
 
 
 def pair_edits(
-    old: str, singles: list[RepairCandidate], *, limit: int
+    src: SourceFile, singles: list[RepairCandidate], *, limit: int
 ) -> Iterator[tuple[RepairCandidate, RepairCandidate, str]]:
-    """Two single edits of one file on disjoint lines, applied together."""
+    """Two single edits of one file on disjoint lines, applied together.
+
+    A pair is checked as its singles were (:meth:`SourceFile.parses_with_all`:
+    the functions it changes, not the whole file), so a large file's pairs do
+    not each cost a whole-file parse.
+    """
+    old = src.text
     changes = []
     for c in singles:
         ch = _line_change(old, c.new_text)
         if ch is not None:
             changes.append((c, ch))
     made = 0
-    lines = old.splitlines(keepends=True)
+    lines = src.lines
+    starts = src.line_starts
     for i, (c1, (a1, b1, n1)) in enumerate(changes):
         for c2, (a2, b2, n2) in changes[i + 1 :]:
             if made >= limit:
@@ -151,10 +158,10 @@ def pair_edits(
             if not (b1 <= a2 or b2 <= a1) or (a1 == a2 and b1 == b2):
                 continue
             (x1, y1, m1), (x2, y2, m2) = sorted(((a1, b1, n1), (a2, b2, n2)))
-            new = "".join(lines[:x1] + m1 + lines[y1:x2] + m2 + lines[y2:])
-            if parses(new):
+            spans = ((starts[x1], starts[y1], "".join(m1)), (starts[x2], starts[y2], "".join(m2)))
+            if src.parses_with_all(spans):
                 made += 1
-                yield c1, c2, new
+                yield c1, c2, "".join(lines[:x1] + m1 + lines[y1:x2] + m2 + lines[y2:])
 
 
 def _pair_pool(cands: list[RepairCandidate], top: int = 10) -> list[RepairCandidate]:
@@ -208,10 +215,12 @@ def generate_candidates(
     for edit, susp in extra:
         if edit.path in texts and parses(edit.new_text):
             add(edit, susp)
+    parsed: dict[str, SourceFile] = {}  # a file's regions share its parse
     for region in regions:
         if region.path not in texts:
             continue
-        src = SourceFile(region.path, texts[region.path])
+        src = parsed.get(region.path) or SourceFile(region.path, texts[region.path])
+        parsed[region.path] = src
         if src.tree is None:
             continue
         n = 0
@@ -247,7 +256,8 @@ def generate_candidates(
     next_id = len(singles)
     made = set(seen)
     for path, cands in by_file.items():
-        for c1, c2, new in pair_edits(texts[path], _pair_pool(cands), limit=pairs):
+        src = parsed.get(path) or SourceFile(path, texts[path])
+        for c1, c2, new in pair_edits(src, _pair_pool(cands), limit=pairs):
             if new in made:
                 continue
             made.add(new)

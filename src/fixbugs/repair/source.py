@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentrt import parse_python
@@ -144,19 +145,60 @@ class SourceFile(Segments):
 
     def parses_with(self, a: int, b: int, replacement: str) -> bool:
         """Whether the file parses with characters ``a``..``b`` replaced (see the module doc)."""
-        inner = None
+        return self.parses_with_all(((a, b, replacement),))
+
+    def parses_with_all(self, edits: Sequence[tuple[int, int, str]]) -> bool:
+        """Whether the file parses with each disjoint span ``a``..``b`` replaced.
+
+        The innermost function holding every span is parsed alone; spans in
+        functions apart from each other are each parsed in their own (each
+        function stays one statement at its indentation, so the file parses
+        when they all do); anything else asks the whole file.
+        """
+        edits = sorted(edits)
+        inner = self._inner_def(edits[0][0], edits[-1][1])
+        if inner is not None:
+            alone = self._block_parses(inner, edits)
+            if alone is not None:
+                return alone
+        elif len(edits) > 1:
+            defs = [self._inner_def(a, b) for a, b, _ in edits]
+            if all(d is not None for d in defs):
+                each = [self._block_parses(d, [e]) for d, e in zip(defs, edits, strict=True)]  # type: ignore[arg-type]
+                if False in each:
+                    return False
+                if all(each):
+                    return True
+        return parses(self._replaced(edits))
+
+    def _replaced(self, edits: Sequence[tuple[int, int, str]], lo: int = 0, hi: int = -1) -> str:
+        """The text ``lo``..``hi`` (the whole file by default) with the sorted edits made."""
+        hi = len(self.text) if hi < 0 else hi
+        out, at = [], lo
+        for a, b, replacement in edits:
+            out += [self.text[at:a], replacement]
+            at = b
+        out.append(self.text[at:hi])
+        return "".join(out)
+
+    def _inner_def(self, a: int, b: int) -> tuple[int, int] | None:
+        """The innermost function whose lines hold ``a``..``b`` (not reaching its end)."""
         i = bisect.bisect_right(self._defs, (a, len(self.text) + 1))
         for ds, de in reversed(self._defs[:i]):
             if b < de:  # an edit reaching the end of the last line may join what follows
-                inner = (ds, de)  # the last fitting one starts latest: the innermost
-                break
-        if inner is None:
-            return parses(self.text[:a] + replacement + self.text[b:])
+                return ds, de  # the last fitting one starts latest: the innermost
+        return None
+
+    def _block_parses(
+        self, inner: tuple[int, int], edits: Sequence[tuple[int, int, str]]
+    ) -> bool | None:
+        """Whether the function ``inner`` parses alone with ``edits`` made; None when only
+        the whole file can say (an edit reaching into the def line's indentation, or the
+        block become several statements)."""
         ds, de = inner
-        head = self.text[ds:a]
-        if not head.strip():  # the edit reaches into the def line's indentation
-            return parses(self.text[:a] + replacement + self.text[b:])
-        block = head + replacement + self.text[b:de]
+        if not self.text[ds : edits[0][0]].strip():
+            return None
+        block = self._replaced(edits, ds, de)
         indented = block[:1] in (" ", "\t")
         try:
             tree = parse_python("if True:\n" + block if indented else block)
@@ -167,9 +209,8 @@ class SourceFile(Segments):
             return True
         if isinstance(top, ast.If) and len(top.body) == 1 and not top.orelse:
             return True
-        # the block became several statements (lines added at the def's own level):
-        # only the whole file can say
-        return parses(self.text[:a] + replacement + self.text[b:])
+        # the block became several statements (lines added at the def's own level)
+        return None
 
     # -- queries ------------------------------------------------------------
     def nodes_in(self, lo: int, hi: int) -> list[ast.AST]:

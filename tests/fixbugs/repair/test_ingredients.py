@@ -55,7 +55,9 @@ def test_pairs_compose_two_disjoint_edits_and_rank_after_singles():
     one = next(c for c in cands if "x = a <= b" in c.new_text and c.template != "pair")
     two = next(c for c in cands if "y = a - 1" in c.new_text and c.template != "pair")
     both = "def f(a, b):\n    x = a <= b\n    y = a - 1\n    return x, y\n"
-    assert [new for _a, _b, new in pair_edits(old, [one, two], limit=5)] == [both]
+    assert [new for _a, _b, new in pair_edits(SourceFile("s.py", old), [one, two], limit=5)] == [
+        both
+    ]
     assert any(c.template == "pair" for c in cands)
     first_pair = next(i for i, c in enumerate(cands) if c.template == "pair")
     assert all(c.template != "pair" for c in cands[:first_pair])

@@ -83,6 +83,40 @@ def test_random_edits_of_real_modules_agree_with_the_whole_file():
     assert checked > 200
 
 
+def test_random_pairs_of_edits_of_real_modules_agree_with_the_whole_file():
+    rng = random.Random(11)
+    pieces = ["(", ")", "x", "\n", '"""', "    y = 1\n", "\tz\n", ":", "else:\n", "pass\n", ""]
+    root = Path(__file__).resolve().parents[3] / "src" / "fixbugs" / "repair"
+    checked = 0
+    for path in sorted(root.glob("*.py")):
+        text = path.read_text()
+        src = SourceFile(path.name, text)
+        for _ in range(40):
+            a1 = rng.randrange(len(text))
+            b1 = min(len(text), a1 + rng.choice([0, 1, 5, 30]))
+            a2 = rng.randrange(b1, len(text) + 1)
+            b2 = min(len(text), a2 + rng.choice([0, 1, 5, 30]))
+            r1, r2 = rng.choice(pieces), rng.choice(pieces)
+            whole = text[:a1] + r1 + text[b1:a2] + r2 + text[b2:]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                assert src.parses_with_all([(a2, b2, r2), (a1, b1, r1)]) == parses(whole)
+            checked += 1
+    assert checked > 200
+
+
+def test_a_pair_of_good_edits_that_empties_a_body_does_not_parse():
+    text = "def f():\n    a = 1\n    return a\n\n\ndef g():\n    b = 2\n    return b\n"
+    src = SourceFile("m.py", text)
+    a, r, b, rb = (
+        text.index(s) for s in ("    a = 1\n", "    return a\n", "    b = 2", "    return b")
+    )
+    drop_a, drop_ret = (a, r, ""), (r, r + len("    return a\n"), "")
+    assert src.parses_with(*drop_a) and src.parses_with(*drop_ret)
+    assert not src.parses_with_all([drop_a, drop_ret])  # f's body would be empty
+    assert src.parses_with_all([drop_a, (b, rb, "    b = 3\n")])  # one edit in each function
+
+
 def test_replace_lines_inserts_inside_a_method():
     src = SourceFile("m.py", TEXT)
     line = TEXT.splitlines().index("        return self.size") + 1
