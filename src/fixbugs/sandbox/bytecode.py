@@ -36,12 +36,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from fixbugs.sandbox.untrusted import open_folder
+from fixbugs.sandbox.untrusted import UntrustedFile, open_folder, read_untrusted_sync
 
 __all__ = ["Kept", "forget", "keep", "kept_bytes", "restore"]
 
 _PLAIN = re.compile(r"^(?P<stem>[A-Za-z_][\w]*)\.cpython-\d{2,3}\.pyc$")
-_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _MAX_FILE = 16 * 1024 * 1024
 _MAX_TOTAL = 512 * 1024 * 1024
 
@@ -80,7 +79,7 @@ def keep(root: Path, baseline: Path, dest: Path) -> Kept:
                 src = sources.get(m["stem"]) if m else None
                 if src is None:
                     continue
-                data = _read_matching(fd, name, src)
+                data = _read_matching(root, cache / name, src)
                 if data is None:
                     continue
                 if total + len(data) > _MAX_TOTAL:
@@ -150,28 +149,18 @@ def _source_folders(baseline: Path) -> list[tuple[PurePosixPath, dict[str, os.st
     return out
 
 
-def _read_matching(folder: int, name: str, src: os.stat_result) -> bytes | None:
-    """The pyc ``name`` in ``folder`` if it is a regular file whose header is ``src``'s."""
+def _read_matching(root: Path, pyc: PurePosixPath, src: os.stat_result) -> bytes | None:
+    """The pyc at ``root/pyc`` if it is a regular file, no link on the way, whose header
+    is ``src``'s (:func:`fixbugs.sandbox.untrusted.read_untrusted_sync` reads it)."""
     try:
-        fd = os.open(name, _READ, dir_fd=folder)
-    except OSError:  # a link, a FIFO without a writer, gone
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not 16 <= st.st_size <= _MAX_FILE:
-            return None
-        chunks, left = [], st.st_size + 1
-        while left > 0 and (chunk := os.read(fd, left)):
-            chunks.append(chunk)
-            left -= len(chunk)
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) != st.st_size:  # it changed while we read
+        data = read_untrusted_sync(root / pyc, max_bytes=_MAX_FILE, within=root)
+    except (UntrustedFile, OSError):
         return None
     flags = int.from_bytes(data[4:8], "little")
     mtime = int.from_bytes(data[8:12], "little")
     size = int.from_bytes(data[12:16], "little")
-    if flags != 0 or mtime != int(src.st_mtime) & 0xFFFFFFFF or size != src.st_size & 0xFFFFFFFF:
+    if len(data) < 16 or flags != 0:
+        return None
+    if mtime != int(src.st_mtime) & 0xFFFFFFFF or size != src.st_size & 0xFFFFFFFF:
         return None
     return data
