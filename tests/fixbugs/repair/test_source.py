@@ -64,43 +64,32 @@ def test_a_local_parse_agrees_with_the_whole_file(needle, replacement, expected)
     assert src.parses_with(a, b, replacement) is expected
 
 
-def test_random_edits_of_real_modules_agree_with_the_whole_file():
-    rng = random.Random(7)
-    pieces = ["(", ")", "x", "\n", '"""', "    y = 1\n", "\tz\n", ":", "else:\n", "\\\n", "#", "'"]
+_PIECES = ["(", ")", "x", "\n", '"""', "    y = 1\n", "\tz\n", ":", "else:\n", "\\\n", "#", "'"]
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_random_edits_of_real_modules_agree_with_the_whole_file(count):
+    rng = random.Random(6 + count)
     root = Path(__file__).resolve().parents[3] / "src" / "fixbugs" / "repair"
     checked = 0
     for path in sorted(root.glob("*.py")):
         text = path.read_text()
         src = SourceFile(path.name, text)
         for _ in range(40):
-            a = rng.randrange(len(text))
-            b = min(len(text), a + rng.choice([0, 1, 5, 30]))
-            rep = rng.choice(pieces)
+            edits, at = [], 0
+            for _ in range(count):
+                a = rng.randrange(at, len(text) + 1)
+                b = min(len(text), a + rng.choice([0, 1, 5, 30]))
+                edits.append((a, b, rng.choice([*_PIECES, "pass\n", ""])))
+                at = b
+            whole, at = "", 0
+            for a, b, rep in edits:
+                whole, at = whole + text[at:a] + rep, b
+            whole += text[at:]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                assert src.parses_with(a, b, rep) == parses(text[:a] + rep + text[b:])
-            checked += 1
-    assert checked > 200
-
-
-def test_random_pairs_of_edits_of_real_modules_agree_with_the_whole_file():
-    rng = random.Random(11)
-    pieces = ["(", ")", "x", "\n", '"""', "    y = 1\n", "\tz\n", ":", "else:\n", "pass\n", ""]
-    root = Path(__file__).resolve().parents[3] / "src" / "fixbugs" / "repair"
-    checked = 0
-    for path in sorted(root.glob("*.py")):
-        text = path.read_text()
-        src = SourceFile(path.name, text)
-        for _ in range(40):
-            a1 = rng.randrange(len(text))
-            b1 = min(len(text), a1 + rng.choice([0, 1, 5, 30]))
-            a2 = rng.randrange(b1, len(text) + 1)
-            b2 = min(len(text), a2 + rng.choice([0, 1, 5, 30]))
-            r1, r2 = rng.choice(pieces), rng.choice(pieces)
-            whole = text[:a1] + r1 + text[b1:a2] + r2 + text[b2:]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                assert src.parses_with_all([(a2, b2, r2), (a1, b1, r1)]) == parses(whole)
+                got = src.parses_with(*edits[0]) if count == 1 else src.parses_with_all(edits[::-1])
+                assert got == parses(whole)
             checked += 1
     assert checked > 200
 
