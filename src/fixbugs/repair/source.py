@@ -162,9 +162,9 @@ class SourceFile(Segments):
             if alone is not None:
                 return alone
         elif len(edits) > 1:
-            defs = [self._inner_def(a, b) for a, b, _ in edits]
-            if all(d is not None for d in defs):
-                each = [self._block_parses(d, [e]) for d, e in zip(defs, edits, strict=True)]  # type: ignore[arg-type]
+            defs = [d for a, b, _ in edits if (d := self._inner_def(a, b)) is not None]
+            if len(defs) == len(edits):
+                each = [self._block_parses(d, [e]) for d, e in zip(defs, edits, strict=True)]
                 if False in each:
                     return False
                 if all(each):

@@ -40,7 +40,7 @@ from fixbugs.sandbox.untrusted import UntrustedFile, open_folder, read_untrusted
 
 __all__ = ["Kept", "forget", "keep", "kept_bytes", "restore"]
 
-_PLAIN = re.compile(r"^(?P<stem>[A-Za-z_][\w]*)\.cpython-\d{2,3}\.pyc$")
+_PLAIN = re.compile(r"^(?P<stem>[A-Za-z_]\w*)\.cpython-\d{2,3}\.pyc$")
 _MAX_FILE = 16 * 1024 * 1024
 _MAX_TOTAL = 512 * 1024 * 1024
 
@@ -156,11 +156,10 @@ def _read_matching(root: Path, pyc: PurePosixPath, src: os.stat_result) -> bytes
         data = read_untrusted_sync(root / pyc, max_bytes=_MAX_FILE, within=root)
     except (UntrustedFile, OSError):
         return None
-    flags = int.from_bytes(data[4:8], "little")
+    if len(data) < 16 or int.from_bytes(data[4:8], "little") != 0:  # PEP 552: by timestamp
+        return None
     mtime = int.from_bytes(data[8:12], "little")
     size = int.from_bytes(data[12:16], "little")
-    if len(data) < 16 or flags != 0:
-        return None
     if mtime != int(src.st_mtime) & 0xFFFFFFFF or size != src.st_size & 0xFFFFFFFF:
         return None
     return data
