@@ -234,6 +234,10 @@ async def run_reproduction(
 ) -> tuple[Reproduction, Sbfl]:
     """Reproduce in ``workspace``, then SBFL evidence when the failure was seen.
 
+    A confirmed reproduction's compiled modules are kept for every later fork
+    (:meth:`~fixbugs.sandbox.executor.Workspace.keep_bytecode`): SBFL's and
+    each candidate's runs then import the project instead of compiling it.
+
     The first stage to run the repository's code says, in the run's notes,
     which containment its commands run without (none as root on a machine
     that has every mechanism): a weaker sandbox is never silent in a report.
