@@ -38,7 +38,7 @@ from pathlib import Path, PurePosixPath
 
 from fixbugs.sandbox.untrusted import UntrustedFile, open_folder, read_untrusted_sync
 
-__all__ = ["Kept", "forget", "keep", "kept_bytes", "restore"]
+__all__ = ["Kept", "forget", "keep", "keep_for_forks", "kept_bytes", "restore"]
 
 _PLAIN = re.compile(r"^(?P<stem>[A-Za-z_]\w*)\.cpython-\d{2,3}\.pyc$")
 _MAX_FILE = 16 * 1024 * 1024
@@ -92,6 +92,14 @@ def keep(root: Path, baseline: Path, dest: Path) -> Kept:
         finally:
             os.close(fd)
     return Kept(files, total)
+
+
+def keep_for_forks(owns_baseline: bool, root: Path, baseline: Path, dest: Path) -> str:
+    """:func:`keep` for a workspace's ``keep_bytecode``: the line it reports. A fork keeps
+    nothing, since only the forks of the workspace that owns the baseline read ``dest``."""
+    if not owns_baseline:
+        return "a fork keeps no bytecode: its parent's forks would not see it"
+    return keep(root, baseline, dest).line()
 
 
 def restore(kept: Path, root: Path) -> None:

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fixbugs.sandbox import patching
-from fixbugs.sandbox.bytecode import forget, keep, restore
+from fixbugs.sandbox.bytecode import forget, keep_for_forks, restore
 from fixbugs.sandbox.executor import ClosedOnExit, command_environment
 from fixbugs.sandbox.hosttools import ToolRun, run_tool
 from fixbugs.sandbox.limits import CommandResult
@@ -118,9 +118,7 @@ class PlainWorkspace(ClosedOnExit):
 
     def keep_bytecode(self) -> str:
         """As :meth:`fixbugs.sandbox.Sandbox.keep_bytecode`: for the forks made from now on."""
-        if not self._owns_baseline:
-            return "a fork keeps no bytecode: its parent's forks would not see it"
-        return keep(self.root, self.baseline, self._bytecode).line()
+        return keep_for_forks(self._owns_baseline, self.root, self.baseline, self._bytecode)
 
     def close(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 from agentrt import Clock, SystemClock
 from fixbugs.errors import InputError
 from fixbugs.sandbox import patching
-from fixbugs.sandbox.bytecode import forget, keep, kept_bytes, restore
+from fixbugs.sandbox.bytecode import forget, keep_for_forks, kept_bytes, restore
 from fixbugs.sandbox.containment import Confinement, Mechanisms, View, probe
 from fixbugs.sandbox.executor import ClosedOnExit, command_environment
 from fixbugs.sandbox.hosttools import ToolRun
@@ -202,9 +202,7 @@ class Sandbox(ClosedOnExit):
     def keep_bytecode(self) -> str:
         """Keep the bytecode the copy's runs compiled for the pristine sources, for the forks
         made from now on (:mod:`fixbugs.sandbox.bytecode`); a line saying what was kept."""
-        if not self._owns_baseline:
-            return "a fork keeps no bytecode: its parent's forks would not see it"
-        return keep(self.root, self.baseline, self._bytecode).line()
+        return keep_for_forks(self._owns_baseline, self.root, self.baseline, self._bytecode)
 
     def close(self) -> None:
         """Kill anything left of the sandbox uid, unmount and delete the copy.
