@@ -246,11 +246,26 @@ def _deleted_checks(a: Scope, b: Scope) -> Iterator[FailedCheck]:
 _TESTED = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
 
+def _is_condition(e: ast.expr | None) -> bool:
+    """A returned comparison, ``and``/``or``, ``not`` or affix test: a predicate's condition."""
+    return (
+        isinstance(e, ast.Compare | ast.BoolOp)
+        or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not))
+        or (
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Attribute)
+            and e.func.attr in _AFFIXES
+        )
+    )
+
+
 def _tests(s: Scope) -> list[ast.expr]:
     out: list[ast.expr] = []
     for n in s.own():
         if isinstance(n, _TESTED):
             out.append(n.test)
+        elif isinstance(n, ast.Return) and _is_condition(n.value):
+            out.append(n.value)
         elif isinstance(n, ast.comprehension):
             out.extend(n.ifs)
     return sorted(out, key=lambda e: (e.lineno, e.col_offset))
@@ -272,6 +287,16 @@ def _conditions(a: Scope, b: Scope) -> Iterator[FailedCheck]:
                     "replaces_operand",
                     f"the condition at line {y.lineno} in {b.name} now tests "
                     f"`{node_text(swap[1])}` where it tested `{node_text(swap[0])}`",
+                )
+                continue
+            short = next(_shortened_patterns(x, y), None)
+            if short is not None:
+                was, now, wider = short
+                yield FailedCheck(
+                    "changes_condition",
+                    f"`{was}` is now `{now}`, a shorter text to match, at line {y.lineno} "
+                    f"in {b.name}: the condition now holds for "
+                    f"{'more' if wider else 'fewer'} texts",
                 )
                 continue
             extra = _new_part(x, y)
@@ -306,6 +331,53 @@ def _attr_swaps(x: object, y: object) -> Iterator[tuple[ast.Attribute, ast.Attri
     elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
         for ex, ey in zip(x, y, strict=True):
             yield from _attr_swaps(ex, ey)
+
+
+# a text matched against a pattern: the pattern's place, and when a shorter one matches more
+_AFFIXES = {"startswith": str.startswith, "endswith": str.endswith}
+
+
+def _shortened_patterns(x: object, y: object) -> Iterator[tuple[str, str, bool]]:
+    """(the old match, the new, whether more texts pass) where ``y`` matches a text against
+    a part of the pattern ``x`` matched it against at the same place: ``'php -s' in s`` to
+    ``'-s' in s``, ``s.startswith('ab')`` to ``s.startswith('a')``."""
+    if not (isinstance(x, ast.AST) and isinstance(y, ast.AST)):
+        if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+            for ex, ey in zip(x, y, strict=True):
+                yield from _shortened_patterns(ex, ey)
+        return
+    if type(x) is not type(y) or node_key(x) == node_key(y):
+        return
+    if (
+        isinstance(x, ast.Compare)
+        and isinstance(y, ast.Compare)
+        and len(x.ops) == len(y.ops) == 1
+        and type(x.ops[0]) is type(y.ops[0])
+        and isinstance(x.ops[0], ast.In | ast.NotIn)
+        and node_key(x.comparators[0]) == node_key(y.comparators[0])
+    ):
+        was, now = _text(x.left), _text(y.left)
+        if was is not None and now is not None and now != was and now in was:
+            yield node_text(x), node_text(y), isinstance(x.ops[0], ast.In)
+            return
+    if (
+        isinstance(x, ast.Call)
+        and isinstance(y, ast.Call)
+        and isinstance(x.func, ast.Attribute)
+        and x.func.attr in _AFFIXES
+        and node_key(x.func) == node_key(y.func)
+        and len(x.args) == len(y.args) == 1
+    ):
+        was, now = _text(x.args[0]), _text(y.args[0])
+        if was is not None and now is not None and now != was and _AFFIXES[x.func.attr](was, now):
+            yield node_text(x), node_text(y), True
+            return
+    for f in x._fields:
+        yield from _shortened_patterns(getattr(x, f, None), getattr(y, f, None))
+
+
+def _text(e: ast.expr) -> str | None:
+    return e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else None
 
 
 def _new_part(x: ast.expr, y: ast.expr) -> tuple[str, ast.expr] | None:

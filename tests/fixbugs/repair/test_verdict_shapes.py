@@ -358,8 +358,17 @@ def test_apply_refuses_a_fix_that_only_passes_tests_without_force(tmp_path: Path
         # a number of the failing test, compared with
         ("def f(n):\n    return n * 2\n",
          "def f(n):\n    if n == 21:\n        return 42\n    return n * 2\n", "special_case"),
+        # a shorter text to search for: the returned condition holds for more commands
+        ("def match(c):\n    return 'php -s' in c.script\n",
+         "def match(c):\n    return '-s' in c.script\n", "changes_condition"),
+        ("def match(c):\n    if c.script.startswith('git push'):\n        return 1\n",
+         "def match(c):\n    if c.script.startswith('git'):\n        return 1\n",
+         "changes_condition"),
+        # ... or to exclude: it holds for fewer
+        ("def ok(s):\n    return '--all' not in s\n",
+         "def ok(s):\n    return '-' not in s\n", "changes_condition"),
     ],
-    ids=["widened", "bare-except", "number"],
+    ids=["widened", "bare-except", "number", "shorter-in", "shorter-prefix", "shorter-not-in"],
 )  # fmt: skip
 def test_pure_demoting_shapes(old: str, new: str, kind: str) -> None:
     checks = change_checks(old, new, frozenset({"21", "42"}))
@@ -376,6 +385,13 @@ def test_a_literal_the_function_compared_with_before_is_no_special_case() -> Non
         "    return src\n", '    if src == "\\n":\n        return ""\n    return src\n'
     )
     assert [c.kind for c in change_checks(old, added, frozenset({"\n"}))] == ["special_case"]
+
+
+def test_another_text_to_match_that_is_not_a_part_of_the_old_is_no_demotion() -> None:
+    # thefuck-7's real fix: ' -s ' is not a part of 'php -s'; matching it is not wider
+    old = "def match(c):\n    return 'php -s' in c.script\n"
+    assert change_checks(old, old.replace("'php -s'", "' -s '")) == ()
+    assert change_checks(old, old.replace("'php -s'", "'php -s '")) == ()
 
 
 def test_a_guard_on_what_the_condition_tests_is_no_demotion() -> None:
