@@ -10,13 +10,16 @@ one :class:`~fixbugs.repair.verdict.FailedCheck`:
   (``if x == 'the test's value'``), where the function now compares with it
   more often than before: the test's case, not the bug's;
 - ``deletes_check``: an ``assert`` or a ``raise`` of the function gone;
-- ``replaces_operand``: a condition's ``a.x`` now ``a.y``
+- ``replaces_operand`` (:mod:`fixbugs.repair.conditions`, as the next): a condition's
+  ``a.x`` now ``a.y``
   (``'push' in command.script_parts`` → ``'push' in command.output``: the
   rule now fires on any command whose output mentions push);
 - ``changes_condition``: a condition given a new ``and``/``or`` part on
   something it did not test (``if disable:`` → ``if disable and mininterval
   is None:``, so ``disable=True`` no longer disables); a guard on what it
-  already tests (``x is not None and x.y``) is not this;
+  already tests (``x is not None and x.y``) is not this; or matched against a
+  shorter part of its text (``'php -s' in s`` → ``'-s' in s``: any php
+  command with ``-s`` inside a word now matches), a shorter prefix or suffix;
 - ``skips_effects``: a new ``return`` with effects of the function after it
   (assignments to attributes, subscripts or globals, calls): what the
   function still has to do is skipped.
@@ -34,9 +37,10 @@ import ast
 import difflib
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from fixbugs.repair.changed_ast import node_key, node_text, parse_module
+from fixbugs.repair.conditions import condition_checks
+from fixbugs.repair.scopes import NESTED, Scope, scope_pairs
 from fixbugs.repair.shapes import classify_change
 from fixbugs.repair.verdict import FailedCheck, shape_check
 
@@ -65,7 +69,7 @@ def change_checks(
         out += _bare_except(a, b, swallowed=shape is not None and shape.kind == "swallows")
         out += _special_case(a, b, literals)
         out += _deleted_checks(a, b)
-        out += _conditions(a, b)
+        out += condition_checks(a, b)
         out += _early_returns(a, b)
     return tuple(dict.fromkeys(out))
 
@@ -85,60 +89,6 @@ def change_size(old: str, new: str) -> int:
         ca, cb = Counter(_labels(a.node)), Counter(_labels(b.node))
         total += sum((ca - cb).values()) + sum((cb - ca).values())
     return total
-
-
-# -- scopes: each function (and the module's own code), old and new ---------------
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """A function, or the module's top-level code: its node, its own statements' keys."""
-
-    name: str
-    node: ast.AST
-
-    def own(self) -> Iterator[ast.AST]:
-        """Its nodes, not those of the functions defined in it (a class body's are)."""
-        stack = list(ast.iter_child_nodes(self.node))
-        while stack:
-            n = stack.pop()
-            yield n
-            if not isinstance(n, _NESTED):
-                stack.extend(ast.iter_child_nodes(n))
-
-
-# a scope's own code stops at the functions defined in it (each is a scope of its own)
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def scope_pairs(old: str, new: str) -> list[tuple[Scope, Scope]]:
-    """The scopes whose code changed, old and new, matched by qualified name."""
-    t0, t1 = parse_module(old), parse_module(new)
-    if t0 is None or t1 is None:
-        return []
-    s0, s1 = _scopes(t0), _scopes(t1)
-    return [(s0[n], s1[n]) for n in s1 if n in s0 and _own_key(s0[n]) != _own_key(s1[n])]
-
-
-def _scopes(tree: ast.Module) -> dict[str, Scope]:
-    out = {"<module>": Scope("<module>", tree)}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                name = f"{prefix}{child.name}"
-                if not isinstance(child, ast.ClassDef):
-                    out.setdefault(name, Scope(name, child))
-                visit(child, name + ".")
-            else:
-                visit(child, prefix)
-
-    visit(tree, "")
-    return out
-
-
-def _own_key(s: Scope) -> str:
-    return "|".join(sorted(node_key(n) for n in s.own() if isinstance(n, ast.stmt)))
 
 
 def _labels(node: ast.AST) -> Iterator[str]:
@@ -242,195 +192,6 @@ def _deleted_checks(a: Scope, b: Scope) -> Iterator[FailedCheck]:
         return
 
 
-# a condition: the test of these statements and expressions
-_TESTED = (ast.If, ast.While, ast.IfExp, ast.Assert)
-
-
-def _is_condition(e: ast.expr | None) -> bool:
-    """A returned comparison, ``and``/``or``, ``not`` or affix test: a predicate's condition."""
-    return (
-        isinstance(e, ast.Compare | ast.BoolOp)
-        or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not))
-        or (
-            isinstance(e, ast.Call)
-            and isinstance(e.func, ast.Attribute)
-            and e.func.attr in _AFFIXES
-        )
-    )
-
-
-def _tests(s: Scope) -> list[ast.expr]:
-    out: list[ast.expr] = []
-    for n in s.own():
-        if isinstance(n, _TESTED):
-            out.append(n.test)
-        elif isinstance(n, ast.Return) and _is_condition(n.value):
-            out.append(n.value)
-        elif isinstance(n, ast.comprehension):
-            out.extend(n.ifs)
-    return sorted(out, key=lambda e: (e.lineno, e.col_offset))
-
-
-def _conditions(a: Scope, b: Scope) -> Iterator[FailedCheck]:
-    """Conditions rewritten in place: an operand swapped, or a part added on something new."""
-    olds, news = _tests(a), _tests(b)
-    sm = difflib.SequenceMatcher(
-        None, [node_key(x) for x in olds], [node_key(y) for y in news], False
-    )
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
-        if tag != "replace" or i2 - i1 != j2 - j1:
-            continue
-        for x, y in zip(olds[i1:i2], news[j1:j2], strict=True):
-            swap = next(_attr_swaps(x, y), None)
-            if swap is not None:
-                yield FailedCheck(
-                    "replaces_operand",
-                    f"the condition at line {y.lineno} in {b.name} now tests "
-                    f"`{node_text(swap[1])}` where it tested `{node_text(swap[0])}`",
-                )
-                continue
-            short = next(_shortened_patterns(x, y), None)
-            if short is not None:
-                was, now, wider = short
-                yield FailedCheck(
-                    "changes_condition",
-                    f"`{was}` is now `{now}`, a shorter text to match, at line {y.lineno} "
-                    f"in {b.name}: the condition now holds for "
-                    f"{'more' if wider else 'fewer'} texts",
-                )
-                continue
-            extra = _new_part(x, y)
-            if extra is not None:
-                op, part = extra
-                if op == "and":
-                    why = f"narrows `{node_text(x)}` with `and {node_text(part)}`"
-                    what = f"no longer runs whenever `{node_text(x)}` holds"
-                else:
-                    why = f"widens `{node_text(x)}` with `or {node_text(part)}`"
-                    what = f"now also runs when `{node_text(part)}` holds"
-                yield FailedCheck(
-                    "changes_condition", f"{why} at line {y.lineno} in {b.name}: its branch {what}"
-                )
-
-
-def _attr_swaps(x: object, y: object) -> Iterator[tuple[ast.Attribute, ast.Attribute]]:
-    """``a.p`` in ``x`` at the place where ``y`` has ``a.q`` (the same ``a``)."""
-    if isinstance(x, ast.AST) and isinstance(y, ast.AST):
-        if type(x) is not type(y) or node_key(x) == node_key(y):
-            return
-        if (
-            isinstance(x, ast.Attribute)
-            and isinstance(y, ast.Attribute)
-            and x.attr != y.attr
-            and node_key(x.value) == node_key(y.value)
-        ):
-            yield x, y
-            return
-        for f in x._fields:
-            yield from _attr_swaps(getattr(x, f, None), getattr(y, f, None))
-    elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
-        for ex, ey in zip(x, y, strict=True):
-            yield from _attr_swaps(ex, ey)
-
-
-# a text matched against a pattern: the pattern's place, and when a shorter one matches more
-_AFFIXES = {"startswith": str.startswith, "endswith": str.endswith}
-
-
-def _shortened_patterns(x: object, y: object) -> Iterator[tuple[str, str, bool]]:
-    """(the old match, the new, whether more texts pass) where ``y`` matches a text against
-    a part of the pattern ``x`` matched it against at the same place: ``'php -s' in s`` to
-    ``'-s' in s``, ``s.startswith('ab')`` to ``s.startswith('a')``."""
-    if not (isinstance(x, ast.AST) and isinstance(y, ast.AST)):
-        if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
-            for ex, ey in zip(x, y, strict=True):
-                yield from _shortened_patterns(ex, ey)
-        return
-    if type(x) is not type(y) or node_key(x) == node_key(y):
-        return
-    if (
-        isinstance(x, ast.Compare)
-        and isinstance(y, ast.Compare)
-        and len(x.ops) == len(y.ops) == 1
-        and type(x.ops[0]) is type(y.ops[0])
-        and isinstance(x.ops[0], ast.In | ast.NotIn)
-        and node_key(x.comparators[0]) == node_key(y.comparators[0])
-    ):
-        was, now = _text(x.left), _text(y.left)
-        if was is not None and now is not None and now != was and now in was:
-            yield node_text(x), node_text(y), isinstance(x.ops[0], ast.In)
-            return
-    if (
-        isinstance(x, ast.Call)
-        and isinstance(y, ast.Call)
-        and isinstance(x.func, ast.Attribute)
-        and x.func.attr in _AFFIXES
-        and node_key(x.func) == node_key(y.func)
-        and len(x.args) == len(y.args) == 1
-    ):
-        was, now = _text(x.args[0]), _text(y.args[0])
-        if was is not None and now is not None and now != was and _AFFIXES[x.func.attr](was, now):
-            yield node_text(x), node_text(y), True
-            return
-    for f in x._fields:
-        yield from _shortened_patterns(getattr(x, f, None), getattr(y, f, None))
-
-
-def _text(e: ast.expr) -> str | None:
-    return e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else None
-
-
-def _new_part(x: ast.expr, y: ast.expr) -> tuple[str, ast.expr] | None:
-    """(``and``/``or``, the part) when ``y`` is ``x`` with a part on something ``x`` does
-    not test; a part on what ``x`` tests (a guard, ``x is not None and x.y``) is None."""
-    if not isinstance(y, ast.BoolOp):
-        return None
-    had = (
-        [node_key(v) for v in x.values]
-        if isinstance(x, ast.BoolOp) and type(x.op) is type(y.op)
-        else [node_key(x)]
-    )
-    keys = [node_key(v) for v in y.values]
-    if not all(k in keys for k in had):
-        return None
-    added = [v for v in y.values if node_key(v) not in had]
-    if not added:
-        return None
-    tested = {c for part in (x.values if isinstance(x, ast.BoolOp) else [x]) for c in _chains(part)}
-    for part in added:
-        mine = _chains(part)
-        if mine and not any(_related(c, t) for c in mine for t in tested):
-            return ("and" if isinstance(y.op, ast.And) else "or"), part
-    return None
-
-
-def _chains(e: ast.expr) -> set[str]:
-    """The dotted names ``e`` reads (``self.a.b``, ``x``), the longest of each."""
-    out: set[str] = set()
-    inner: set[int] = set()
-    for n in ast.walk(e):
-        if isinstance(n, ast.Attribute | ast.Name) and id(n) not in inner:
-            text = _dotted(n)
-            if text is not None:
-                out.add(text)
-                inner.update(id(m) for m in ast.walk(n))
-    return out
-
-
-def _dotted(n: ast.expr) -> str | None:
-    if isinstance(n, ast.Name):
-        return n.id
-    if isinstance(n, ast.Attribute):
-        base = _dotted(n.value)
-        return None if base is None else f"{base}.{n.attr}"
-    return None
-
-
-def _related(a: str, b: str) -> bool:
-    """One dotted name is the other or holds it (``x`` and ``x.y``)."""
-    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
-
-
 def _early_returns(a: Scope, b: Scope) -> Iterator[FailedCheck]:
     if not isinstance(b.node, ast.FunctionDef | ast.AsyncFunctionDef):
         return
@@ -465,7 +226,7 @@ def _return_paths(body: list[ast.stmt], up: Path) -> Iterator[Path]:
         here = [*up, (body, i)]
         if isinstance(s, ast.Return):
             yield here
-        elif not isinstance(s, _NESTED):
+        elif not isinstance(s, NESTED):
             for f in ("body", "orelse", "finalbody"):
                 inner = getattr(s, f, None)
                 if isinstance(inner, list):
@@ -481,7 +242,7 @@ def _after(path: Path) -> Iterator[ast.stmt]:
         for s in body[i + 1 :]:
             yield s
             for n in ast.walk(s):
-                if isinstance(n, ast.stmt) and n is not s and not isinstance(n, _NESTED):
+                if isinstance(n, ast.stmt) and n is not s and not isinstance(n, NESTED):
                     yield n
 
 

@@ -202,12 +202,22 @@ class RunContext:
         per run; every static signal reads it instead of the tree."""
         return self._files.get()
 
-    async def run_in(self, executor: Executor, cmd: str, what: str) -> CommandResult:
-        """Run a test command through ``executor`` as a recorded tool call of the current stage."""
+    async def run_in(
+        self, executor: Executor, cmd: str, what: str, *, write_bytecode: bool = False
+    ) -> CommandResult:
+        """Run a test command through ``executor`` as a recorded tool call of the current stage.
+
+        Test commands never write bytecode (``PYTHONDONTWRITEBYTECODE``): a
+        source rewritten within the second at the same size would run stale.
+        ``write_bytecode`` lets this one command write it, in ``executor``'s
+        own copy, for :meth:`~fixbugs.sandbox.executor.Workspace.keep_bytecode`.
+        """
+        env = self.options.test_env
+        if write_bytecode:
+            # an empty value is unset for Python; it overrides the interpreter's command_env
+            env = {**(env or {}), "PYTHONDONTWRITEBYTECODE": ""}
         with self.recorder.tool_call(what):
-            result = await executor.run(
-                cmd, timeout_s=self.options.test_timeout_s, env=self.options.test_env
-            )
+            result = await executor.run(cmd, timeout_s=self.options.test_timeout_s, env=env)
         # a sandbox limit is said in the run's notes (and so its JSON), once per command kind
         for line in result.notes:
             if line.startswith("limit hit") and f"{what}: {line}" not in self.journal.notes:

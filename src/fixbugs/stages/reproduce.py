@@ -172,7 +172,8 @@ async def _reproduce(
         )
         ctx.journal.emit("reproduction", "reproduction", rep.summary, rep.event_data())
         return rep, None
-    run = await ctx.run_in(workspace, cmd, "reproduce")
+    # the one run that compiles the project for the forks (run_reproduction keeps it)
+    run = await ctx.run_in(workspace, cmd, "reproduce", write_bytecode=True)
     # paths as the user knows them: relative to their repository, not the sandbox copy
     output = (run.stdout + "\n" + run.stderr).replace(f"{workspace.root}/", "")
     verdict = await asyncio.to_thread(

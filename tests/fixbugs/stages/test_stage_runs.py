@@ -14,6 +14,7 @@ the faulty lines, the validation checks a candidate and says so.
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -104,6 +105,10 @@ async def test_reproduction_root_cause_fix_and_validation_each_called_on_its_own
     assert any("uncontained" in n for n in ctx.journal.notes)
     # the tree the user gave is untouched: the stage ran in the copy
     assert not list(inputs.repo.root.rglob("__pycache__"))
+    # test commands write no bytecode, but the reproduction's own run compiled the project
+    # for the forks (before, every run kept 0 modules)
+    kept = [int(m[1]) for n in ctx.journal.notes if (m := re.search(r"kept (\d+) compiled", n))]
+    assert kept and kept[0] >= 1, ctx.journal.notes
 
     prior = BugRun(started=0.0, analysis=analysis).with_reproduction(rep, sbfl)
     diagnosis = await run_root_cause(inputs, prior, ctx)

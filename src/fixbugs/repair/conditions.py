@@ -1,0 +1,212 @@
+"""Conditions rewritten in place: the checks of :mod:`fixbugs.repair.demotions` on them.
+
+A passing change to a condition is wrong when it tests something else or
+more or less than the bug needs (issue 44, item 5). :func:`condition_checks`
+pairs a scope's old and new conditions (the tests of ``if``/``while``/
+``assert``/conditional expressions and comprehension filters, and a returned
+predicate) and gives ``replaces_operand`` for ``a.x`` now ``a.y``, and
+``changes_condition`` for a new ``and``/``or`` part on something the
+condition did not test, or a text matched against a shorter part of its
+pattern (``'php -s' in s`` to ``'-s' in s``).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Iterator
+
+from fixbugs.repair.changed_ast import node_key, node_text
+from fixbugs.repair.scopes import Scope
+from fixbugs.repair.verdict import FailedCheck
+
+__all__ = ["condition_checks"]
+
+
+# a condition: the test of these statements and expressions, and a returned predicate
+_TESTED = (ast.If, ast.While, ast.IfExp, ast.Assert)
+
+
+def _is_condition(e: ast.expr) -> bool:
+    """A returned comparison, ``and``/``or``, ``not`` or affix test: a predicate's condition."""
+    return (
+        isinstance(e, ast.Compare | ast.BoolOp)
+        or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not))
+        or (
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Attribute)
+            and e.func.attr in _AFFIXES
+        )
+    )
+
+
+def _tests(s: Scope) -> list[ast.expr]:
+    out: list[ast.expr] = []
+    for n in s.own():
+        if isinstance(n, _TESTED):
+            out.append(n.test)
+        elif isinstance(n, ast.Return) and n.value is not None and _is_condition(n.value):
+            out.append(n.value)
+        elif isinstance(n, ast.comprehension):
+            out.extend(n.ifs)
+    return sorted(out, key=lambda e: (e.lineno, e.col_offset))
+
+
+def condition_checks(a: Scope, b: Scope) -> Iterator[FailedCheck]:
+    """Conditions rewritten in place: an operand swapped, or a part added on something new."""
+    olds, news = _tests(a), _tests(b)
+    sm = difflib.SequenceMatcher(
+        None, [node_key(x) for x in olds], [node_key(y) for y in news], False
+    )
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag != "replace" or i2 - i1 != j2 - j1:
+            continue
+        for x, y in zip(olds[i1:i2], news[j1:j2], strict=True):
+            swap = next(_attr_swaps(x, y), None)
+            if swap is not None:
+                yield FailedCheck(
+                    "replaces_operand",
+                    f"the condition at line {y.lineno} in {b.name} now tests "
+                    f"`{node_text(swap[1])}` where it tested `{node_text(swap[0])}`",
+                )
+                continue
+            short = next(_shortened_patterns(x, y), None)
+            if short is not None:
+                was, now, wider = short
+                yield FailedCheck(
+                    "changes_condition",
+                    f"`{was}` is now `{now}`, a shorter text to match, at line {y.lineno} "
+                    f"in {b.name}: the condition now holds for "
+                    f"{'more' if wider else 'fewer'} texts",
+                )
+                continue
+            extra = _new_part(x, y)
+            if extra is not None:
+                op, part = extra
+                if op == "and":
+                    why = f"narrows `{node_text(x)}` with `and {node_text(part)}`"
+                    what = f"no longer runs whenever `{node_text(x)}` holds"
+                else:
+                    why = f"widens `{node_text(x)}` with `or {node_text(part)}`"
+                    what = f"now also runs when `{node_text(part)}` holds"
+                yield FailedCheck(
+                    "changes_condition", f"{why} at line {y.lineno} in {b.name}: its branch {what}"
+                )
+
+
+def _attr_swaps(x: object, y: object) -> Iterator[tuple[ast.Attribute, ast.Attribute]]:
+    """``a.p`` in ``x`` at the place where ``y`` has ``a.q`` (the same ``a``)."""
+    if isinstance(x, ast.AST) and isinstance(y, ast.AST):
+        if type(x) is not type(y) or node_key(x) == node_key(y):
+            return
+        if (
+            isinstance(x, ast.Attribute)
+            and isinstance(y, ast.Attribute)
+            and x.attr != y.attr
+            and node_key(x.value) == node_key(y.value)
+        ):
+            yield x, y
+            return
+        for f in x._fields:
+            yield from _attr_swaps(getattr(x, f, None), getattr(y, f, None))
+    elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+        for ex, ey in zip(x, y, strict=True):
+            yield from _attr_swaps(ex, ey)
+
+
+# a text matched against a pattern: the pattern's place, and when a shorter one matches more
+_AFFIXES = {"startswith": str.startswith, "endswith": str.endswith}
+
+
+def _shortened_patterns(x: object, y: object) -> Iterator[tuple[str, str, bool]]:
+    """(the old match, the new, whether more texts pass) where ``y`` matches a text against
+    a part of the pattern ``x`` matched it against at the same place: ``'php -s' in s`` to
+    ``'-s' in s``, ``s.startswith('ab')`` to ``s.startswith('a')``."""
+    if not (isinstance(x, ast.AST) and isinstance(y, ast.AST)):
+        if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+            for ex, ey in zip(x, y, strict=True):
+                yield from _shortened_patterns(ex, ey)
+        return
+    if type(x) is not type(y) or node_key(x) == node_key(y):
+        return
+    if (
+        isinstance(x, ast.Compare)
+        and isinstance(y, ast.Compare)
+        and len(x.ops) == len(y.ops) == 1
+        and type(x.ops[0]) is type(y.ops[0])
+        and isinstance(x.ops[0], ast.In | ast.NotIn)
+        and node_key(x.comparators[0]) == node_key(y.comparators[0])
+    ):
+        was, now = _text(x.left), _text(y.left)
+        if was is not None and now is not None and now != was and now in was:
+            yield node_text(x), node_text(y), isinstance(x.ops[0], ast.In)
+            return
+    if (
+        isinstance(x, ast.Call)
+        and isinstance(y, ast.Call)
+        and isinstance(x.func, ast.Attribute)
+        and x.func.attr in _AFFIXES
+        and node_key(x.func) == node_key(y.func)
+        and len(x.args) == len(y.args) == 1
+    ):
+        was, now = _text(x.args[0]), _text(y.args[0])
+        if was is not None and now is not None and now != was and _AFFIXES[x.func.attr](was, now):
+            yield node_text(x), node_text(y), True
+            return
+    for f in x._fields:
+        yield from _shortened_patterns(getattr(x, f, None), getattr(y, f, None))
+
+
+def _text(e: ast.expr) -> str | None:
+    return e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else None
+
+
+def _new_part(x: ast.expr, y: ast.expr) -> tuple[str, ast.expr] | None:
+    """(``and``/``or``, the part) when ``y`` is ``x`` with a part on something ``x`` does
+    not test; a part on what ``x`` tests (a guard, ``x is not None and x.y``) is None."""
+    if not isinstance(y, ast.BoolOp):
+        return None
+    had = (
+        [node_key(v) for v in x.values]
+        if isinstance(x, ast.BoolOp) and type(x.op) is type(y.op)
+        else [node_key(x)]
+    )
+    keys = [node_key(v) for v in y.values]
+    if not all(k in keys for k in had):
+        return None
+    added = [v for v in y.values if node_key(v) not in had]
+    if not added:
+        return None
+    tested = {c for part in (x.values if isinstance(x, ast.BoolOp) else [x]) for c in _chains(part)}
+    for part in added:
+        mine = _chains(part)
+        if mine and not any(_related(c, t) for c in mine for t in tested):
+            return ("and" if isinstance(y.op, ast.And) else "or"), part
+    return None
+
+
+def _chains(e: ast.expr) -> set[str]:
+    """The dotted names ``e`` reads (``self.a.b``, ``x``), the longest of each."""
+    out: set[str] = set()
+    inner: set[int] = set()
+    for n in ast.walk(e):
+        if isinstance(n, ast.Attribute | ast.Name) and id(n) not in inner:
+            text = _dotted(n)
+            if text is not None:
+                out.add(text)
+                inner.update(id(m) for m in ast.walk(n))
+    return out
+
+
+def _dotted(n: ast.expr) -> str | None:
+    if isinstance(n, ast.Name):
+        return n.id
+    if isinstance(n, ast.Attribute):
+        base = _dotted(n.value)
+        return None if base is None else f"{base}.{n.attr}"
+    return None
+
+
+def _related(a: str, b: str) -> bool:
+    """One dotted name is the other or holds it (``x`` and ``x.y``)."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
