@@ -20,7 +20,7 @@ from fixbugs.repair.changed_ast import node_key, node_text
 from fixbugs.repair.scopes import Scope
 from fixbugs.repair.verdict import FailedCheck
 
-__all__ = ["condition_checks"]
+__all__ = ["condition_checks", "skipped_items"]
 
 
 # a condition: the test of these statements and expressions, and a returned predicate
@@ -92,6 +92,59 @@ def condition_checks(a: Scope, b: Scope) -> Iterator[FailedCheck]:
                 yield FailedCheck(
                     "changes_condition", f"{why} at line {y.lineno} in {b.name}: its branch {what}"
                 )
+
+
+def skipped_items(a: Scope, b: Scope) -> Iterator[FailedCheck]:
+    """A loop over the same items that now skips some by a test of the item alone: a new
+    comprehension filter (``for s in xs if s is not None``) or a new ``if ...: continue``
+    first in a ``for`` body. The failing value is dropped, not fixed where it is made."""
+    before: dict[str, set[str]] = {}
+    for n in a.own():
+        if isinstance(n, _LOOPS):
+            before.setdefault(_loop_key(n), set()).update(node_key(t) for t, _ in _item_tests(n))
+    for n in b.own():
+        # only a loop that used every item before: a changed filter is another check's
+        if not isinstance(n, _LOOPS) or before.get(_loop_key(n)) != set():
+            continue
+        items = _chains(n.target)
+        for t, skips in _item_tests(n):
+            mine = _chains(t)
+            if not mine:
+                continue
+            if all(any(_related(c, i) for i in items) for c in mine):
+                which = "skips the items where" if skips else "keeps only the items where"
+                yield FailedCheck(
+                    "changes_condition",
+                    f"the loop over `{node_text(n.iter)}` at line {t.lineno} in {b.name} now "
+                    f"{which} `{node_text(t)}` holds, where it used every one: a bad value "
+                    "is dropped, not mended where it is made",
+                )
+                return
+
+
+# loops whose items a new test of the item can skip
+_LOOPS = (ast.comprehension, ast.For, ast.AsyncFor)
+
+
+def _loop_key(n: ast.comprehension | ast.For | ast.AsyncFor) -> str:
+    """A loop's items, the same in the old and the new code: its target and iterable."""
+    return node_key(n.target) + " in " + node_key(n.iter)
+
+
+def _item_tests(n: ast.comprehension | ast.For | ast.AsyncFor) -> list[tuple[ast.expr, bool]]:
+    """What decides whether an item is used, and whether the test skips it: a
+    comprehension's filters (keep), a ``for`` body's first ``if ...: continue`` (skip)."""
+    if isinstance(n, ast.comprehension):
+        return [(t, False) for t in n.ifs]
+    first = n.body[0] if n.body else None
+    if (
+        isinstance(first, ast.If)
+        and not first.orelse
+        and len(first.body) == 1
+        and isinstance(first.body[0], ast.Continue)
+    ):
+        return [(first.test, True)]
+    return []
 
 
 def _attr_swaps(x: object, y: object) -> Iterator[tuple[ast.Attribute, ast.Attribute]]:

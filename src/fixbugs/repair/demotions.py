@@ -20,6 +20,9 @@ one :class:`~fixbugs.repair.verdict.FailedCheck`:
   already tests (``x is not None and x.y``) is not this; or matched against a
   shorter part of its text (``'php -s' in s`` → ``'-s' in s``: any php
   command with ``-s`` inside a word now matches), a shorter prefix or suffix;
+  or a loop that used every item given a test of the item that skips some
+  (``[f(s) for s in xs if s is not None]``, ``if v is None: continue``): the
+  bad value is dropped where it is used, not mended where it is made;
 - ``skips_effects``: a new ``return`` with effects of the function after it
   (assignments to attributes, subscripts or globals, calls): what the
   function still has to do is skipped.
@@ -39,7 +42,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from fixbugs.repair.changed_ast import node_key, node_text, parse_module
-from fixbugs.repair.conditions import condition_checks
+from fixbugs.repair.conditions import condition_checks, skipped_items
 from fixbugs.repair.scopes import NESTED, Scope, scope_pairs
 from fixbugs.repair.shapes import classify_change
 from fixbugs.repair.verdict import FailedCheck, shape_check
@@ -70,6 +73,7 @@ def change_checks(
         out += _special_case(a, b, literals)
         out += _deleted_checks(a, b)
         out += condition_checks(a, b)
+        out += skipped_items(a, b)
         out += _early_returns(a, b)
     return tuple(dict.fromkeys(out))
 

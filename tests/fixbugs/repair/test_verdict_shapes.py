@@ -367,8 +367,16 @@ def test_apply_refuses_a_fix_that_only_passes_tests_without_force(tmp_path: Path
         # ... or to exclude: it holds for fewer
         ("def ok(s):\n    return '--all' not in s\n",
          "def ok(s):\n    return '-' not in s\n", "changes_condition"),
+        # a loop that used every item now drops the bad one instead of mending its source
+        ("def build(sel):\n    return [f(s) for s in sel]\n",
+         "def build(sel):\n    return [f(s) for s in sel if s is not None]\n",
+         "changes_condition"),
+        ("def send(headers):\n    for k, v in headers:\n        put(k, v.decode())\n",
+         "def send(headers):\n    for k, v in headers:\n        if v is None:\n"
+         "            continue\n        put(k, v.decode())\n", "changes_condition"),
     ],
-    ids=["widened", "bare-except", "number", "shorter-in", "shorter-prefix", "shorter-not-in"],
+    ids=["widened", "bare-except", "number", "shorter-in", "shorter-prefix", "shorter-not-in",
+         "filter-added", "continue-added"],
 )  # fmt: skip
 def test_pure_demoting_shapes(old: str, new: str, kind: str) -> None:
     checks = change_checks(old, new, frozenset({"21", "42"}))
@@ -392,6 +400,15 @@ def test_another_text_to_match_that_is_not_a_part_of_the_old_is_no_demotion() ->
     old = "def match(c):\n    return 'php -s' in c.script\n"
     assert change_checks(old, old.replace("'php -s'", "' -s '")) == ()
     assert change_checks(old, old.replace("'php -s'", "'php -s '")) == ()
+
+
+def test_a_filter_changed_or_on_more_than_the_item_is_no_skipped_item() -> None:
+    # luigi-33's real fix: the filter was there and tests another attribute now
+    old = "def pos(params):\n    return [(n, p) for n, p in params if p.significant]\n"
+    assert change_checks(old, old.replace("p.significant", "not p.is_global")) == ()
+    # a filter on something else than the item is not a dropped value
+    plain = "def build(sel, on):\n    return [f(s) for s in sel]\n"
+    assert change_checks(plain, plain.replace("in sel]", "in sel if on]")) == ()
 
 
 def test_a_guard_on_what_the_condition_tests_is_no_demotion() -> None:
