@@ -7,7 +7,10 @@ pairs a scope's old and new conditions (the tests of ``if``/``while``/
 predicate) and gives ``replaces_operand`` for ``a.x`` now ``a.y``, and
 ``changes_condition`` for a new ``and``/``or`` part on something the
 condition did not test, or a text matched against a shorter part of its
-pattern (``'php -s' in s`` to ``'-s' in s``).
+pattern (``'php -s' in s`` to ``'-s' in s``). :func:`skipped_items` gives
+``changes_condition`` for a loop that used every item and now skips some by
+a test of the item alone (``if s is not None`` in a comprehension, ``if v is
+None: continue``). Measured against real fixes with ``scripts/gold-demotions``.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ def _tests(s: Scope) -> list[ast.expr]:
 
 
 def condition_checks(a: Scope, b: Scope) -> Iterator[FailedCheck]:
-    """Conditions rewritten in place: an operand swapped, or a part added on something new."""
+    """Conditions rewritten in place: an operand swapped, a shorter text to match, or a part
+    added on something new."""
     olds, news = _tests(a), _tests(b)
     sm = difflib.SequenceMatcher(
         None, [node_key(x) for x in olds], [node_key(y) for y in news], False
