@@ -66,7 +66,7 @@ def condition_checks(a: Scope, b: Scope) -> Iterator[FailedCheck]:
         if tag != "replace" or i2 - i1 != j2 - j1:
             continue
         for x, y in zip(olds[i1:i2], news[j1:j2], strict=True):
-            swap = next(_attr_swaps(x, y), None)
+            swap = _attr_swap(x, y)
             if swap is not None:
                 yield FailedCheck(
                     "replaces_operand",
@@ -74,7 +74,7 @@ def condition_checks(a: Scope, b: Scope) -> Iterator[FailedCheck]:
                     f"`{node_text(swap[1])}` where it tested `{node_text(swap[0])}`",
                 )
                 continue
-            short = next(_shortened_patterns(x, y), None)
+            short = _shortened_pattern(x, y)
             if short is not None:
                 was, now, wider = short
                 yield FailedCheck(
@@ -102,13 +102,14 @@ def skipped_items(a: Scope, b: Scope) -> Iterator[FailedCheck]:
     """A loop over the same items that now skips some by a test of the item alone: a new
     comprehension filter (``for s in xs if s is not None``) or a new ``if ...: continue``
     first in a ``for`` body. The failing value is dropped, not fixed where it is made."""
-    before: dict[str, set[str]] = {}
+    filtered: dict[str, bool] = {}  # each old loop's items: whether a test chose among them
     for n in a.own():
         if isinstance(n, _LOOPS):
-            before.setdefault(_loop_key(n), set()).update(node_key(t) for t, _ in _item_tests(n))
+            key = _loop_key(n)
+            filtered[key] = filtered.get(key, False) or bool(_item_tests(n))
     for n in b.own():
         # only a loop that used every item before: a changed filter is another check's
-        if not isinstance(n, _LOOPS) or before.get(_loop_key(n)) != set():
+        if not isinstance(n, _LOOPS) or filtered.get(_loop_key(n), True):
             continue
         items = _chains(n.target)
         for t, skips in _item_tests(n):
@@ -151,67 +152,66 @@ def _item_tests(n: ast.comprehension | ast.For | ast.AsyncFor) -> list[tuple[ast
     return []
 
 
-def _attr_swaps(x: object, y: object) -> Iterator[tuple[ast.Attribute, ast.Attribute]]:
-    """``a.p`` in ``x`` at the place where ``y`` has ``a.q`` (the same ``a``)."""
+def _aligned(x: object, y: object) -> Iterator[tuple[ast.AST, ast.AST]]:
+    """The nodes of ``x`` and ``y`` that differ at the same place, of the same kind, outermost
+    first: where one condition was rewritten into the other."""
     if isinstance(x, ast.AST) and isinstance(y, ast.AST):
         if type(x) is not type(y) or node_key(x) == node_key(y):
             return
-        if (
-            isinstance(x, ast.Attribute)
-            and isinstance(y, ast.Attribute)
-            and x.attr != y.attr
-            and node_key(x.value) == node_key(y.value)
-        ):
-            yield x, y
-            return
+        yield x, y
         for f in x._fields:
-            yield from _attr_swaps(getattr(x, f, None), getattr(y, f, None))
+            yield from _aligned(getattr(x, f, None), getattr(y, f, None))
     elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
         for ex, ey in zip(x, y, strict=True):
-            yield from _attr_swaps(ex, ey)
+            yield from _aligned(ex, ey)
+
+
+def _attr_swap(x: ast.expr, y: ast.expr) -> tuple[ast.Attribute, ast.Attribute] | None:
+    """``a.p`` in ``x`` at the place where ``y`` has ``a.q`` (the same ``a``)."""
+    for p, q in _aligned(x, y):
+        if (
+            isinstance(p, ast.Attribute)
+            and isinstance(q, ast.Attribute)
+            and p.attr != q.attr
+            and node_key(p.value) == node_key(q.value)
+        ):
+            return p, q
+    return None
 
 
 # a text matched against a pattern: the pattern's place, and when a shorter one matches more
 _AFFIXES = {"startswith": str.startswith, "endswith": str.endswith}
 
 
-def _shortened_patterns(x: object, y: object) -> Iterator[tuple[str, str, bool]]:
+def _shortened_pattern(x: ast.expr, y: ast.expr) -> tuple[str, str, bool] | None:
     """(the old match, the new, whether more texts pass) where ``y`` matches a text against
     a part of the pattern ``x`` matched it against at the same place: ``'php -s' in s`` to
     ``'-s' in s``, ``s.startswith('ab')`` to ``s.startswith('a')``."""
-    if not (isinstance(x, ast.AST) and isinstance(y, ast.AST)):
-        if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
-            for ex, ey in zip(x, y, strict=True):
-                yield from _shortened_patterns(ex, ey)
-        return
-    if type(x) is not type(y) or node_key(x) == node_key(y):
-        return
-    if (
-        isinstance(x, ast.Compare)
-        and isinstance(y, ast.Compare)
-        and len(x.ops) == len(y.ops) == 1
-        and type(x.ops[0]) is type(y.ops[0])
-        and isinstance(x.ops[0], ast.In | ast.NotIn)
-        and node_key(x.comparators[0]) == node_key(y.comparators[0])
-    ):
-        was, now = _text(x.left), _text(y.left)
-        if was is not None and now is not None and now != was and now in was:
-            yield node_text(x), node_text(y), isinstance(x.ops[0], ast.In)
-            return
-    if (
-        isinstance(x, ast.Call)
-        and isinstance(y, ast.Call)
-        and isinstance(x.func, ast.Attribute)
-        and x.func.attr in _AFFIXES
-        and node_key(x.func) == node_key(y.func)
-        and len(x.args) == len(y.args) == 1
-    ):
-        was, now = _text(x.args[0]), _text(y.args[0])
-        if was is not None and now is not None and now != was and _AFFIXES[x.func.attr](was, now):
-            yield node_text(x), node_text(y), True
-            return
-    for f in x._fields:
-        yield from _shortened_patterns(getattr(x, f, None), getattr(y, f, None))
+    for p, q in _aligned(x, y):
+        if (
+            isinstance(p, ast.Compare)
+            and isinstance(q, ast.Compare)
+            and len(p.ops) == len(q.ops) == 1
+            and type(p.ops[0]) is type(q.ops[0])
+            and isinstance(p.ops[0], ast.In | ast.NotIn)
+            and node_key(p.comparators[0]) == node_key(q.comparators[0])
+        ):
+            was, now = _text(p.left), _text(q.left)
+            if was is not None and now is not None and now != was and now in was:
+                return node_text(p), node_text(q), isinstance(p.ops[0], ast.In)
+        if (
+            isinstance(p, ast.Call)
+            and isinstance(q, ast.Call)
+            and isinstance(p.func, ast.Attribute)
+            and p.func.attr in _AFFIXES
+            and node_key(p.func) == node_key(q.func)
+            and len(p.args) == len(q.args) == 1
+        ):
+            was, now = _text(p.args[0]), _text(q.args[0])
+            affix = _AFFIXES[p.func.attr]
+            if was is not None and now is not None and now != was and affix(was, now):
+                return node_text(p), node_text(q), True
+    return None
 
 
 def _text(e: ast.expr) -> str | None:
