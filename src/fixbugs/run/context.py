@@ -25,6 +25,7 @@ from agentrt import Clock, SpendBudget, Trust
 from agentrt.flow import SpendSnapshot
 from agentrt.llm import ChatModel
 from agentrt.metrics import MetricsRecorder
+from fixbugs.pyenv.userenv import bytecode_env
 from fixbugs.run.model_steps import JUDGE_STEPS, NO_STEPS, ModelStep, ModelSteps
 from fixbugs.run.progress import Journal
 
@@ -207,15 +208,13 @@ class RunContext:
     ) -> CommandResult:
         """Run a test command through ``executor`` as a recorded tool call of the current stage.
 
-        Test commands never write bytecode (``PYTHONDONTWRITEBYTECODE``): a
-        source rewritten within the second at the same size would run stale.
+        Test commands never write bytecode (:func:`~fixbugs.pyenv.userenv.bytecode_env`);
         ``write_bytecode`` lets this one command write it, in ``executor``'s
         own copy, for :meth:`~fixbugs.sandbox.executor.Workspace.keep_bytecode`.
         """
         env = self.options.test_env
         if write_bytecode:
-            # an empty value is unset for Python; it overrides the interpreter's command_env
-            env = {**(env or {}), "PYTHONDONTWRITEBYTECODE": ""}
+            env = {**(env or {}), **bytecode_env(write=True)}
         with self.recorder.tool_call(what):
             result = await executor.run(cmd, timeout_s=self.options.test_timeout_s, env=env)
         # a sandbox limit is said in the run's notes (and so its JSON), once per command kind

@@ -11,6 +11,7 @@ from fixbugs.bench.models import (
     CANDIDATES,
     Candidate,
     CaseOutcome,
+    EvalArgs,
     EvalRun,
     bench_models,
     read_eval,
@@ -136,3 +137,20 @@ def test_read_eval_takes_the_agents_figures_and_the_steps_stage_wall() -> None:
         written(replace(result, verdict="validated", agent_validated=True)), "rewrite"
     ).cases
     assert fix.validated and fix.step_s == 0.5
+
+
+def test_every_eval_of_the_bench_gets_the_reports_and_no_test_command(tmp_path: Path) -> None:
+    out, cfg = tmp_path / "eval.json", tmp_path / "agentrt.toml"
+    issues = EvalArgs(repair_budget=45.0, reports=Path("eval/pool/issues"), no_test=True)
+    base = issues.argv(DEV, "relevance", None, out)
+    step = issues.argv(DEV, "relevance", cfg, out)
+    for argv in (base, step):  # the runs without a model and with one alike
+        i = argv.index("--reports")
+        assert argv[i + 1] == "eval/pool/issues" and "--no-test" in argv
+        assert "--localize-only" in argv and "--repair-budget" not in argv
+    assert "--no-model" in base and "--config" not in base
+    assert step[step.index("--config") + 1] == str(cfg)
+    assert step[step.index("--model-steps") + 1] == "relevance"
+    fix = EvalArgs(repair_budget=45.0).argv(DEV, "rewrite", cfg, out)
+    assert fix[fix.index("--repair-budget") + 1] == "45.0"
+    assert "--reports" not in fix and "--no-test" not in fix and "--localize-only" not in fix
