@@ -10,9 +10,10 @@ spread of two runs without it, at no more than 1.5 times the run's wall
   configured and only that step taken (``--model-steps STEP``): localization
   steps (``log_map``, ``relevance``, ``judgment``) with ``--localize-only``,
   repair steps (``rewrite``, ``naturalness``) with the repair budget;
-* with ``--reports DIR --no-test``, every eval of the bench runs the cases
-  from those reports with no test command: the pool's issue texts
-  (``eval/pool/issues``), a user's words alone.
+* with ``--mode issue`` on a built pool, every eval runs each case that has
+  an issue text from that text alone, on the tree as it was (the pool's issue
+  mode); with ``--reports DIR --no-test``, from those reports (the snippet
+  reports of ``eval/snippet-reports``) with no test command.
 
 Each eval is a child ``fixbugs eval`` (the one way cases are run), one after
 another, so the machine's load falls on each alike. The table gives per
@@ -272,7 +273,8 @@ class EvalArgs:
 
     repair_budget: float = 60.0
     reports: Path | None = None  # <case-id>.md reports in place of each case's report.md
-    no_test: bool = False  # the agent gets no test command (the issue text alone)
+    no_test: bool = False  # the agent gets no test command (a user's report alone)
+    mode: str | None = None  # "issue": each pool case from its issue text, on the tree of then
 
     def argv(self, cases: Path, step: ModelStep, config: Path | None, out: Path) -> list[str]:
         """The child ``fixbugs eval``'s arguments; ``config`` None: no model."""
@@ -285,6 +287,8 @@ class EvalArgs:
             argv += ["--reports", str(self.reports)]
         if self.no_test:
             argv.append("--no-test")
+        if self.mode is not None:
+            argv += ["--mode", self.mode]
         if config is None:
             return [*argv, "--no-model"]
         return [*argv, "--config", str(config), "--model-steps", str(step)]
@@ -370,12 +374,19 @@ def models_command(
         typer.Option(
             "--reports",
             help="A folder of <case-id>.md reports that replace each case's report.md "
-            "(the pool's issue texts: eval/pool/issues).",
+            "(eval/snippet-reports).",
         ),
     ] = None,
     no_test: Annotated[
         bool, typer.Option("--no-test", help="Give the agent no test command (the issue alone).")
     ] = False,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            help="'issue': each case of a built pool from its issue text alone (fixbugs eval "
+            "--mode issue)."
+        ),
+    ] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
 ) -> None:
     """Each small model on each model step, beside no model: figures, wall, and what pays."""
@@ -383,6 +394,8 @@ def models_command(
     for s in sets:
         if not s.is_dir():
             raise InputError(f"no case folder at {s}")
+    if mode not in (None, "test", "issue"):
+        raise InputError(f"--mode {mode!r}: give test or issue")
     if reports is not None and not reports.is_dir():
         raise InputError(f"--reports {reports}: not a folder; give a folder of <case-id>.md files")
     names = model or list(CANDIDATES)
@@ -401,7 +414,7 @@ def models_command(
         names,
         steps,
         baseline_runs=baseline_runs,
-        run_eval=child_eval(EvalArgs(repair_budget, reports, no_test)),
+        run_eval=child_eval(EvalArgs(repair_budget, reports, no_test, mode)),
         progress=lambda line: typer.echo(line, err=True),
     )
     if json_out:

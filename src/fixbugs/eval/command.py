@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from fixbugs.errors import InputError
-from fixbugs.eval.case import AgentRunner
+from fixbugs.eval.case import AgentRunner, Case
 from fixbugs.eval.run import CaseResult, EvalSummary, load_cases, run_eval, summarize
 from fixbugs.inputs.inert import terminal
 from fixbugs.pyenv.testenv import ensure_python_env
@@ -165,8 +165,9 @@ def eval_command(
     mode: Annotated[
         str | None,
         typer.Option(
-            help="With --pool: only this mode, 'test' (the failing test given) or 'issue' "
-            "(the issue text alone); default both."
+            help="'test' (the failing test given) or 'issue' (the issue text alone, on the "
+            "tree with only the tests of then: a pool case's issue.md and repo-issue.tar.gz); "
+            "with --pool default both, with --cases default test."
         ),
     ] = None,
 ) -> None:
@@ -180,12 +181,13 @@ def eval_command(
     from fixbugs.run.model_steps import ModelSteps
 
     steps = ModelSteps.parse(model_steps) if model_steps is not None else None
+    from fixbugs.eval.pool.evaluate import MODES
+
+    if mode is not None and mode not in MODES:
+        raise InputError(f"--mode {mode!r}: give test or issue")
     if pool:
         from fixbugs.eval.pool.command import PoolOptions, pool_eval
-        from fixbugs.eval.pool.evaluate import MODES
 
-        if mode is not None and mode not in MODES:
-            raise InputError(f"--mode {mode!r}: give test or issue")
         if oracle or reports is not None or case or limit or localize_only:
             raise InputError(
                 "--pool runs every case as a user: no --oracle, --reports, "
@@ -215,6 +217,8 @@ def eval_command(
     if oracle and (no_model or config is not None):
         raise InputError("--oracle is the model: give neither --no-model nor --config with it")
     selected = load_cases(cases, case_id=case, limit=limit)
+    if mode == "issue":
+        selected = _issue_modes(selected, reports is not None or no_test)
     selected = with_user_reports(selected, reports, no_test=no_test)
     if (
         not no_model and not oracle
@@ -285,6 +289,20 @@ def eval_command(
     if json_out:
         json_out.write_text(json.dumps(out, indent=2))
         console.print(f"JSON written to {json_out}")
+
+
+def _issue_modes(cases: list[Case], other_reports: bool) -> list[Case]:
+    """``--mode issue`` with ``--cases``: each case that has an issue text, from it alone."""
+    from fixbugs.eval.pool.evaluate import issue_mode
+
+    if other_reports:
+        raise InputError("--mode issue is the issue text alone: no --reports or --no-test with it")
+    found = [c for c in map(issue_mode, cases) if c is not None]
+    if not found:
+        raise InputError(
+            "--mode issue: no case here has an issue text (issue.md, repo-issue.tar.gz)"
+        )
+    return found
 
 
 def _endpoint_runner(

@@ -139,7 +139,9 @@ def test_read_eval_takes_the_agents_figures_and_the_steps_stage_wall() -> None:
     assert fix.validated and fix.step_s == 0.5
 
 
-def test_every_eval_of_the_bench_gets_the_reports_and_no_test_command(tmp_path: Path) -> None:
+def test_every_eval_of_the_bench_gets_the_reports_the_mode_and_no_test_command(
+    tmp_path: Path,
+) -> None:
     out, cfg = tmp_path / "eval.json", tmp_path / "agentrt.toml"
     issues = EvalArgs(repair_budget=45.0, reports=Path("eval/pool/issues"), no_test=True)
     base = issues.argv(DEV, "relevance", None, out)
@@ -154,3 +156,6 @@ def test_every_eval_of_the_bench_gets_the_reports_and_no_test_command(tmp_path: 
     fix = EvalArgs(repair_budget=45.0).argv(DEV, "rewrite", cfg, out)
     assert fix[fix.index("--repair-budget") + 1] == "45.0"
     assert "--reports" not in fix and "--no-test" not in fix and "--localize-only" not in fix
+    assert "--mode" not in fix
+    pool = EvalArgs(mode="issue").argv(DEV, "judgment", None, out)
+    assert pool[pool.index("--mode") + 1] == "issue" and "--no-model" in pool

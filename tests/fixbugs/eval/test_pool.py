@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from fixbugs.eval.case import AgentOutput, Case
 from fixbugs.eval.pool.bugsinpy import build_bugsinpy
 from fixbugs.eval.pool.bugsinpy_bug import parse_bug
 from fixbugs.eval.pool.casefiles import gold_of_patch
-from fixbugs.eval.pool.evaluate import run_pool
+from fixbugs.eval.pool.evaluate import issue_mode, run_pool
 from fixbugs.eval.pool.figures import PoolReport, pool_report
 from fixbugs.eval.pool.pins import _failing_pin
 from fixbugs.eval.reproduction import reproduction_kind
@@ -308,3 +309,41 @@ async def test_one_mode_runs_alone_and_its_table_holds_only_it(tmp_path: Path):
     assert calls == ["calc-1.issue"]
     assert [(r.case_id, r.mode) for r in rows] == [("calc-1", "issue")]
     assert [t.mode for t in pool_report(pool, rows).table] == ["issue"]
+
+
+def test_a_cases_issue_mode_is_its_issue_text_alone_on_the_tree_of_then(tmp_path: Path):
+    from fixbugs.eval.run import load_cases
+
+    pool = _pool(tmp_path / "pool")
+    cases = {c.id: c for c in load_cases(pool)}
+    got = issue_mode(cases["calc-1"])
+    assert got is not None
+    assert (got.report, got.test_command, got.archive) == (ISSUE, "", "repo-issue.tar.gz")
+    assert got.report_file == pool / "calc-1" / "issue.md"
+    assert issue_mode(cases["calc-2"]) is None  # no issue text: no issue mode
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (("--no-test",), "no --reports or --no-test with it"),
+        (("--case", "calc-2"), "no case here has an issue text"),
+        ((), None),
+    ],
+)
+def test_eval_mode_issue_on_a_case_folder_says_what_is_wrong_in_one_line(
+    tmp_path: Path, extra: tuple[str, ...], said: str | None
+):
+    pool = _pool(tmp_path / "pool")
+    argv = ["eval", "--cases", str(pool), "--mode", "issue", "--no-model", *extra]
+    if said is None:  # a bad mode, whatever the cases
+        argv[argv.index("issue")] = "issues"
+        said = "--mode 'issues': give test or issue"
+    done = subprocess.run(
+        [sys.executable, "-c", "from fixbugs.cli import main; main()", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

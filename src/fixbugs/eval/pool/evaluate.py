@@ -38,6 +38,7 @@ __all__ = [
     "Mode",
     "PoolRow",
     "case_modes",
+    "issue_mode",
     "pool_python_env",
     "run_pool",
 ]
@@ -106,23 +107,23 @@ _ROW = TypeAdapter(PoolRow)
 
 def case_modes(case: Case) -> list[tuple[Mode, Case]]:
     """The case with its failing test given, and from its issue text alone where it has one."""
-    out: list[tuple[Mode, Case]] = [("test", case)]
+    issue = issue_mode(case)
+    return [("test", case)] if issue is None else [("test", case), ("issue", issue)]
+
+
+def issue_mode(case: Case) -> Case | None:
+    """The case as its issue's reporter had it: the issue text as the report, no test
+    command, the tree with only the tests of then; None where the case has no issue text."""
     issue, tree = case.dir / "issue.md", case.dir / "repo-issue.tar.gz"
-    if issue.is_file() and tree.is_file():
-        text = issue.read_text(errors="replace")
-        out.append(
-            (
-                "issue",
-                replace(
-                    case,
-                    report=text,
-                    report_file=issue,
-                    test_command="",
-                    archive="repo-issue.tar.gz",
-                ),
-            )
-        )
-    return out
+    if not (issue.is_file() and tree.is_file()):
+        return None
+    return replace(
+        case,
+        report=issue.read_text(errors="replace"),
+        report_file=issue,
+        test_command="",
+        archive=tree.name,
+    )
 
 
 def pool_python_env(pool: Path) -> Callable[[str, Sequence[str]], Path]:
