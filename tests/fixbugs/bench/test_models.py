@@ -106,6 +106,9 @@ def test_a_candidates_config_routes_every_role_to_its_gguf(tmp_path: Path) -> No
         "gemma",
         "low",
     )
+    # --trust high: the same model, whose answers may overrule the evidence
+    cfg.write_text(CANDIDATES["smollm2-135m"].config(gguf, "high"))
+    assert load_settings(cfg, env={}).trust_for("judge") == "high"
 
 
 def test_read_eval_takes_the_agents_figures_and_the_steps_stage_wall() -> None:
