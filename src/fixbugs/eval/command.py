@@ -176,13 +176,12 @@ def eval_command(
     from rich.console import Console
 
     from fixbugs.eval.full_agent import full_agent
+    from fixbugs.eval.pool.evaluate import MODES
     from fixbugs.eval.user_reports import with_user_reports
     from fixbugs.run.agent import models_from_config
     from fixbugs.run.model_steps import ModelSteps
 
     steps = ModelSteps.parse(model_steps) if model_steps is not None else None
-    from fixbugs.eval.pool.evaluate import MODES
-
     if mode is not None and mode not in MODES:
         raise InputError(f"--mode {mode!r}: give test or issue")
     if pool:
