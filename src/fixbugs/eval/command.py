@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -176,7 +176,7 @@ def eval_command(
     from rich.console import Console
 
     from fixbugs.eval.full_agent import full_agent
-    from fixbugs.eval.pool.evaluate import MODES
+    from fixbugs.eval.pool.evaluate import MODES, is_built_pool, pool_python_env
     from fixbugs.eval.user_reports import with_user_reports
     from fixbugs.run.agent import models_from_config
     from fixbugs.run.model_steps import ModelSteps
@@ -266,16 +266,15 @@ def eval_command(
         )
 
     # as a user: the case's venv holds its requirements only (no coverage.py: SBFL must
-    # supply its own); the agent's own eval adds coverage for its in-process SBFL
+    # supply its own); the agent's own eval adds coverage for its in-process SBFL, except
+    # in a built pool, whose venvs are the builder's (the agent's overlay supplies it)
     extra: tuple[str, ...] = () if as_user else ("coverage",)
-    results = asyncio.run(
-        run_eval(
-            selected,
-            agent=agent,
-            on_case=show,
-            python_env=lambda py, reqs: ensure_python_env(py, reqs, extra),
-        )
+    python_env: Callable[[str, Sequence[str]], Path] = (
+        pool_python_env(cases)
+        if is_built_pool(cases)
+        else lambda py, reqs: ensure_python_env(py, reqs, extra)
     )
+    results = asyncio.run(run_eval(selected, agent=agent, on_case=show, python_env=python_env))
     summary = summarize(results)
     _print_summary(summary)
     out: dict[str, object] = {"summary": asdict(summary), "cases": [asdict(r) for r in results]}

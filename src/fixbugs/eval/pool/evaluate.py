@@ -38,6 +38,7 @@ __all__ = [
     "Mode",
     "PoolRow",
     "case_modes",
+    "is_built_pool",
     "issue_mode",
     "pool_python_env",
     "run_pool",
@@ -128,12 +129,19 @@ def issue_mode(case: Case) -> Case | None:
 
 def pool_python_env(pool: Path) -> Callable[[str, Sequence[str]], Path]:
     """The case venvs the pool's builder made (``<pool>/venvs``): requirements only, no
-    coverage.py (the as-user run supplies its own)."""
+    coverage.py (the agent supplies its own, in process or as a user)."""
 
     def env(python: str, requirements: Sequence[str]) -> Path:
         return ensure_python_env(python, requirements, (), cache_dir=pool / "venvs")
 
     return env
+
+
+def is_built_pool(folder: Path) -> bool:
+    """``folder`` is a pool the builder made: its venvs hold each case's pins as it
+    installed them (some frozen lists only install with ``--no-deps``), so an eval of
+    its cases takes those, never a venv of its own from the same list."""
+    return (folder / "venvs").is_dir()
 
 
 def _result_file(results: Path, case_id: str, mode: Mode) -> Path:
