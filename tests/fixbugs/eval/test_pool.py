@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -347,3 +348,25 @@ def test_eval_mode_issue_on_a_case_folder_says_what_is_wrong_in_one_line(
     )
     assert done.returncode == 2 and said in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_an_eval_of_a_built_pool_takes_the_builders_venvs_and_makes_none(tmp_path: Path):
+    """Some frozen pin lists install only as the builder installed them (``--no-deps``):
+    an eval of a built pool's cases uses its venvs, never one of its own from the list."""
+    from fixbugs.pyenv.testenv import ensure_python_env
+
+    pool = _pool(tmp_path / "pool")
+    ensure_python_env("3", [], (), cache_dir=pool / "venvs")  # what the builder made
+    cache, out = tmp_path / "cache", tmp_path / "eval.json"
+    argv = ["eval", "--cases", str(pool), "--mode", "issue", "--localize-only", "--no-model"]
+    done = subprocess.run(
+        [sys.executable, "-c", "from fixbugs.cli import main; main()", *argv, "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert [c["id"] for c in json.loads(out.read_text())["cases"]] == ["calc-1"]
+    made = cache / "fixbugs" / "envs"
+    assert not made.exists() or not any(made.iterdir())  # no venv with coverage of its own
