@@ -130,12 +130,15 @@ NO_STEPS = ModelSteps(frozenset())
 # the embedded model (MEASUREMENTS.md, "model steps"). None did: with every
 # step, no case of dev (20) or dev-wide (16) changed its gold file's rank, its
 # region or its root cause, and the rewrite and naturalness steps left dev's
-# validated fixes the same seven; the steps cost 30-60 s a case.
+# validated fixes the same seven; the steps cost 30-60 s a case. Nor, on
+# 2026-12-07, on 36 swebench-dev issues or the pool's 37 issue texts, even at
+# high trust, where the judge's answers named no listed region and were discarded.
 LOW_TRUST_STEPS = NO_STEPS
 # the run's note when no step is taken by default, so no model is loaded
 NO_DEFAULT_STEPS = (
     "model steps: none (on the low-trust embedded model no step changed a rank, a region "
-    "or a validated fix on the dev sets, MEASUREMENTS.md; --model-steps all takes them)"
+    "or a validated fix on the dev sets, swebench-dev or the pool's issue texts, "
+    "MEASUREMENTS.md; --model-steps all takes them)"
 )
 
 # the --model-steps option of `fixbugs run` and `fixbugs eval`, parsed by ModelSteps.parse
