@@ -305,7 +305,7 @@ from fixbugs.eval.tokenmath import tokenmath_command as bench_tokenmath_command 
 
 bench_app.command("tokenmath")(bench_tokenmath_command)
 
-from fixbugs.bench.models import models_command as bench_models_command  # noqa: E402
+from fixbugs.bench.models_cli import models_command as bench_models_command  # noqa: E402
 
 bench_app.command("models")(bench_models_command)
 
