@@ -40,11 +40,15 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentrt import Trust
 from fixbugs.bench.workers import fixbugs_argv
 from fixbugs.run.model_steps import ModelStep
 from fixbugs.sandbox.hosttools import run_tool
+
+if TYPE_CHECKING:
+    from fixbugs.eval.pool.evaluate import Mode
 
 __all__ = [
     "CANDIDATES",
@@ -277,7 +281,7 @@ class EvalArgs:
     repair_budget: float = 60.0
     reports: Path | None = None  # <case-id>.md reports in place of each case's report.md
     no_test: bool = False  # the agent gets no test command (a user's report alone)
-    mode: str | None = None  # "issue": each pool case from its issue text, on the tree of then
+    mode: Mode | None = None  # "issue": each pool case from its issue text, on the tree of then
     trust: Trust | None = None  # the candidates' trust; None: low, as the embedded model's
 
     def argv(self, cases: Path, step: ModelStep, config: Path | None, out: Path) -> list[str]:

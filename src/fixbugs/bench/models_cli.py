@@ -67,6 +67,8 @@ def models_command(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the rows here.")] = None,
 ) -> None:
     """Each small model on each model step, beside no model: figures, wall, and what pays."""
+    from fixbugs.eval.pool.evaluate import MODES  # not at the CLI's start-up
+
     sets = cases or [Path("../shared/bugs/dev"), Path("../shared/bugs/dev-wide")]
     for s in sets:
         if not s.is_dir():
@@ -74,8 +76,11 @@ def models_command(
     if trust not in ("low", "high"):
         raise InputError(f"--trust {trust!r}: give low or high")
     level: Trust = "high" if trust == "high" else "low"
-    if mode not in (None, "test", "issue"):
+    picked = next((m for m in MODES if m == mode), None)
+    if mode is not None and picked is None:
         raise InputError(f"--mode {mode!r}: give test or issue")
+    if picked == "issue" and (reports is not None or no_test):
+        raise InputError("--mode issue is the issue text alone: no --reports or --no-test with it")
     if reports is not None and not reports.is_dir():
         raise InputError(f"--reports {reports}: not a folder; give a folder of <case-id>.md files")
     names = model or list(CANDIDATES)
@@ -94,7 +99,7 @@ def models_command(
         names,
         steps,
         baseline_runs=baseline_runs,
-        run_eval=child_eval(EvalArgs(repair_budget, reports, no_test, mode, level)),
+        run_eval=child_eval(EvalArgs(repair_budget, reports, no_test, picked, level)),
         progress=lambda line: typer.echo(line, err=True),
     )
     if json_out:

@@ -162,3 +162,18 @@ def test_every_eval_of_the_bench_gets_the_reports_the_mode_and_no_test_command(
     assert "--mode" not in fix
     pool = EvalArgs(mode="issue").argv(DEV, "judgment", None, out)
     assert pool[pool.index("--mode") + 1] == "issue" and "--no-model" in pool
+
+
+def test_mode_issue_with_other_reports_is_refused_before_any_eval(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    argv = ["bench", "models", "--cases", str(tmp_path), "--mode", "issue", "--no-test"]
+    done = subprocess.run(
+        [sys.executable, "-c", "from fixbugs.cli import main; main()", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "no --reports or --no-test with it" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

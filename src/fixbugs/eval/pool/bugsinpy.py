@@ -24,6 +24,7 @@ from pathlib import Path
 from fixbugs.errors import InputError
 from fixbugs.eval.pool.bugsinpy_bug import BugsInPyBug, github_repo, parse_bug
 from fixbugs.eval.pool.casefiles import (
+    VENVS,
     CaseMeta,
     GoldFile,
     cut_output,
@@ -111,7 +112,7 @@ async def _build_one(
     mirror = find_mirror(mirrors, repo, bug.buggy_commit)
     if not has_commit(mirror, bug.fixed_commit):
         raise InputError(f"{mirror} lacks the fixed commit {bug.fixed_commit[:10]}")
-    venvs = out / "venvs"
+    venvs = out / VENVS
     venvs.mkdir(parents=True, exist_ok=True)
     pins = await asyncio.to_thread(installable_pins, PYTHON, bug.pins, venvs)
     python_bin, no_deps = await asyncio.to_thread(_case_env, pins.kept, venvs)

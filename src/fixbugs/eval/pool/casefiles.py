@@ -22,6 +22,7 @@ from fixbugs.errors import InputError
 from fixbugs.sandbox.hosttools import git_env, run_tool
 
 __all__ = [
+    "VENVS",
     "CaseMeta",
     "GoldFile",
     "GoldHunk",
@@ -35,6 +36,7 @@ __all__ = [
 ]
 
 REPORT_LINES = 150
+VENVS = "venvs"  # a built pool's folder of case venvs, as the builder installed them
 
 
 def _git(mirror: Path, *args: str, timeout_s: float = 300) -> bytes:

@@ -28,6 +28,7 @@ from typing import Literal
 from pydantic import TypeAdapter
 
 from fixbugs.eval.case import AgentRunner, Case, ReproductionKind
+from fixbugs.eval.pool.casefiles import VENVS
 from fixbugs.eval.run import CaseResult, load_cases, run_eval
 from fixbugs.pyenv.testenv import ensure_python_env
 
@@ -132,7 +133,7 @@ def pool_python_env(pool: Path) -> Callable[[str, Sequence[str]], Path]:
     coverage.py (the agent supplies its own, in process or as a user)."""
 
     def env(python: str, requirements: Sequence[str]) -> Path:
-        return ensure_python_env(python, requirements, (), cache_dir=pool / "venvs")
+        return ensure_python_env(python, requirements, (), cache_dir=pool / VENVS)
 
     return env
 
@@ -141,7 +142,7 @@ def is_built_pool(folder: Path) -> bool:
     """``folder`` is a pool the builder made: its venvs hold each case's pins as it
     installed them (some frozen lists only install with ``--no-deps``), so an eval of
     its cases takes those, never a venv of its own from the same list."""
-    return (folder / "venvs").is_dir()
+    return (folder / VENVS).is_dir()
 
 
 def _result_file(results: Path, case_id: str, mode: Mode) -> Path:

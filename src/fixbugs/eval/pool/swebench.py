@@ -33,7 +33,7 @@ from pathlib import Path
 from fixbugs.diffs import added_lines
 from fixbugs.errors import InputError
 from fixbugs.eval.archive import extract_tree
-from fixbugs.eval.pool.casefiles import GoldHunk
+from fixbugs.eval.pool.casefiles import VENVS, GoldHunk
 from fixbugs.eval.pool.outcome import PoolBuild
 from fixbugs.eval.pool.prdiff import PrPatches, changed_tests, pr_diff, split_pr
 from fixbugs.eval.pool.select import Selection, select_tests
@@ -207,7 +207,7 @@ def build_sympy(
 
 
 def default_venvs() -> Path:
-    return default_cache_dir().parent / "pool" / "venvs"
+    return default_cache_dir().parent / "pool" / VENVS
 
 
 def _statements(git_dir: Path) -> list[str] | None:
