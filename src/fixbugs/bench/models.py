@@ -64,7 +64,7 @@ __all__ = [
 
 LOCALIZE_STEPS: frozenset[ModelStep] = frozenset({"log_map", "relevance", "judgment"})
 WALL_LIMIT = 1.5  # a step that pays costs at most this times the run's wall without it
-FIGURES = ("top1", "top5", "region", "validated")
+FIGURES = ("top1", "top5", "region", "reproduced", "validated")
 EVAL_TIMEOUT_S = 6 * 3600.0  # one eval of a case folder; a stalled one ends the row, not the bench
 
 
@@ -130,6 +130,7 @@ class CaseOutcome:
     top1: bool
     top5: bool
     region: bool
+    reproduced: bool  # a genuine reproduction: the bug happened, not the environment failing
     validated: bool
     wall_s: float
     step_s: float  # the wall of the stage the step runs in
@@ -152,6 +153,7 @@ class EvalRun:
 _STAGE: dict[ModelStep, str] = {
     "log_map": "analysis",
     "relevance": "file_relevance",
+    "reproduce": "reproduction",
     "judgment": "root_cause",
     "rewrite": "fix",
     "naturalness": "fix",
@@ -175,6 +177,7 @@ def read_eval(text: str, step: ModelStep | None) -> EvalRun:
                 r.scores["agent"].top1,
                 r.scores["agent"].top5,
                 r.region_hit,
+                r.reproduction_kind == "genuine",
                 r.agent_validated,
                 r.stage_s.get("agent_total", 0.0),
                 r.stage_s.get(stage, 0.0) if stage else 0.0,
@@ -328,15 +331,15 @@ def child_eval(args: EvalArgs) -> EvalRunner:
 def render(rows: Sequence[Row]) -> str:
     """The markdown table: per (set, model, step) the figures beside no model's."""
     head = (
-        "| cases | model | step | top-1 | top-5 | region | validated | changed | "
+        "| cases | model | step | top-1 | top-5 | region | reproduced | validated | changed | "
         "wall per case (× none) | step's stage | pays |\n"
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     )
     lines = [head]
     for r in rows:
         if r.run.error:
             lines.append(
-                f"| {r.cases.name} | {r.model} | {r.step} | {r.run.error} | | | | | | | no |"
+                f"| {r.cases.name} | {r.model} | {r.step} | {r.run.error} | | | | | | | | no |"
             )
             continue
 
@@ -350,7 +353,7 @@ def render(rows: Sequence[Row]) -> str:
         step_s = statistics.fmean(c.step_s for c in r.run.cases)
         lines.append(
             f"| {r.cases.name} | {r.model} | {r.step} | {cell('top1')} | {cell('top5')} | "
-            f"{cell('region')} | {cell('validated')} | "
+            f"{cell('region')} | {cell('reproduced')} | {cell('validated')} | "
             f"{len(changed)}{': ' + ', '.join(changed) if changed else ''} | "
             f"{r.run.mean_wall():.1f} s ({r.wall_ratio():.2f}×) | {step_s:.1f} s | "
             f"{'yes' if r.pays() else 'no'} |"

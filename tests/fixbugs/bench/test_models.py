@@ -27,7 +27,7 @@ DEV = Path("dev")
 def _run(top1: int, *, n: int = 10, wall: float = 10.0, region: int = 0) -> EvalRun:
     return EvalRun(
         tuple(
-            CaseOutcome(f"c{i}", i < top1, True, i < region, False, wall, wall / 2)
+            CaseOutcome(f"c{i}", i < top1, True, i < region, False, False, wall, wall / 2)
             for i in range(n)
         )
     )
@@ -81,8 +81,28 @@ def test_a_figure_that_falls_beyond_the_spread_does_not_pay() -> None:
         return base if cand is None else _run(8, region=2)  # top-1 up, region down
 
     [row] = bench_models([DEV], ["smollm2-135m"], ["rewrite"], baseline_runs=1, run_eval=run_eval)
-    assert row.figures == ("top1", "top5", "region", "validated")
+    assert row.figures == ("top1", "top5", "region", "reproduced", "validated")
     assert not row.pays()
+
+
+def test_a_reproduce_step_pays_by_the_genuine_reproductions_it_adds() -> None:
+    def reproduced(n: int) -> EvalRun:
+        return EvalRun(
+            tuple(
+                CaseOutcome(f"c{i}", True, True, False, i < n, False, 10.0, 2.0)
+                for i in range(10)
+            )
+        )
+
+    baselines = iter([reproduced(2), reproduced(2)])
+
+    def run_eval(cases: Path, cand: Candidate | None, step: ModelStep) -> EvalRun:
+        return next(baselines) if cand is None else reproduced(4)
+
+    [row] = bench_models([DEV], ["smollm2-135m"], ["reproduce"], baseline_runs=2, run_eval=run_eval)
+    assert (row.gain("reproduced"), row.spread("reproduced"), row.changed()) == (2, 0, ["c2", "c3"])
+    assert row.pays()
+    assert "| 4/10 (none 2, ±0) |" in render([row])
 
 
 def test_a_candidate_not_installed_is_a_line_not_a_failure() -> None:
@@ -135,11 +155,16 @@ def test_read_eval_takes_the_agents_figures_and_the_steps_stage_wall() -> None:
         return json.dumps({"summary": {}, "cases": [asdict(r)]})
 
     [got] = read_eval(written(result), "relevance").cases
-    assert got == CaseOutcome("thefuck-4", True, True, True, False, 3.5, 1.25)
+    assert got == CaseOutcome("thefuck-4", True, True, True, False, False, 3.5, 1.25)
     [fix] = read_eval(
         written(replace(result, verdict="validated", agent_validated=True)), "rewrite"
     ).cases
     assert fix.validated and fix.step_s == 0.5
+    # the reproduce step's wall is the reproduction stage's; only a genuine one counts
+    for kind, counted in (("genuine", True), ("environment", False)):
+        said = replace(result, reproduction_kind=kind, stage_s={"reproduction": 2.5})
+        [rep] = read_eval(written(said), "reproduce").cases
+        assert (rep.reproduced, rep.step_s) == (counted, 2.5)
 
 
 def test_every_eval_of_the_bench_gets_the_reports_the_mode_and_no_test_command(
