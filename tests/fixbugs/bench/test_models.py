@@ -89,8 +89,7 @@ def test_a_reproduce_step_pays_by_the_genuine_reproductions_it_adds() -> None:
     def reproduced(n: int) -> EvalRun:
         return EvalRun(
             tuple(
-                CaseOutcome(f"c{i}", True, True, False, i < n, False, 10.0, 2.0)
-                for i in range(10)
+                CaseOutcome(f"c{i}", True, True, False, i < n, False, 10.0, 2.0) for i in range(10)
             )
         )
 
