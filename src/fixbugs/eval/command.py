@@ -176,7 +176,7 @@ def eval_command(
     from rich.console import Console
 
     from fixbugs.eval.full_agent import full_agent
-    from fixbugs.eval.pool.evaluate import MODES, is_built_pool, pool_python_env
+    from fixbugs.eval.pool.evaluate import MODES, built_pool_of, pool_python_env
     from fixbugs.eval.user_reports import with_user_reports
     from fixbugs.run.agent import models_from_config
     from fixbugs.run.model_steps import ModelSteps
@@ -269,9 +269,10 @@ def eval_command(
     # supply its own); the agent's own eval adds coverage for its in-process SBFL, except
     # in a built pool, whose venvs are the builder's (the agent's overlay supplies it)
     extra: tuple[str, ...] = () if as_user else ("coverage",)
+    built = built_pool_of(cases)
     python_env: Callable[[str, Sequence[str]], Path] = (
-        pool_python_env(cases)
-        if is_built_pool(cases)
+        pool_python_env(built)
+        if built is not None
         else lambda py, reqs: ensure_python_env(py, reqs, extra)
     )
     results = asyncio.run(run_eval(selected, agent=agent, on_case=show, python_env=python_env))

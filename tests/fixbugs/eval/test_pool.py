@@ -357,16 +357,27 @@ def test_an_eval_of_a_built_pool_takes_the_builders_venvs_and_makes_none(tmp_pat
 
     pool = _pool(tmp_path / "pool")
     ensure_python_env("3", [], (), cache_dir=pool / "venvs")  # what the builder made
-    cache, out = tmp_path / "cache", tmp_path / "eval.json"
-    argv = ["eval", "--cases", str(pool), "--mode", "issue", "--localize-only", "--no-model"]
-    done = subprocess.run(
-        [sys.executable, "-c", "from fixbugs.cli import main; main()", *argv, "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "XDG_CACHE_HOME": str(cache)},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert [c["id"] for c in json.loads(out.read_text())["cases"]] == ["calc-1"]
-    made = cache / "fixbugs" / "envs"
-    assert not made.exists() or not any(made.iterdir())  # no venv with coverage of its own
+    picked = tmp_path / "picked"  # a folder of links to some of its cases
+    picked.mkdir()
+    (picked / "calc-1").symlink_to(pool / "calc-1")
+    for n, cases in enumerate((pool, picked)):
+        cache, out = tmp_path / f"cache{n}", tmp_path / f"eval{n}.json"
+        argv = ["eval", "--cases", str(cases), "--mode", "issue", "--localize-only", "--no-model"]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from fixbugs.cli import main; main()",
+                *argv,
+                "--json",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "XDG_CACHE_HOME": str(cache)},
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert [c["id"] for c in json.loads(out.read_text())["cases"]] == ["calc-1"]
+        made = cache / "fixbugs" / "envs"
+        assert not made.exists() or not any(made.iterdir())  # no venv with coverage of its own

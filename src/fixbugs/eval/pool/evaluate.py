@@ -38,8 +38,8 @@ __all__ = [
     "POOL_RUN_TIMEOUT_S",
     "Mode",
     "PoolRow",
+    "built_pool_of",
     "case_modes",
-    "is_built_pool",
     "issue_mode",
     "pool_python_env",
     "run_pool",
@@ -138,11 +138,20 @@ def pool_python_env(pool: Path) -> Callable[[str, Sequence[str]], Path]:
     return env
 
 
-def is_built_pool(folder: Path) -> bool:
-    """``folder`` is a pool the builder made: its venvs hold each case's pins as it
-    installed them (some frozen lists only install with ``--no-deps``), so an eval of
-    its cases takes those, never a venv of its own from the same list."""
-    return (folder / VENVS).is_dir()
+def built_pool_of(folder: Path) -> Path | None:
+    """The pool the builder made that holds ``folder``'s cases, or None.
+
+    Its venvs hold each case's pins as it installed them (some frozen lists only
+    install with ``--no-deps``), so an eval of its cases takes those, never a venv of
+    its own from the same list. ``folder`` is the pool itself, or a folder of links
+    to some of its cases (a subset picked for a run): then the one folder the cases
+    lie in, where that is a pool. The links are the evaluator's own, not a case's."""
+    if (folder / VENVS).is_dir():
+        return folder
+    homes = {c.resolve().parent for c in folder.iterdir() if c.is_dir()}
+    if len(homes) == 1 and ((home := homes.pop()) / VENVS).is_dir():
+        return home
+    return None
 
 
 def _result_file(results: Path, case_id: str, mode: Mode) -> Path:
