@@ -133,11 +133,13 @@ NO_STEPS = ModelSteps(frozenset())
 # validated fixes the same seven; the steps cost 30-60 s a case. Nor, on
 # 2026-12-07, on 36 swebench-dev issues or the pool's 37 issue texts, even at
 # high trust, where the judge's answers named no listed region and were discarded.
+# Nor, on 2026-12-08, the reproduce step on those 37 texts (no script of SmolLM2's
+# or Gemma 3 270M's failed as the issue says) or Gemma's naturalness on dev.
 LOW_TRUST_STEPS = NO_STEPS
 # the run's note when no step is taken by default, so no model is loaded
 NO_DEFAULT_STEPS = (
-    "model steps: none (on the low-trust embedded model no step changed a rank, a region "
-    "or a validated fix on the dev sets, swebench-dev or the pool's issue texts, "
+    "model steps: none (on the low-trust embedded model no step changed a rank, a region, "
+    "a reproduction or a validated fix on the dev sets, swebench-dev or the pool's issue texts, "
     "MEASUREMENTS.md; --model-steps all takes them)"
 )
 
