@@ -309,3 +309,30 @@ def test_a_pr_whose_tests_pass_at_base_is_skipped_and_remembered(tmp_path: Path)
 def test_a_missing_manifest_is_a_one_line_error_not_a_traceback(tmp_path: Path):
     with pytest.raises(InputError, match=r"no SWE-bench manifest at .*manifest\.json"):
         build_sympy(tmp_path / "out", tmp_path, manifest=tmp_path / "shared" / "manifest.json")
+
+
+def test_the_sympy_venv_is_made_in_the_pools_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """An eval of ``out`` takes ``out/venvs``; a venv made elsewhere (the default pool's,
+    before) left a pool built with ``--out`` without the venv its cases were built with."""
+    import fixbugs.eval.pool.swebench as swebench
+
+    base, merge = _merged_pr(tmp_path / "r", _FIX_PR)
+    mirrors, manifest = _mirrors(tmp_path, [("sympy__sympy-1", base, merge)])
+    made: list[Path] = []
+
+    def env(python: str, reqs: object, extra: object, *, cache_dir: Path) -> Path:
+        made.append(cache_dir)
+        return user_python().parent
+
+    monkeypatch.setattr(swebench, "ensure_python_env", env)
+    commands: list[str] = []
+    (done,) = build_sympy(
+        tmp_path / "out",
+        mirrors,
+        manifest=manifest,
+        workspace=functools.partial(PlainWorkspace.create, commands=commands),
+    )
+    assert done.built, done.skipped
+    assert made == [tmp_path / "out" / "venvs"]

@@ -39,7 +39,7 @@ from fixbugs.eval.pool.prdiff import PrPatches, changed_tests, pr_diff, split_pr
 from fixbugs.eval.pool.select import Selection, select_tests
 from fixbugs.eval.pool.testruns import pytest_argv, run_commands, run_modules
 from fixbugs.inputs.hostgit import apply_diff
-from fixbugs.pyenv.testenv import default_cache_dir, ensure_python_env
+from fixbugs.pyenv.testenv import ensure_python_env
 from fixbugs.pyenv.testid import TestId
 from fixbugs.sandbox import Sandbox, WorkspaceFactory
 from fixbugs.sandbox.hosttools import git_env, run_tool
@@ -159,7 +159,8 @@ def build_sympy(
 
     ``mirrors`` holds the ``fetch`` tool's bare mirrors (``<owner>+<name>/repo``).
     ``python_bin`` is the tests' venv ``bin`` (default: the shared sympy venv under
-    ``venvs``, ``~/.cache/fixbugs/pool/venvs``, made once with pip). A case already
+    ``venvs``, ``out/venvs`` as the BugsInPy builder's, made once with pip, so an eval of
+    ``out`` finds the venv its cases were built with). A case already
     built and complete is not rebuilt; a skip a test run decided is remembered in
     ``out/.swebench-skipped`` unless ``retry_skipped``.
     """
@@ -186,7 +187,7 @@ def build_sympy(
                 raise _Skip(f"no issue text: {_STATEMENTS_FILE} lacks item {inst.idx}")
             if python_bin is None:
                 python_bin = ensure_python_env(
-                    SYMPY_PYTHON, SYMPY_REQUIREMENTS, (), cache_dir=venvs or default_venvs()
+                    SYMPY_PYTHON, SYMPY_REQUIREMENTS, (), cache_dir=venvs or out / VENVS
                 )
             _build(inst, case_dir, git_dir, texts[inst.idx], python_bin, timeout_s, workspace)
         except InputError as exc:  # no venv, no sandbox: nothing about the instance
@@ -204,10 +205,6 @@ def build_sympy(
         if on_case:
             on_case(results[-1])
     return results
-
-
-def default_venvs() -> Path:
-    return default_cache_dir().parent / "pool" / VENVS
 
 
 def _statements(git_dir: Path) -> list[str] | None:
