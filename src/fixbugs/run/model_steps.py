@@ -138,9 +138,9 @@ NO_STEPS = ModelSteps(frozenset())
 LOW_TRUST_STEPS = NO_STEPS
 # the run's note when no step is taken by default, so no model is loaded
 NO_DEFAULT_STEPS = (
-    "model steps: none (on the low-trust embedded model no step changed a rank, a region, "
-    "a reproduction or a validated fix on the dev sets, swebench-dev or the pool's issue texts, "
-    "MEASUREMENTS.md; --model-steps all takes them)"
+    "model steps: none (on the low-trust embedded model no step changed a rank, a region "
+    "or a validated fix on the dev sets, swebench-dev or the pool's issue texts, nor wrote a "
+    "reproduction of a pool issue, MEASUREMENTS.md; --model-steps all takes them)"
 )
 
 # the --model-steps option of `fixbugs run` and `fixbugs eval`, parsed by ModelSteps.parse
